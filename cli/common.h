@@ -1,0 +1,127 @@
+// Shared pieces of the `skinnygemm` subcommands: the Command record main.cpp collects, the options every
+// selecting command takes, and small run-time helpers (command line, git revision, UTC date, file output).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "skinnygemm/skinnygemm.h"
+
+namespace skinnygemm::cli {
+
+// A subcommand: its CLI11 app (options bound to state owned by run) and what runs when it was chosen.
+// run returns the exit status; errors throw skinnygemm::Error, which main prints (exit 2).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+// Exit statuses: 0 success, 1 a check failed (a mismatch), 2 bad input or another error.
+constexpr int kExitMismatch = 1;
+constexpr int kExitError = 2;
+
+inline void add_backend_option(CLI::App* app, std::string* backend) {
+  app->add_option("--backend", *backend, "cpu, cuda, or auto (cuda when built with it and a GPU is present)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+}
+
+inline void add_table_option(CLI::App* app, std::string* table) {
+  app->add_option("--table", *table, "a measured table (JSON) to select from instead of the shipped one");
+}
+
+inline void add_problem_options(CLI::App* app, std::string* shapes, std::string* m, std::string* dtype,
+                                std::string* config) {
+  app->add_option("--shapes", *shapes, "comma list of NxK and model:<name>:tp<N>[:fusions] items (e.g. model:kimi_k3:tp8)")
+      ->required();
+  app->add_option("--m", *m, "tokens: 1:64, 1:64:2, 1,2,4,8 or 3")->required();
+  app->add_option("--dtype", *dtype, "bf16 or fp16")->check(CLI::IsMember({"bf16", "fp16"}))->capture_default_str();
+  app->add_option("--config", *config, "force a config by name (e.g. cpu_r4, mma_m8_w1x8_u4_sk2); default: select");
+}
+
+// --table FILE loaded (an Error names FILE when it is corrupt); nullopt when not given, so that the library
+// uses the shipped table for the device.
+inline std::optional<Table> load_table_arg(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  return Table::load(path);
+}
+
+// The command line as typed, kept for result files ("command" in the meta block).
+inline std::string& command_line() {
+  static std::string line;
+  return line;
+}
+
+inline void set_command_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    // Quote what a shell would split or expand, so that the recorded command can be pasted back.
+    if (arg.empty() || arg.find_first_of(" \t\"'$*?;&|<>()") != std::string::npos) {
+      std::string quoted = "'";
+      for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      arg = quoted + "'";
+    }
+    line += (i ? " " : "") + arg;
+  }
+  command_line() = line;
+}
+
+// stdout of a shell command with trailing newlines removed, or nullopt when it fails.
+inline std::optional<std::string> capture(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return std::nullopt;
+  std::string out;
+  char buf[256];
+  while (size_t got = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
+  if (pclose(pipe) != 0) return std::nullopt;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+// The git revision of the source tree the data folder belongs to, "-dirty" when tracked files changed;
+// "unknown" outside a git checkout (an installed copy).
+inline std::string git_revision() {
+  std::string dir = "'";
+  for (char c : data_dir()) dir += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  dir += "'";
+  const auto sha = capture("git -C " + dir + " rev-parse HEAD 2>/dev/null");
+  if (!sha || sha->empty()) return "unknown";
+  const auto status = capture("git -C " + dir + " status --porcelain --untracked-files=no 2>/dev/null");
+  return *sha + (status && !status->empty() ? "-dirty" : "");
+}
+
+inline std::string utc_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  SKINNYGEMM_CHECK(out.good(), "cannot open " << path << " for writing; expected a writable file path");
+  out << text;
+  out.close();
+  SKINNYGEMM_CHECK(!out.fail(), "writing " << path << " failed (disk full?)");
+}
+
+// Fixed-point text of v with the given decimals ("-" for 0 = not measured).
+inline std::string fixed(double v, int decimals) {
+  if (v == 0) return "-";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << v;
+  return os.str();
+}
+
+}  // namespace skinnygemm::cli

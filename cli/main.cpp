@@ -1,0 +1,45 @@
+// `skinnygemm`: info, shapes, check, bench. Each subcommand lives in cli/<name>.cpp and defines
+// `Command add_<name>(CLI::App&)`; adding one is that file plus its name in SKINNYGEMM_CLI_COMMANDS.
+#include <exception>
+#include <iostream>
+#include <vector>
+
+#include "common.h"
+
+#define SKINNYGEMM_CLI_COMMANDS(X) X(info) X(shapes) X(check) X(bench)
+
+namespace skinnygemm::cli {
+#define SKINNYGEMM_CLI_DECLARE(name) Command add_##name(CLI::App& app);
+SKINNYGEMM_CLI_COMMANDS(SKINNYGEMM_CLI_DECLARE)
+#undef SKINNYGEMM_CLI_DECLARE
+}  // namespace skinnygemm::cli
+
+int main(int argc, char** argv) {
+  using namespace skinnygemm::cli;
+  CLI::App app{"skinnygemm " + std::string(skinnygemm::version()) +
+               ": decode-time projections y[M,N] = x[M,K] w[N,K]^T at the memory limit"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(skinnygemm::version()));
+#define SKINNYGEMM_CLI_ADD(name) add_##name(app),
+  const std::vector<Command> commands = {SKINNYGEMM_CLI_COMMANDS(SKINNYGEMM_CLI_ADD)};
+#undef SKINNYGEMM_CLI_ADD
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  set_command_line(argc, argv);
+  try {
+    for (const auto& command : commands)
+      if (command.app->parsed()) return command.run();
+  } catch (const skinnygemm::Error& e) {
+    std::cout.flush();
+    std::cerr << e.what() << "\n";
+    return kExitError;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "skinnygemm: " << e.what() << "\n";
+    return kExitError;
+  }
+  return kExitError;  // unreachable: require_subcommand(1) made CLI11 reject a missing subcommand
+}

@@ -1,0 +1,69 @@
+// Kernel configurations: one value type with a stable, human-readable name that round-trips.
+//
+// Names (every number is a parameter):
+//   mma_m16_w1x8_u4_sk2   tensor-core family (mma.sync m16n8k16, weights on the 16-row side):
+//                         m = token tile (max M per launch), w = warps along N x warps along K in a CTA,
+//                         u = 32-wide K chunks in flight per warp, sk = CTAs of a cluster splitting K
+//   simt_m2_w1x8_u4_sk2   CUDA-core family for the smallest M, same work decomposition
+//   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm
+//   cpu_r4                CPU backend, 4 weight rows per inner block
+//
+// The constexpr lists below are the one source of truth: the CUDA instance list, the heuristic, the tuner
+// and the tests all enumerate them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace skinnygemm {
+
+enum class Family { Mma, Simt, Cublaslt, Cpu };
+
+const char* family_name(Family family);
+
+struct WarpLayout {
+  int n;  // warps splitting the CTA's rows (16 rows each)
+  int k;  // warps splitting the CTA's K range
+};
+
+// Compile-time parameters (each (dtype, tile_m, unroll) is one kernel instance).
+constexpr int kMmaTileM[] = {8, 16, 32, 64};
+constexpr int kSimtTileM[] = {1, 2, 4};
+constexpr int kUnroll[] = {2, 4};
+// x fragments ride in each lane's register ring (tile_m / 2 registers per chunk for mma): past
+// tile_m x unroll = 128 the instance spills (ptxas -v: m64_u4 needs 255+ registers), so it is not built.
+constexpr bool instance_listed(int tile_m, int unroll) { return tile_m * unroll <= 128; }
+// Run-time parameters.
+constexpr WarpLayout kWarpLayouts[] = {{1, 4}, {1, 8}, {2, 4}, {4, 2}, {2, 2}, {4, 1}, {8, 1}};
+constexpr int kSplitK[] = {1, 2, 4, 8};
+constexpr int kMaxSplitK = 8;  // portable thread-block-cluster size
+constexpr int kCublasltAlgos = 8;  // heuristic algorithms the tuner may name (cublaslt_a0..a7)
+constexpr int kCpuRows[] = {1, 2, 4, 8};
+
+struct Config {
+  Family family = Family::Cpu;
+  int tile_m = 0;   // mma / simt: largest M this instance handles
+  int warps_n = 1;  // mma / simt
+  int warps_k = 1;  // mma / simt
+  int unroll = 0;   // mma / simt
+  int split_k = 1;  // mma / simt
+  int algo = -1;    // cublaslt: heuristic index, -1 = default pick
+  int rows = 0;     // cpu: weight rows per inner block
+
+  std::string name() const;
+  // Throws Error naming the part that is wrong ("unknown family 'foo'", "tile m 12 is not built ...").
+  static Config parse(const std::string& name);
+
+  int threads() const { return 32 * warps_n * warps_k; }  // mma / simt CTA size
+  int rows_per_cta() const { return 16 * warps_n; }
+};
+
+bool operator==(const Config& a, const Config& b);
+bool operator!=(const Config& a, const Config& b);
+
+// Every listed config of a family (the cross product of the lists above).
+std::vector<Config> listed_configs(Family family);
+// Every listed config of every family.
+std::vector<Config> all_listed_configs();
+
+}  // namespace skinnygemm

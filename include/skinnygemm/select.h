@@ -1,0 +1,43 @@
+// Selection: a measured table entry, else the cost-model heuristic over configs whose supports() holds,
+// else the fallback (cuBLASLt on a GPU, the CPU backend's default on the CPU). Cached per problem.
+#pragma once
+
+#include <string>
+
+#include "skinnygemm/config.h"
+#include "skinnygemm/device.h"
+#include "skinnygemm/problem.h"
+
+namespace skinnygemm {
+
+class Table;
+
+enum class Source { Table, Heuristic, Fallback, Forced };
+const char* source_name(Source source);
+
+struct Choice {
+  Config config;
+  Source source = Source::Fallback;
+  std::string reason;  // why this config ("table hit", "heuristic: 0.93 of limit, 264 CTAs ...")
+};
+
+// Whether config can run problem on device with operands of the given alignment (bytes, see
+// operand_alignment). When it cannot, why_not (if given) says why.
+bool supports(const Config& config, const Problem& problem, const DeviceInfo& device, int alignment,
+              std::string* why_not = nullptr);
+
+// Thread-safe; results are cached per (device, table, problem, alignment).
+// table may be null (heuristic, then fallback). SKINNYGEMM_LOG=1 prints each new choice once.
+Choice select(const Problem& problem, const DeviceInfo& device, const Table* table, int alignment = 16);
+
+// The heuristic alone (no table, no cache): the best-scoring supported config, if any, with its score
+// in the reason. Returns false when no kernel config supports the problem.
+bool heuristic_choice(const Problem& problem, const DeviceInfo& device, int alignment, Choice* out);
+
+// Predicted time (microseconds) of config on problem by the cost model; used by the heuristic and shown
+// by SKINNYGEMM_LOG. Only for kernel families (mma, simt, cpu).
+double predicted_us(const Config& config, const Problem& problem, const DeviceInfo& device);
+
+void clear_selection_cache();
+
+}  // namespace skinnygemm

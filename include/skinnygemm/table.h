@@ -1,0 +1,64 @@
+// Measured choices for one device signature, stored as JSON under tables/.
+//
+// {"meta": {"gpu": "NVIDIA H200", "sms": 132, "cuda": "13.0", "cublaslt": "13.1.0", "library": "0.1.0"},
+//  "entries": [{"dtype": "bf16", "n": 1536, "k": 7168, "m": 1, "config": "mma_m8_w1x8_u4_sk2",
+//               "us": 5.4, "cublaslt_us": 10.0}, ...]}
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "skinnygemm/config.h"
+#include "skinnygemm/device.h"
+#include "skinnygemm/dtype.h"
+
+namespace skinnygemm {
+
+struct TableMeta {
+  std::string gpu;
+  int sms = 0;
+  std::string cuda;
+  std::string cublaslt;
+  std::string library;
+};
+
+struct TableKey {
+  DType dtype = DType::BF16;
+  int64_t n = 0, k = 0, m = 0;
+  bool operator<(const TableKey& o) const {
+    return std::tie(dtype, n, k, m) < std::tie(o.dtype, o.n, o.k, o.m);
+  }
+};
+
+struct TableEntry {
+  Config config;
+  double us = 0;           // measured time of config
+  double cublaslt_us = 0;  // best cuBLASLt time in the same run (0 if not measured)
+};
+
+class Table {
+ public:
+  TableMeta meta;
+  std::map<TableKey, TableEntry> entries;
+  std::string path;  // where it was loaded from (for messages)
+  uint64_t id = 0;   // changes whenever entries change (selection caches key on it)
+
+  // Throws Error naming the file and what is wrong (JSON line/column, or the field of the bad entry).
+  static Table load(const std::string& path);
+  // The meta block for the given device and this library build.
+  static TableMeta meta_for(const DeviceInfo& device);
+
+  bool matches(const DeviceInfo& device) const;  // same signature (GPU name and SM count)
+  std::optional<TableEntry> find(DType dtype, int64_t n, int64_t k, int64_t m) const;
+  void put(const TableKey& key, const TableEntry& entry);
+
+  std::string to_json() const;
+  // Merge this table's entries into the file at path (ours win on equal keys) and write it atomically
+  // (temp file in the same folder + rename). An existing file for another signature is an error.
+  void save_merge(const std::string& path) const;
+};
+
+}  // namespace skinnygemm

@@ -1,0 +1,182 @@
+#include "skinnygemm/select.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "core/backends.h"
+#include "core/cost_model.h"
+#include "skinnygemm/table.h"
+
+namespace skinnygemm {
+
+const char* source_name(Source source) {
+  switch (source) {
+    case Source::Table: return "table";
+    case Source::Heuristic: return "heuristic";
+    case Source::Fallback: return "fallback";
+    case Source::Forced: return "forced";
+  }
+  return "?";
+}
+
+namespace {
+
+bool fail(std::string* why_not, const std::string& why) {
+  if (why_not) *why_not = why;
+  return false;
+}
+
+bool logging_enabled() {
+  const char* v = std::getenv("SKINNYGEMM_LOG");
+  return v && *v && std::string(v) != "0";
+}
+
+}  // namespace
+
+bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alignment, std::string* why_not) {
+  if (!dtype_supported(p.dtype)) return fail(why_not, std::string("dtype ") + dtype_name(p.dtype) + " is not supported");
+  switch (c.family) {
+    case Family::Cpu:
+      if (!dev.is_cpu) return fail(why_not, "cpu configs run on the CPU backend only");
+      return true;
+    case Family::Cublaslt:
+      if (dev.is_cpu) return fail(why_not, "cublaslt needs a GPU");
+      return true;
+    case Family::Mma:
+    case Family::Simt: {
+      if (dev.is_cpu) return fail(why_not, c.name() + " needs a GPU");
+      if (dev.cc_major != 9 || dev.cc_minor != 0)
+        return fail(why_not, "kernels are built for sm_90a; device is sm_" + std::to_string(dev.cc_major) +
+                                 std::to_string(dev.cc_minor));
+      if (!cuda::config_is_built(c)) return fail(why_not, c.name() + " is not built into this library");
+      if (p.m > c.tile_m)
+        return fail(why_not, "M=" + std::to_string(p.m) + " exceeds the token tile " + std::to_string(c.tile_m));
+      if (p.k == 0 || p.k % 8 != 0)
+        return fail(why_not, "K=" + std::to_string(p.k) + " must be a positive multiple of 8 for 16-byte loads");
+      if (alignment < 16)
+        return fail(why_not, "operands are " + std::to_string(alignment) +
+                                 "-byte aligned; 16-byte loads need 16 (pointers and row strides)");
+      const Decomposition d = decompose(c, p);
+      if (d.k_chunks < static_cast<int64_t>(c.warps_k) * c.split_k)
+        return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) +
+                                 " chunks of 32, fewer than the " + std::to_string(c.warps_k * c.split_k) +
+                                 " K slices of " + c.name());
+      if (d.row_blocks > 65535) return fail(why_not, "N=" + std::to_string(p.n) + " needs too many CTAs along N");
+      if (reduction_smem_bytes(c) > dev.smem_per_block_optin)
+        return fail(why_not, "needs more shared memory than the device allows per block");
+      return true;
+    }
+  }
+  return fail(why_not, "unknown family");
+}
+
+double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { return estimate(c, p, dev).us; }
+
+bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
+  const std::vector<Family> families =
+      dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Mma, Family::Simt};
+  double best = std::numeric_limits<double>::infinity();
+  bool found = false;
+  for (Family f : families) {
+    for (const Config& c : listed_configs(f)) {
+      if (!supports(c, p, dev, alignment)) continue;
+      const double us = predicted_us(c, p, dev);
+      // Ties keep the earlier (smaller) config: deterministic picks.
+      if (us < best) {
+        best = us;
+        out->config = c;
+        found = true;
+      }
+    }
+  }
+  if (found) {
+    out->source = Source::Heuristic;
+    out->reason = "heuristic: " + estimate(out->config, p, dev).str();
+  }
+  return found;
+}
+
+namespace {
+
+struct Cache {
+  std::mutex mutex;
+  std::unordered_map<std::string, Choice> choices;
+  std::set<std::string> warned;
+};
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+Choice fallback_choice(const DeviceInfo& dev, const std::string& why) {
+  Choice ch;
+  ch.source = Source::Fallback;
+  if (dev.is_cpu) {
+    ch.config = Config::parse("cpu_r4");
+  } else {
+    ch.config = Config::parse("cublaslt");
+  }
+  ch.reason = "fallback: " + why;
+  return ch;
+}
+
+Choice select_uncached(const Problem& p, const DeviceInfo& dev, const Table* table, int alignment) {
+  std::string table_note;
+  if (table && table->matches(dev)) {
+    if (auto e = table->find(p.dtype, p.n, p.k, p.m)) {
+      std::string why_not;
+      if (supports(e->config, p, dev, alignment, &why_not)) {
+        std::ostringstream os;
+        os << "table " << table->path << ": " << e->us << " us";
+        if (e->cublaslt_us > 0) os << " vs cuBLASLt " << e->cublaslt_us << " us";
+        return Choice{e->config, Source::Table, os.str()};
+      }
+      table_note = "table entry " + e->config.name() + " does not apply (" + why_not + "); ";
+    }
+  }
+  Choice ch;
+  if (heuristic_choice(p, dev, alignment, &ch)) {
+    ch.reason = table_note + ch.reason;
+    return ch;
+  }
+  return fallback_choice(dev, table_note + "no kernel config supports " + p.str() + " with " +
+                                  std::to_string(alignment) + "-byte aligned operands");
+}
+
+}  // namespace
+
+Choice select(const Problem& p, const DeviceInfo& dev, const Table* table, int alignment) {
+  std::ostringstream key;
+  key << dev.signature() << '|' << (table ? table->id : 0) << '|' << p.str() << '|' << alignment;
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.choices.find(key.str());
+    if (it != c.choices.end()) return it->second;
+    if (table && !table->matches(dev)) {
+      const std::string w = table->path + "|" + dev.signature();
+      if (c.warned.insert(w).second)
+        std::cerr << "skinnygemm: warning: table " << table->path << " is for " << table->meta.gpu << "/"
+                  << table->meta.sms << "sm, not this device (" << dev.signature() << "); skipping it\n";
+    }
+  }
+  Choice ch = select_uncached(p, dev, table, alignment);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto inserted = c.choices.emplace(key.str(), ch);
+  if (inserted.second && logging_enabled())
+    std::cerr << "skinnygemm: " << p.str() << " -> " << ch.config.name() << " [" << source_name(ch.source)
+              << "] " << ch.reason << "\n";
+  return inserted.first->second;
+}
+
+void clear_selection_cache() {
+  std::lock_guard<std::mutex> lock(cache().mutex);
+  cache().choices.clear();
+}
+
+}  // namespace skinnygemm

@@ -1,0 +1,109 @@
+#include "cuda/cublaslt.h"
+
+#include <cublasLt.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cuda/check.cuh"
+#include "skinnygemm/config.h"
+
+namespace skinnygemm::cuda {
+
+namespace {
+
+constexpr std::size_t kWorkspaceBytes = 32u << 20;  // what cuBLASLt's split-K algorithms ask for on Hopper
+
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> algos;
+};
+
+struct DeviceState {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+  std::map<std::string, std::unique_ptr<Plan>> plans;  // by Problem::str()
+};
+
+std::mutex g_mutex;
+std::map<int, DeviceState> g_devices;
+
+DeviceState& state_locked() {
+  int dev = 0;
+  SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  DeviceState& s = g_devices[dev];
+  if (!s.handle) {
+    // Allocation is not a stream operation, but be safe if a caller is capturing on another stream.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    SKINNYGEMM_CUBLAS_CHECK(cublasLtCreate(&s.handle));
+    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&s.workspace, kWorkspaceBytes));
+    SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+  }
+  return s;
+}
+
+// y[M,N] = x[M,K] w[N,K]^T in cuBLASLt's column-major terms: D(N x M) = op(A)(N x K) B(K x M) with
+// A = w seen as a K x N column-major matrix (transposed), B = x seen as K x M column-major.
+Plan& plan_locked(DeviceState& s, const Problem& p) {
+  auto& slot = s.plans[p.str()];
+  if (slot) return *slot;
+  auto plan = std::make_unique<Plan>();
+  const cudaDataType_t t = p.dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
+  SKINNYGEMM_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
+  SKINNYGEMM_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof(no_trans)));
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, t, p.k, p.n, p.w_stride()));
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, t, p.k, p.m, p.x_stride()));
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->d, t, p.n, p.m, p.y_stride()));
+  cublasLtMatmulPreference_t pref = nullptr;
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const std::size_t ws = kWorkspaceBytes;
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                               &ws, sizeof(ws)));
+  plan->algos.resize(kCublasltAlgos);
+  int found = 0;
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(s.handle, plan->op, plan->a, plan->b, plan->d, plan->d,
+                                                         pref, kCublasltAlgos, plan->algos.data(), &found));
+  cublasLtMatmulPreferenceDestroy(pref);
+  SKINNYGEMM_CHECK(found > 0, "cuBLASLt has no algorithm for " << p.str());
+  plan->algos.resize(found);
+  slot = std::move(plan);
+  return *slot;
+}
+
+}  // namespace
+
+int cublaslt_algo_count(const Problem& p) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  DeviceState& s = state_locked();
+  return static_cast<int>(plan_locked(s, p).algos.size());
+}
+
+void cublaslt_gemm(const Problem& p, const void* x, const void* w, void* y, int algo, cudaStream_t stream) {
+  cublasLtHandle_t handle;
+  void* workspace;
+  Plan* plan;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    DeviceState& s = state_locked();
+    handle = s.handle;
+    workspace = s.workspace;
+    plan = &plan_locked(s, p);
+  }
+  const int index = algo < 0 ? 0 : algo;
+  SKINNYGEMM_CHECK(index < static_cast<int>(plan->algos.size()),
+                   "cublaslt_a" << algo << ": cuBLASLt offers only " << plan->algos.size() << " algorithms for "
+                                << p.str());
+  const float alpha = 1.f, beta = 0.f;
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmul(handle, plan->op, &alpha, w, plan->a, x, plan->b, &beta, y, plan->d, y,
+                                         plan->d, &plan->algos[index].algo, workspace, kWorkspaceBytes, stream));
+}
+
+}  // namespace skinnygemm::cuda

@@ -1,0 +1,17 @@
+// cuBLASLt: the fallback for what the skinny kernels do not cover, and the baseline every benchmark row
+// is measured against. One handle and one workspace per device, created on first use (before any graph
+// capture: the first call on a device must not be inside a capture); heuristic results cached per problem.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "skinnygemm/problem.h"
+
+namespace skinnygemm::cuda {
+
+// algo = -1: cuBLASLt's default (its first heuristic answer); algo = i: its i-th answer.
+void cublaslt_gemm(const Problem& problem, const void* x, const void* w, void* y, int algo, cudaStream_t stream);
+// How many heuristic algorithms cuBLASLt offers for the problem (at most kCublasltAlgos).
+int cublaslt_algo_count(const Problem& problem);
+
+}  // namespace skinnygemm::cuda

@@ -1,0 +1,109 @@
+// CUDA-core skinny GEMM family for the smallest M (1, 2, 4 tokens): FP32 FMAs on 16-byte streaming loads,
+// the same work decomposition and epilogue as the tensor-core family (skinny_common.cuh).
+// NOTE: FP32 FMA work grows linearly with M; past M = 4 the tensor-core family wins on issue rate
+// (shared/reference/kernel-prior-art.md: the SIMT->MMA crossover sits at M = 4..6 on Hopper).
+#pragma once
+
+#include "cuda/kernels/skinny_common.cuh"
+
+namespace skinnygemm::cuda {
+
+__device__ __forceinline__ float2 to_float2(uint32_t v, __nv_bfloat16*) {
+  return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xffff0000u));
+}
+__device__ __forceinline__ float2 to_float2(uint32_t v, __half*) {
+  return __half22float2(*reinterpret_cast<const __half2*>(&v));
+}
+
+// acc += dot(w[0..7], x[0..7]) in a fixed order.
+template <typename T>
+__device__ __forceinline__ float dot8(float acc, const uint4& w, const uint4& x) {
+  const uint32_t wv[4] = {w.x, w.y, w.z, w.w}, xv[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 a = to_float2(wv[i], static_cast<T*>(nullptr));
+    const float2 b = to_float2(xv[i], static_cast<T*>(nullptr));
+    acc = fmaf(a.x, b.x, acc);
+    acc = fmaf(a.y, b.y, acc);
+  }
+  return acc;
+}
+
+template <typename T, int kTileM, int kUnroll>
+__global__ void __launch_bounds__(256) skinny_simt_kernel(const SkinnyParams p) {
+  static_assert(kTileM >= 1 && kTileM <= 8, "the CUDA-core family is for M <= 8");
+  static_assert(kUnroll >= 1 && kUnroll <= 8, "unroll is 1..8 chunks");
+  extern __shared__ float partials[];
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int wn = warp % p.warps_n, wk = warp / p.warps_n;
+  const int row_a = (blockIdx.y * p.warps_n + wn) * 16 + g;
+  const int row_b = row_a + 8;
+  int c_begin, c_end;
+  slice_range(p.k_chunks, blockIdx.x * p.warps_k + wk, p.split_k * p.warps_k, c_begin, c_end);
+
+  const T* w = static_cast<const T*>(p.w);
+  const T* x = static_cast<const T*>(p.x);
+  const bool has_a = row_a < p.n, has_b = row_b < p.n;
+  const T* wa_ptr = w + static_cast<long long>(has_a ? row_a : 0) * p.ldw + 8 * t;
+  const T* wb_ptr = w + static_cast<long long>(has_b ? row_b : 0) * p.ldw + 8 * t;
+
+  // Rolling ring of kUnroll chunks with their x (see skinny_mma.cuh for why x rides in the ring).
+  uint4 wa[kUnroll], wb[kUnroll], xr[kUnroll][kTileM];
+  auto load_w = [&](int chunk, uint4& ra, uint4& rb) {
+    const int kk = chunk * kChunkK;
+    const bool in = chunk < c_end && kk + 8 * t < p.k;
+    ra = (in && has_a) ? load_stream(wa_ptr + kk) : make_uint4(0, 0, 0, 0);
+    rb = (in && has_b) ? load_stream(wb_ptr + kk) : make_uint4(0, 0, 0, 0);
+  };
+  auto load_x = [&](int chunk, uint4 (&rx)[kTileM]) {
+    const int kk = chunk * kChunkK + 8 * t;
+    const bool in = chunk < c_end && kk < p.k;
+#pragma unroll
+    for (int i = 0; i < kTileM; ++i)
+      rx[i] = (in && i < p.m) ? load_cached(x + static_cast<long long>(i) * p.ldx + kk) : make_uint4(0, 0, 0, 0);
+  };
+#pragma unroll
+  for (int j = 0; j < kUnroll; ++j) load_w(c_begin + j, wa[j], wb[j]);
+  pdl_launch_dependents();
+  pdl_wait();
+#pragma unroll
+  for (int j = 0; j < kUnroll; ++j) load_x(c_begin + j, xr[j]);
+
+  float acc_a[kTileM], acc_b[kTileM];
+#pragma unroll
+  for (int i = 0; i < kTileM; ++i) acc_a[i] = acc_b[i] = 0.f;
+
+  for (int base = c_begin; base < c_end; base += kUnroll) {
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) {
+#pragma unroll
+      for (int i = 0; i < kTileM; ++i) {
+        acc_a[i] = dot8<T>(acc_a[i], wa[j], xr[j][i]);
+        acc_b[i] = dot8<T>(acc_b[i], wb[j], xr[j][i]);
+      }
+      load_w(base + j + kUnroll, wa[j], wb[j]);
+      load_x(base + j + kUnroll, xr[j]);
+    }
+  }
+
+  // The 4 lanes of a row group hold K-interleaved partial sums: combine them in a fixed order.
+  const int pitch = partial_pitch(p.warps_n);
+  float* mine = partials + wk * kTileM * pitch + wn * 16 + g;
+#pragma unroll
+  for (int i = 0; i < kTileM; ++i) {
+    float a = acc_a[i], b = acc_b[i];
+    a += __shfl_xor_sync(0xffffffffu, a, 1);
+    b += __shfl_xor_sync(0xffffffffu, b, 1);
+    a += __shfl_xor_sync(0xffffffffu, a, 2);
+    b += __shfl_xor_sync(0xffffffffu, b, 2);
+    if (t == 0) {
+      mine[i * pitch] = a;
+      mine[i * pitch + 8] = b;
+    }
+  }
+  reduce_and_store<T, kTileM>(p, partials);
+}
+
+}  // namespace skinnygemm::cuda

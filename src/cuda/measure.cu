@@ -1,0 +1,221 @@
+// The GPU half of the benchmark protocol (docs/BENCHMARKING.md): cold weights in rotating copies
+// (>= 4x L2, >= 2 copies), one CUDA graph of R launches, warm-up, >= 5 samples of >= 20 replays, median per
+// call; cuBLASLt and the stream-read limit measured the same way in the same process.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "core/backends.h"
+#include "cuda/check.cuh"
+#include "cuda/cublaslt.h"
+#include "cuda/launch.cuh"
+#include "cuda/stream_read.cuh"
+
+namespace skinnygemm::cuda {
+
+namespace {
+
+int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+// Random values in [-1, 1) (never zeros or constants: they hide unwritten outputs and run fast).
+__global__ void fill_random(uint16_t* out, long long count, uint32_t seed, bool bf16) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed ^ static_cast<uint32_t>(i >> 32) * 0x85EBCA77u;
+    h ^= h >> 15; h *= 0x2C1B3C6Du; h ^= h >> 12; h *= 0x297A2D39u; h ^= h >> 15;
+    const float v = (static_cast<float>(h >> 8) / 8388608.0f) - 1.0f;
+    out[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v)) : __half_as_ushort(__float2half_rn(v));
+  }
+}
+
+template <typename T>
+__device__ double to_double(uint16_t v);
+template <>
+__device__ double to_double<__nv_bfloat16>(uint16_t v) { return __bfloat162float(__ushort_as_bfloat16(v)); }
+template <>
+__device__ double to_double<__half>(uint16_t v) { return __half2float(__ushort_as_half(v)); }
+
+// FP64 reference, one thread per output.
+template <typename T>
+__global__ void reference_f64(const uint16_t* x, const uint16_t* w, double* out, int m, int n, int k, long long ldx,
+                              long long ldw) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<long long>(m) * n) return;
+  const int token = static_cast<int>(i / n), row = static_cast<int>(i % n);
+  double s = 0;
+  for (int kk = 0; kk < k; ++kk) s += to_double<T>(x[token * ldx + kk]) * to_double<T>(w[row * ldw + kk]);
+  out[i] = s;
+}
+
+struct Buffers {
+  Problem p;
+  int copies = 0;
+  int64_t w_stride_bytes = 0, y_stride_bytes = 0, probe_pad = 0;
+  uint16_t* w = nullptr;  // copies x w_stride_bytes (+ probe_pad so the probe can read total_bytes from any copy)
+  uint16_t* x = nullptr;
+  uint16_t* y = nullptr;  // copies x y_stride_bytes
+  uint32_t* sink = nullptr;
+  cudaStream_t stream = nullptr;
+
+  explicit Buffers(const Problem& problem, int64_t l2_bytes) : p(problem) {
+    const int64_t e = static_cast<int64_t>(dtype_size(p.dtype));
+    w_stride_bytes = round_up(((p.n - 1) * p.w_stride() + p.k) * e, 256);
+    y_stride_bytes = round_up(((p.m - 1) * p.y_stride() + p.n) * e, 256);
+    copies = static_cast<int>(std::clamp<int64_t>((4 * l2_bytes + w_stride_bytes - 1) / w_stride_bytes, 2, 1024));
+    probe_pad = round_up(p.total_bytes(), 256);
+    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&w, copies * w_stride_bytes + probe_pad));
+    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&x, round_up(((p.m - 1) * p.x_stride() + p.k) * e, 256)));
+    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&y, copies * y_stride_bytes));
+    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(uint32_t)));
+    SKINNYGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const bool bf16 = p.dtype == DType::BF16;
+    fill_random<<<1024, 256, 0, stream>>>(w, (copies * w_stride_bytes + probe_pad) / 2, 0x1234u, bf16);
+    fill_random<<<256, 256, 0, stream>>>(x, ((p.m - 1) * p.x_stride() + p.k), 0xBEEFu, bf16);
+    SKINNYGEMM_CUDA_CHECK(cudaGetLastError());
+    SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  ~Buffers() {
+    cudaFree(w);
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(sink);
+    cudaStreamDestroy(stream);
+  }
+  const void* w_copy(int r) const { return reinterpret_cast<const char*>(w) + r * w_stride_bytes; }
+  void* y_copy(int r) const { return reinterpret_cast<char*>(y) + r * y_stride_bytes; }
+};
+
+struct Timing {
+  double median_us = 0, spread = 0;
+};
+
+// Captures launch(r) for every copy r into one graph and times its replays.
+Timing time_graph(Buffers& b, int samples, int replays, const std::function<void(int)>& launch_copy) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(b.stream, cudaStreamCaptureModeThreadLocal));
+  for (int r = 0; r < b.copies; ++r) launch_copy(r);
+  SKINNYGEMM_CUDA_CHECK(cudaStreamEndCapture(b.stream, &graph));
+  SKINNYGEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaEvent_t start, stop;
+  SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&start));
+  SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&stop));
+  for (int i = 0; i < 3; ++i) SKINNYGEMM_CUDA_CHECK(cudaGraphLaunch(exec, b.stream));
+  std::vector<double> per_call;
+  for (int s = 0; s < samples; ++s) {
+    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(start, b.stream));
+    for (int i = 0; i < replays; ++i) SKINNYGEMM_CUDA_CHECK(cudaGraphLaunch(exec, b.stream));
+    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(stop, b.stream));
+    SKINNYGEMM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    SKINNYGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    per_call.push_back(1e3 * ms / (static_cast<double>(replays) * b.copies));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  std::sort(per_call.begin(), per_call.end());
+  Timing t;
+  t.median_us = per_call[per_call.size() / 2];
+  t.spread = (per_call.back() - per_call.front()) / t.median_us;
+  return t;
+}
+
+// Output of config (copy 0, poisoned first) against the FP64 reference: relative Frobenius error.
+double check_output(Buffers& b, const Config& config) {
+  const Problem& p = b.p;
+  const int64_t e = static_cast<int64_t>(dtype_size(p.dtype));
+  SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(b.y, 0xFF, b.y_stride_bytes, b.stream));  // NaN in bf16 and fp16
+  gemm(p, b.x, b.w_copy(0), b.y_copy(0), config, b.stream);
+  const long long outputs = p.m * p.n;
+  double* ref = nullptr;
+  SKINNYGEMM_CUDA_CHECK(cudaMalloc(&ref, outputs * sizeof(double)));
+  const unsigned blocks = static_cast<unsigned>((outputs + 255) / 256);
+  if (p.dtype == DType::BF16)
+    reference_f64<__nv_bfloat16><<<blocks, 256, 0, b.stream>>>(b.x, b.w, ref, p.m, p.n, p.k, p.x_stride(), p.w_stride());
+  else
+    reference_f64<__half><<<blocks, 256, 0, b.stream>>>(b.x, b.w, ref, p.m, p.n, p.k, p.x_stride(), p.w_stride());
+  SKINNYGEMM_CUDA_CHECK(cudaGetLastError());
+  std::vector<double> want(outputs);
+  std::vector<uint16_t> got(static_cast<std::size_t>(b.y_stride_bytes / e));
+  SKINNYGEMM_CUDA_CHECK(cudaMemcpyAsync(want.data(), ref, outputs * sizeof(double), cudaMemcpyDeviceToHost, b.stream));
+  SKINNYGEMM_CUDA_CHECK(cudaMemcpyAsync(got.data(), b.y, b.y_stride_bytes, cudaMemcpyDeviceToHost, b.stream));
+  SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(b.stream));
+  cudaFree(ref);
+  double err = 0, norm = 0;
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) {
+      const uint16_t v = got[i * p.y_stride() + j];
+      const float f = p.dtype == DType::BF16 ? __bfloat162float(__ushort_as_bfloat16(v))
+                                             : __half2float(__ushort_as_half(v));
+      const double r = want[i * p.n + j];
+      SKINNYGEMM_CHECK(std::isfinite(f), config.name() << " left y[" << i << "," << j << "] unwritten or non-finite ("
+                                                        << f << ") for " << p.str());
+      err += (f - r) * (f - r);
+      norm += r * r;
+    }
+  return norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
+}
+
+template <int kInflight>
+Timing time_probe(Buffers& b, int blocks_per_sm, int sms, int samples, int replays) {
+  const long long vectors = b.p.total_bytes() / 16;
+  const unsigned grid = static_cast<unsigned>(blocks_per_sm * sms);
+  return time_graph(b, samples, replays, [&](int r) {
+    LaunchShape shape;
+    shape.grid = dim3(grid);
+    shape.block = dim3(512);
+    launch(stream_read_kernel<kInflight>, shape, b.stream, static_cast<const uint4*>(b.w_copy(r)), vectors, b.sink);
+  });
+}
+
+}  // namespace
+
+BenchResult bench(const BenchRequest& req) {
+  const DeviceInfo dev = device_info();
+  Buffers b(req.problem, dev.l2_bytes);
+  BenchResult out;
+  // Set up cuBLASLt (handle, workspace, heuristics) and the config once before any capture.
+  gemm(b.p, b.x, b.w_copy(0), b.y_copy(0), req.config, b.stream);
+  if (req.check) {
+    out.rel_error = check_output(b, req.config);
+    out.checked = true;
+    const double tolerance = b.p.dtype == DType::BF16 ? 8e-3 : 2e-3;  // a few output ulps, Frobenius
+    SKINNYGEMM_CHECK(out.rel_error <= tolerance, req.config.name() << " on " << b.p.str() << ": relative error "
+                                                                   << out.rel_error << " exceeds " << tolerance);
+  }
+  auto time_config = [&](const Config& c) {
+    return time_graph(b, req.samples, req.replays,
+                      [&](int r) { gemm(b.p, b.x, b.w_copy(r), b.y_copy(r), c, b.stream); });
+  };
+  const Timing mine = time_config(req.config);
+  out.us = mine.median_us;
+  out.spread = mine.spread;
+  if (!req.baselines) return out;
+  Config lt = Config::parse("cublaslt");
+  gemm(b.p, b.x, b.w_copy(0), b.y_copy(0), lt, b.stream);
+  out.cublaslt_us = time_config(lt).median_us;
+  out.cublaslt_best_us = out.cublaslt_us;
+  out.cublaslt_best_config = "cublaslt";
+  const int algos = cublaslt_algo_count(b.p);
+  for (int a = 0; a < algos; ++a) {
+    lt.algo = a;
+    const double us = time_config(lt).median_us;
+    if (us < out.cublaslt_best_us) {
+      out.cublaslt_best_us = us;
+      out.cublaslt_best_config = lt.name();
+    }
+  }
+  double best = 1e30;
+  for (int bps : {1, 2, 4}) {
+    best = std::min(best, time_probe<4>(b, bps, dev.sms, req.samples, req.replays).median_us);
+    best = std::min(best, time_probe<8>(b, bps, dev.sms, req.samples, req.replays).median_us);
+  }
+  out.stream_read_us = best;
+  return out;
+}
+
+}  // namespace skinnygemm::cuda

@@ -1,0 +1,129 @@
+// Config names: every listed config round-trips, and a malformed name is rejected with a message that
+// names the part that is wrong (tables and the CLI refer to configs only by name).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "skinnygemm/config.h"
+#include "skinnygemm/error.h"
+
+namespace skinnygemm {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ConfigNames, EveryListedConfigRoundTrips) {
+  const std::vector<Config> all = all_listed_configs();
+  ASSERT_FALSE(all.empty());
+  std::set<std::string> names;
+  for (const Config& c : all) {
+    const std::string name = c.name();
+    const Config back = Config::parse(name);
+    EXPECT_EQ(back.name(), name);
+    EXPECT_EQ(back.family, c.family) << name;
+    EXPECT_EQ(back.tile_m, c.tile_m) << name;
+    EXPECT_EQ(back.warps_n, c.warps_n) << name;
+    EXPECT_EQ(back.warps_k, c.warps_k) << name;
+    EXPECT_EQ(back.unroll, c.unroll) << name;
+    EXPECT_EQ(back.split_k, c.split_k) << name;
+    EXPECT_EQ(back.algo, c.algo) << name;
+    EXPECT_EQ(back.rows, c.rows) << name;
+    EXPECT_TRUE(names.insert(name).second) << "listed twice: " << name;
+  }
+}
+
+TEST(ConfigNames, EveryFamilyIsListed) {
+  for (Family f : {Family::Mma, Family::Simt, Family::Cublaslt, Family::Cpu}) {
+    const std::vector<Config> configs = listed_configs(f);
+    EXPECT_FALSE(configs.empty()) << family_name(f);
+    for (const Config& c : configs) EXPECT_EQ(c.family, f) << c.name();
+  }
+  EXPECT_EQ(listed_configs(Family::Cpu).size(), std::size(kCpuRows));
+}
+
+TEST(ConfigNames, KnownNamesParseToTheirFields) {
+  const Config mma = Config::parse("mma_m16_w2x4_u4_sk2");
+  EXPECT_EQ(mma.family, Family::Mma);
+  EXPECT_EQ(mma.tile_m, 16);
+  EXPECT_EQ(mma.warps_n, 2);
+  EXPECT_EQ(mma.warps_k, 4);
+  EXPECT_EQ(mma.unroll, 4);
+  EXPECT_EQ(mma.split_k, 2);
+  EXPECT_EQ(mma.threads(), 256);
+  EXPECT_EQ(mma.rows_per_cta(), 32);
+  EXPECT_EQ(Config::parse("cublaslt").algo, -1);
+  EXPECT_EQ(Config::parse("cublaslt_a3").algo, 3);
+  EXPECT_EQ(Config::parse("cpu_r8").rows, 8);
+  EXPECT_EQ(Config::parse("simt_m2_w1x8_u2_sk1").tile_m, 2);
+  EXPECT_NE(Config::parse("cpu_r8"), Config::parse("cpu_r4"));
+}
+
+// The name must be rejected and the message must contain every fragment (the wrong part and its value).
+void expect_rejected(const std::string& name, std::initializer_list<const char*> fragments) {
+  try {
+    const Config c = Config::parse(name);
+    ADD_FAILURE() << "'" << name << "' parsed as " << c.name();
+  } catch (const Error& e) {
+    for (const char* f : fragments) EXPECT_THAT(e.what(), HasSubstr(f)) << "for '" << name << "'";
+  }
+}
+
+TEST(ConfigNames, UnknownFamily) {
+  expect_rejected("foo_m16_w1x8_u4_sk2", {"unknown family 'foo'"});
+  expect_rejected("MMA_m16_w1x8_u4_sk2", {"unknown family 'MMA'"});
+  expect_rejected("", {"empty config name"});
+}
+
+TEST(ConfigNames, BadTile) {
+  expect_rejected("mma_m12_w1x8_u4_sk2", {"token tile m12", "not built"});
+  expect_rejected("simt_m8_w1x8_u4_sk2", {"token tile m8", "not built"});
+  expect_rejected("mma_x16_w1x8_u4_sk2", {"token tile", "'x16'"});
+  expect_rejected("mma_m_w1x8_u4_sk2", {"token tile", "'m'"});
+}
+
+TEST(ConfigNames, BadUnroll) {
+  expect_rejected("mma_m16_w1x8_u3_sk2", {"unroll u3", "not built"});
+  expect_rejected("mma_m16_w1x8_k4_sk2", {"unroll", "'k4'"});
+}
+
+TEST(ConfigNames, BadSplit) {
+  expect_rejected("mma_m16_w1x8_u4_sk16", {"split-K sk16"});
+  expect_rejected("mma_m16_w1x8_u4_sk0", {"split-K sk0"});
+  expect_rejected("mma_m16_w1x8_u4_s2", {"split-K", "'s2'"});
+}
+
+TEST(ConfigNames, BadWarpLayout) {
+  expect_rejected("mma_m16_w4x4_u4_sk2", {"warp layout 4x4", "1..8 warps"});
+  expect_rejected("mma_m16_w0x8_u4_sk2", {"warp layout 0x8"});
+  expect_rejected("mma_m16_w1y8_u4_sk2", {"warp layout 'w1y8'"});
+  expect_rejected("mma_m16_w1x8x2_u4_sk2", {"warp layout 'w1x8x2'"});
+}
+
+TEST(ConfigNames, TrailingJunk) {
+  expect_rejected("mma_m16_w1x8_u4_sk2_pdl", {"got 6 parts"});
+  expect_rejected("mma_m16_w1x8_u4_sk2x", {"split-K", "'sk2x'"});
+  expect_rejected("cpu_r4x", {"rows per block", "'r4x'"});
+  expect_rejected("cpu_r4_extra", {"expected cpu_r<rows>"});
+  expect_rejected("cublaslt_a1_b2", {"expected cublaslt or cublaslt_a<index>"});
+}
+
+TEST(ConfigNames, OtherFamiliesOutOfRange) {
+  expect_rejected("cpu_r3", {"rows r3", "not built"});
+  expect_rejected("cublaslt_a8", {"algorithm index 8"});
+  expect_rejected("cublaslt_x", {"algorithm index", "'x'"});
+}
+
+TEST(ConfigNames, ErrorsCarryFileAndLine) {
+  try {
+    Config::parse("bogus");
+    FAIL() << "'bogus' parsed";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("config.cpp:"));
+    EXPECT_THAT(e.what(), HasSubstr("'bogus'"));
+  }
+}
+
+}  // namespace
+}  // namespace skinnygemm

@@ -1,0 +1,297 @@
+// Tables: save/load round trip, signature matching, messages for corrupt files, merge and atomic write.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "skinnygemm/error.h"
+#include "skinnygemm/skinnygemm.h"
+#include "skinnygemm/table.h"
+
+namespace skinnygemm {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+DeviceInfo h200() {
+  DeviceInfo d;
+  d.is_cpu = false;
+  d.name = "NVIDIA H200";
+  d.sms = 132;
+  d.cc_major = 9;
+  d.cuda_version = "13.0";
+  d.cublaslt_version = "13.1.0";
+  return d;
+}
+
+TableKey key(DType dtype, int64_t n, int64_t k, int64_t m) {
+  TableKey t;
+  t.dtype = dtype;
+  t.n = n;
+  t.k = k;
+  t.m = m;
+  return t;
+}
+
+TableEntry entry(const std::string& config, double us, double cublaslt_us = 0) {
+  TableEntry e;
+  e.config = Config::parse(config);
+  e.us = us;
+  e.cublaslt_us = cublaslt_us;
+  return e;
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_all(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// Each test gets a fresh folder, removed afterwards.
+class TableFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("skinnygemm_table_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
+    return out;
+  }
+
+  // The error load(path) throws; fails the test if it loads.
+  std::string load_error(const fs::path& path) {
+    try {
+      Table::load(path.string());
+    } catch (const Error& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << path << " loaded";
+    return "";
+  }
+
+  Table sample() const {
+    Table t;
+    t.meta = Table::meta_for(h200());
+    t.put(key(DType::FP16, 1536, 7168, 4), entry("mma_m8_w1x8_u4_sk2", 7.25, 11.5));
+    t.put(key(DType::BF16, 7168, 2048, 1), entry("simt_m1_w1x4_u2_sk1", 0.1 + 0.2));
+    t.put(key(DType::BF16, 1536, 7168, 64), entry("cublaslt_a3", 12.0, 12.0));
+    t.put(key(DType::BF16, 1536, 7168, 1), entry("cpu_r4", 5.4));
+    return t;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(TableFiles, RoundTripsThroughSaveAndLoad) {
+  const Table t = sample();
+  const fs::path path = dir_ / "h200.json";
+  t.save_merge(path.string());
+  const Table back = Table::load(path.string());
+  EXPECT_EQ(back.path, path.string());
+  EXPECT_NE(back.id, 0u);
+  EXPECT_NE(back.id, t.id);
+  EXPECT_EQ(back.meta.gpu, "NVIDIA H200");
+  EXPECT_EQ(back.meta.sms, 132);
+  EXPECT_EQ(back.meta.cuda, "13.0");
+  EXPECT_EQ(back.meta.cublaslt, "13.1.0");
+  EXPECT_EQ(back.meta.library, t.meta.library);
+  ASSERT_EQ(back.entries.size(), t.entries.size());
+  for (const auto& [k, e] : t.entries) {
+    const auto found = back.find(k.dtype, k.n, k.k, k.m);
+    ASSERT_TRUE(found.has_value()) << dtype_name(k.dtype) << " n=" << k.n << " m=" << k.m;
+    EXPECT_EQ(found->config.name(), e.config.name());
+    EXPECT_EQ(found->us, e.us);  // doubles are written with round-trip precision
+    EXPECT_EQ(found->cublaslt_us, e.cublaslt_us);
+  }
+  EXPECT_EQ(back.to_json(), t.to_json());
+}
+
+TEST_F(TableFiles, JsonHasOneEntryPerLineInKeyOrder) {
+  const std::string text = sample().to_json();
+  std::istringstream in(text);
+  std::vector<std::string> entry_lines;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("\"config\"") != std::string::npos) entry_lines.push_back(line);
+  ASSERT_EQ(entry_lines.size(), 4u) << text;
+  // bf16 before fp16; within bf16, n then k then m.
+  EXPECT_THAT(entry_lines[0], HasSubstr("\"cpu_r4\""));
+  EXPECT_THAT(entry_lines[1], HasSubstr("\"cublaslt_a3\""));
+  EXPECT_THAT(entry_lines[2], HasSubstr("\"simt_m1_w1x4_u2_sk1\""));
+  EXPECT_THAT(entry_lines[3], HasSubstr("\"fp16\""));
+  EXPECT_THAT(text, HasSubstr("\"gpu\":\"NVIDIA H200\""));
+}
+
+TEST(Table, MetaForAndMatches) {
+  const TableMeta m = Table::meta_for(h200());
+  EXPECT_EQ(m.gpu, "NVIDIA H200");
+  EXPECT_EQ(m.sms, 132);
+  EXPECT_EQ(m.cuda, "13.0");
+  EXPECT_EQ(m.cublaslt, "13.1.0");
+  EXPECT_EQ(m.library, std::string(version()));
+  Table t;
+  t.meta = m;
+  EXPECT_TRUE(t.matches(h200()));
+  DeviceInfo other = h200();
+  other.sms = 114;  // same name, fewer SMs (a partitioned or different part)
+  EXPECT_FALSE(t.matches(other));
+  other = h200();
+  other.name = "NVIDIA H100 80GB HBM3";
+  EXPECT_FALSE(t.matches(other));
+  DeviceInfo cpu;  // defaults describe the CPU
+  EXPECT_FALSE(t.matches(cpu));
+  other = h200();
+  other.cuda_version = "12.8";  // versions are recorded, but do not decide a match
+  EXPECT_TRUE(t.matches(other));
+}
+
+TEST(Table, FindAndPut) {
+  Table t;
+  t.meta = Table::meta_for(h200());
+  const uint64_t id0 = t.id;
+  t.put(key(DType::BF16, 1536, 7168, 1), entry("cpu_r4", 5.0));
+  const uint64_t id1 = t.id;
+  EXPECT_NE(id1, id0);
+  ASSERT_TRUE(t.find(DType::BF16, 1536, 7168, 1).has_value());
+  EXPECT_FALSE(t.find(DType::BF16, 1536, 7168, 2).has_value());
+  EXPECT_FALSE(t.find(DType::FP16, 1536, 7168, 1).has_value());
+  t.put(key(DType::BF16, 1536, 7168, 1), entry("cpu_r8", 4.0));  // replaces
+  EXPECT_NE(t.id, id1);
+  EXPECT_EQ(t.entries.size(), 1u);
+  EXPECT_EQ(t.find(DType::BF16, 1536, 7168, 1)->config.name(), "cpu_r8");
+  try {
+    t.put(key(DType::BF16, 1536, 7168, 1), entry("cpu_r8", -1.0));
+    FAIL() << "negative time accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("us=-1"));
+  }
+  EXPECT_THROW(t.put(key(DType::BF16, 0, 7168, 1), entry("cpu_r8", 1.0)), Error);
+}
+
+TEST_F(TableFiles, MissingFileIsNamed) {
+  const fs::path path = dir_ / "nope.json";
+  EXPECT_THAT(load_error(path), HasSubstr(path.string()));
+}
+
+TEST_F(TableFiles, SyntaxErrorNamesFileAndLine) {
+  const fs::path path = dir_ / "broken.json";
+  write_all(path, "{\n  \"meta\": {\"gpu\": \"NVIDIA H200\", \"sms\": 132},\n  \"entries\": [,]\n}\n");
+  const std::string msg = load_error(path);
+  EXPECT_THAT(msg, HasSubstr(path.string()));
+  EXPECT_THAT(msg, HasSubstr("line 3"));
+}
+
+TEST_F(TableFiles, BadFieldsNameFileEntryAndField) {
+  const std::string meta = R"({"meta": {"gpu": "NVIDIA H200", "sms": 132}, "entries": [)";
+  const std::string good = R"({"dtype": "bf16", "n": 1536, "k": 7168, "m": 1, "config": "cpu_r4", "us": 5.0})";
+  struct Case {
+    std::string entries;
+    std::vector<std::string> fragments;
+  };
+  const std::vector<Case> cases = {
+      {good + R"(, {"dtype": "bf16", "n": 1536, "k": 7168, "m": 2, "config": "foo_r1", "us": 5.0})",
+       {"entries[1].config", "unknown family 'foo'"}},
+      {R"({"dtype": "bf16", "n": "1536", "k": 7168, "m": 1, "config": "cpu_r4", "us": 5.0})",
+       {"entries[0].n", "expected an integer"}},
+      {R"({"dtype": "fp8", "n": 1536, "k": 7168, "m": 1, "config": "cpu_r4", "us": 5.0})",
+       {"entries[0].dtype", "fp8"}},
+      {R"({"dtype": "fp32", "n": 1536, "k": 7168, "m": 1, "config": "cpu_r4", "us": 5.0})",
+       {"entries[0].dtype", "not supported"}},
+      {R"({"dtype": "bf16", "n": 1536, "k": 7168, "m": 0, "config": "cpu_r4", "us": 5.0})",
+       {"entries[0].m", ">= 1"}},
+      {R"({"dtype": "bf16", "n": 1536, "k": 7168, "m": 1, "config": "cpu_r4"})", {"entries[0].us: missing"}},
+      {R"({"dtype": "bf16", "n": 1536, "k": 7168, "m": 1, "config": "cpu_r4", "us": 1, "cublaslt_us": "x"})",
+       {"entries[0].cublaslt_us"}},
+      {good + ", " + good, {"entries[1]", "duplicates", "entries[0]"}},
+      {"42", {"entries[0]", "expected an object"}},
+  };
+  const fs::path path = dir_ / "bad.json";
+  for (const Case& c : cases) {
+    write_all(path, meta + c.entries + "]}");
+    const std::string msg = load_error(path);
+    EXPECT_THAT(msg, HasSubstr(path.string())) << c.entries;
+    for (const std::string& f : c.fragments) EXPECT_THAT(msg, HasSubstr(f)) << c.entries;
+  }
+  write_all(path, R"({"entries": []})");
+  EXPECT_THAT(load_error(path), HasSubstr(".meta: missing"));
+  write_all(path, R"({"meta": {"gpu": "NVIDIA H200", "sms": "many"}, "entries": []})");
+  EXPECT_THAT(load_error(path), HasSubstr(".meta.sms"));
+  write_all(path, R"({"meta": {"gpu": "NVIDIA H200", "sms": 132}, "entries": {}})");
+  EXPECT_THAT(load_error(path), HasSubstr(".entries: expected an array"));
+}
+
+TEST_F(TableFiles, SaveMergeKeepsExistingEntriesAndOursWin) {
+  const fs::path path = dir_ / "h200.json";
+  Table existing;
+  existing.meta = Table::meta_for(h200());
+  existing.put(key(DType::BF16, 1536, 7168, 1), entry("cpu_r1", 9.0));  // only in the file
+  existing.put(key(DType::BF16, 1536, 7168, 2), entry("cpu_r2", 9.0));  // in both
+  existing.save_merge(path.string());
+
+  Table ours;
+  ours.meta = Table::meta_for(h200());
+  ours.put(key(DType::BF16, 1536, 7168, 2), entry("cpu_r8", 3.0));
+  ours.put(key(DType::FP16, 1536, 7168, 2), entry("cpu_r4", 4.0));  // only ours
+  ours.save_merge(path.string());
+
+  const Table merged = Table::load(path.string());
+  ASSERT_EQ(merged.entries.size(), 3u);
+  EXPECT_EQ(merged.find(DType::BF16, 1536, 7168, 1)->config.name(), "cpu_r1");
+  EXPECT_EQ(merged.find(DType::BF16, 1536, 7168, 2)->config.name(), "cpu_r8");
+  EXPECT_EQ(merged.find(DType::BF16, 1536, 7168, 2)->us, 3.0);
+  EXPECT_EQ(merged.find(DType::FP16, 1536, 7168, 2)->config.name(), "cpu_r4");
+  EXPECT_EQ(files(), std::vector<std::string>{"h200.json"});  // no temp file left behind
+}
+
+TEST_F(TableFiles, SaveMergeRefusesAnotherSignatureAndLeavesTheFile) {
+  const fs::path path = dir_ / "h200.json";
+  const std::string foreign = R"({"meta": {"gpu": "NVIDIA H100 80GB HBM3", "sms": 132}, "entries": []})";
+  write_all(path, foreign);
+  try {
+    sample().save_merge(path.string());
+    FAIL() << "merged into a table of another GPU";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path.string()));
+    EXPECT_THAT(e.what(), HasSubstr("NVIDIA H100 80GB HBM3"));
+  }
+  EXPECT_EQ(read_all(path), foreign);
+  EXPECT_EQ(files(), std::vector<std::string>{"h200.json"});
+
+  // A corrupt existing file is reported, never overwritten.
+  write_all(path, "{ not json");
+  EXPECT_THROW(sample().save_merge(path.string()), Error);
+  EXPECT_EQ(read_all(path), "{ not json");
+}
+
+TEST_F(TableFiles, SaveIntoMissingFolderIsNamed) {
+  const fs::path path = dir_ / "no_such_dir" / "t.json";
+  try {
+    sample().save_merge(path.string());
+    FAIL() << "saved into a missing folder";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path.string()));
+  }
+  EXPECT_TRUE(files().empty());
+}
+
+}  // namespace
+}  // namespace skinnygemm

@@ -1,0 +1,83 @@
+// GPU test helpers: a visible skip without a device, device buffers, and running a problem through the
+// public API on device copies of host operands.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/test_util.h"
+#include "core/backends.h"
+#include "skinnygemm/skinnygemm.h"
+
+namespace skinnygemm::test {
+
+#define SKIP_WITHOUT_GPU()                                                                          \
+  do {                                                                                              \
+    if (!::skinnygemm::cuda::available()) GTEST_SKIP() << "no CUDA device: GPU tests need an H200"; \
+  } while (0)
+
+#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+
+// A device copy of 16-bit elements (with optional offset in elements for misalignment tests).
+class DeviceArray {
+ public:
+  explicit DeviceArray(std::size_t elems, std::size_t offset = 0) : offset_(offset) {
+    if (cudaMalloc(&base_, (elems + offset + 8) * sizeof(uint16_t)) != cudaSuccess) base_ = nullptr;
+  }
+  DeviceArray(const std::vector<uint16_t>& host, std::size_t offset = 0) : DeviceArray(host.size(), offset) {
+    upload(host);
+  }
+  ~DeviceArray() { cudaFree(base_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  uint16_t* get() const { return base_ + offset_; }
+  void upload(const std::vector<uint16_t>& host) const {
+    cudaMemcpy(get(), host.data(), host.size() * sizeof(uint16_t), cudaMemcpyHostToDevice);
+  }
+  std::vector<uint16_t> download(std::size_t elems) const {
+    std::vector<uint16_t> host(elems);
+    cudaMemcpy(host.data(), get(), elems * sizeof(uint16_t), cudaMemcpyDeviceToHost);
+    return host;
+  }
+
+ private:
+  uint16_t* base_ = nullptr;
+  std::size_t offset_ = 0;
+};
+
+struct HostOperands {
+  std::vector<uint16_t> x, w;
+};
+
+inline HostOperands random_operands(const Problem& p, uint32_t seed, bool small_ints = false) {
+  std::mt19937 rng(seed);
+  HostOperands h;
+  const std::size_t nx = matrix_elems(p.m, p.k, p.x_stride()), nw = matrix_elems(p.n, p.k, p.w_stride());
+  h.x = small_ints ? small_int_values(p.dtype, nx, rng) : random_values(p.dtype, nx, rng);
+  h.w = small_ints ? small_int_values(p.dtype, nw, rng) : random_values(p.dtype, nw, rng);
+  return h;
+}
+
+// Strict element-wise bound of the kernel issue: |y - fp64| <= 2 |naive - fp64| + one output ulp.
+inline ::testing::AssertionResult within_naive_bound(const Problem& p, const std::vector<uint16_t>& y,
+                                                     const std::vector<double>& ref,
+                                                     const std::vector<uint16_t>& naive, const std::string& what) {
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) {
+      const double r = ref[i * p.n + j];
+      const double got = half_to_float(p.dtype, y[i * p.y_stride() + j]);
+      const double nv = half_to_float(p.dtype, naive[i * p.y_stride() + j]);
+      const double tol = 2 * std::fabs(nv - r) + ulp(p.dtype, r);
+      if (!(std::fabs(got - r) <= tol))
+        return ::testing::AssertionFailure() << what << " " << p.str() << ": y[" << i << "][" << j << "] = " << got
+                                             << ", fp64 " << r << ", naive " << nv << ", bound " << tol
+                                             << "; repro: skinnygemm check --backend cuda --shapes " << p.n << "x"
+                                             << p.k << " --m " << p.m << " --config " << what;
+    }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace skinnygemm::test

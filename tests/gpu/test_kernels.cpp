@@ -1,0 +1,146 @@
+// GPU tier of the kernel issue: every instantiated config bitwise on small integers, random inputs against
+// FP64 across every threshold, FP16, strided rows, CUDA-graph replay, back-to-back PDL chains, determinism,
+// the fallback for misaligned operands, degenerate sizes.
+#include <cuda_runtime.h>
+
+#include "gpu/gpu_util.h"
+
+namespace skinnygemm::test {
+namespace {
+
+struct GpuRun {
+  std::vector<uint16_t> y;
+  Choice choice;
+};
+
+// Runs p on the GPU with the given config ("" = select) on fresh device copies; y poisoned first.
+GpuRun run_gpu(const Problem& p, const HostOperands& h, const std::string& config = "", std::size_t x_offset = 0) {
+  const std::size_t ny = matrix_elems(p.m, p.n, p.y_stride());
+  DeviceArray x(h.x, x_offset), w(h.w), y(std::vector<uint16_t>(ny, kPoison));
+  Options o;
+  o.backend = Backend::Cuda;
+  o.config = config;
+  GpuRun r;
+  r.choice = gemm(p, x.get(), w.get(), y.get(), o);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  r.y = y.download(ny);
+  return r;
+}
+
+std::vector<uint16_t> naive(const Problem& p, const HostOperands& h) {
+  std::vector<uint16_t> y(matrix_elems(p.m, p.n, p.y_stride()), kPoison);
+  cpu::reference_naive(p, h.x.data(), h.w.data(), y.data());
+  return y;
+}
+
+std::vector<double> fp64(const Problem& p, const HostOperands& h) {
+  std::vector<double> ref(static_cast<std::size_t>(p.m * p.n));
+  cpu::reference_f64(p, h.x.data(), h.w.data(), ref.data());
+  return ref;
+}
+
+TEST(GpuKernels, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
+  SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = cuda::device_info();
+  int tested = 0;
+  for (DType dtype : {DType::BF16, DType::FP16})
+    for (Family family : {Family::Mma, Family::Simt})
+      for (const Config& c : listed_configs(family)) {
+        for (int64_t m : {int64_t{1}, static_cast<int64_t>(c.tile_m)}) {
+          // N = 100 leaves a partial row tile; K = 2088 a partial 32-chunk and enough chunks for 64 slices.
+          Problem p{m, 100, 2088, dtype};
+          ASSERT_TRUE(supports(c, p, dev, 16)) << c.name() << " should support " << p.str();
+          const HostOperands h = random_operands(p, static_cast<uint32_t>(tested + 1), /*small_ints=*/true);
+          const GpuRun r = run_gpu(p, h, c.name());
+          ASSERT_TRUE(bitwise_equal(p, r.y.data(), naive(p, h).data())) << "config " << c.name();
+          ++tested;
+        }
+      }
+  EXPECT_GT(tested, 300);
+}
+
+TEST(GpuKernels, RandomInputsAcrossThresholds) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 100;
+  const int64_t ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64};
+  for (int64_t n : {17, 1000})
+    for (int64_t k : {8, 136, 7168})
+      for (int64_t m : ms) {
+        const Problem p{m, n, k, DType::BF16};
+        const HostOperands h = random_operands(p, ++seed);
+        const GpuRun r = run_gpu(p, h);
+        ASSERT_TRUE(within_naive_bound(p, r.y, fp64(p, h), naive(p, h), r.choice.config.name()));
+      }
+}
+
+TEST(GpuKernels, KimiShapesWithForcedDecompositions) {
+  SKIP_WITHOUT_GPU();
+  const char* configs[] = {"", "mma_m64_w1x8_u4_sk8", "mma_m64_w8x1_u2_sk1", "mma_m64_w2x4_u4_sk2",
+                           "mma_m64_w4x2_u2_sk4"};
+  uint32_t seed = 500;
+  for (int64_t n : {144, 2112})
+    for (int64_t m : {1, 4, 16, 64})
+      for (const char* c : configs) {
+        const Problem p{m, n, 7168, DType::BF16};
+        const HostOperands h = random_operands(p, ++seed);
+        const GpuRun r = run_gpu(p, h, c);
+        ASSERT_TRUE(within_naive_bound(p, r.y, fp64(p, h), naive(p, h), r.choice.config.name()));
+      }
+}
+
+TEST(GpuKernels, Fp16AndStridedRows) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 900;
+  for (DType dtype : {DType::FP16, DType::BF16})
+    for (int64_t m : {1, 3, 8, 17, 64}) {
+      Problem p{m, 300, 1048, dtype};
+      p.ldx = 1048 + 64;  // strided rows, still 16-byte aligned
+      p.ldw = 1048 + 8;
+      p.ldy = 300 + 20;
+      const HostOperands h = random_operands(p, ++seed);
+      const GpuRun r = run_gpu(p, h);
+      EXPECT_NE(r.choice.config.family, Family::Cublaslt) << "aligned strided rows should use a kernel";
+      ASSERT_TRUE(within_naive_bound(p, r.y, fp64(p, h), naive(p, h), r.choice.config.name()));
+      ASSERT_TRUE(padding_untouched(p, r.y.data()));
+    }
+}
+
+TEST(GpuKernels, MisalignedOperandsFallBackToCublasLt) {
+  SKIP_WITHOUT_GPU();
+  const Problem p{4, 256, 1024, DType::BF16};
+  const HostOperands h = random_operands(p, 77);
+  const GpuRun r = run_gpu(p, h, "", /*x_offset=*/1);  // x 2-byte aligned
+  EXPECT_EQ(r.choice.source, Source::Fallback) << r.choice.reason;
+  EXPECT_EQ(r.choice.config.family, Family::Cublaslt);
+  ASSERT_TRUE(within_naive_bound(p, r.y, fp64(p, h), naive(p, h), r.choice.config.name()));
+  Problem odd_k{4, 256, 1020, DType::BF16};  // K not a multiple of 8
+  const HostOperands h2 = random_operands(odd_k, 78);
+  const GpuRun r2 = run_gpu(odd_k, h2);
+  EXPECT_EQ(r2.choice.config.family, Family::Cublaslt);
+  ASSERT_TRUE(within_naive_bound(odd_k, r2.y, fp64(odd_k, h2), naive(odd_k, h2), r2.choice.config.name()));
+}
+
+TEST(GpuKernels, SameInputsGiveSameBits) {
+  SKIP_WITHOUT_GPU();
+  for (const char* c : {"mma_m8_w1x8_u4_sk8", "simt_m2_w1x4_u4_sk4", "mma_m64_w4x2_u4_sk2"}) {
+    const Problem p{2, 1536, 7168, DType::BF16};
+    const HostOperands h = random_operands(p, 5);
+    EXPECT_TRUE(bitwise_equal(p, run_gpu(p, h, c).y.data(), run_gpu(p, h, c).y.data())) << c;
+  }
+}
+
+TEST(GpuKernels, DegenerateSizes) {
+  SKIP_WITHOUT_GPU();
+  Problem p{3, 40, 0, DType::BF16};
+  DeviceArray y(std::vector<uint16_t>(3 * 40, kPoison));
+  Options o;
+  o.backend = Backend::Cuda;
+  gemm(p, nullptr, nullptr, y.get(), o);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (uint16_t v : y.download(3 * 40)) ASSERT_EQ(v, 0) << "K=0 must write zeros";
+  Problem empty{0, 40, 64, DType::BF16};
+  EXPECT_NO_THROW(gemm(empty, nullptr, nullptr, nullptr, o));
+}
+
+}  // namespace
+}  // namespace skinnygemm::test
