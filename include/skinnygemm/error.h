@@ -29,4 +29,10 @@ namespace detail {
     }                                                                            \
   } while (0)
 
-#define SKINNYGEMM_FAIL(stream_expr) SKINNYGEMM_CHECK(false, stream_expr)
+// Unconditional, so that the compiler sees a function ending in it never returns.
+#define SKINNYGEMM_FAIL(stream_expr)                                                           \
+  do {                                                                                         \
+    std::ostringstream skinnygemm_os_;                                                         \
+    skinnygemm_os_ << stream_expr;                                                             \
+    ::skinnygemm::detail::throw_error(__FILE__, __LINE__, skinnygemm_os_.str());              \
+  } while (0)

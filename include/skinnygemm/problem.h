@@ -35,8 +35,9 @@ void validate(const Problem& problem);
 // validate() plus null pointers and an output that overlaps an input. Empty problems accept null pointers.
 void validate(const Problem& problem, const void* x, const void* w, const void* y);
 
-// The largest power of two (up to 16) that divides every pointer and every row stride in bytes.
-// Kernels that use 16-byte loads require 16; the selection routes anything less to a fallback.
+// The largest power of two (up to 16) that divides the input pointers (x, w) and their row strides in
+// bytes. Kernels that use 16-byte loads require 16; the selection routes anything less to a fallback.
+// The output is stored element by element, so y does not count.
 int operand_alignment(const Problem& problem, const void* x, const void* w, const void* y);
 
 }  // namespace skinnygemm

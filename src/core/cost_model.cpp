@@ -1,5 +1,7 @@
 #include "core/cost_model.h"
 
+#include "core/tiling.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -33,21 +35,18 @@ Decomposition decompose(const Config& c, const Problem& p) {
 }
 
 int estimated_registers(const Config& c) {
-  // ptxas -v, sm_90a, bf16, x fragments in the register ring (docs/kernels.md).
+  // ptxas -v, sm_90a, bf16: weights in the shared-memory ring, x in a register ring (docs/kernels.md).
   const bool u4 = c.unroll == 4;
-  if (c.family == Family::Simt) return c.tile_m == 1 ? (u4 ? 76 : 48) : c.tile_m == 2 ? (u4 ? 100 : 63) : (u4 ? 179 : 90);
+  if (c.family == Family::Simt) return c.tile_m == 1 ? (u4 ? 58 : 40) : c.tile_m == 2 ? (u4 ? 74 : 57) : (u4 ? 128 : 80);
   switch (c.tile_m) {
-    case 8: return u4 ? 90 : 60;
-    case 16: return u4 ? 148 : 72;
-    case 32: return u4 ? 204 : 110;
-    default: return 188;
+    case 8: return u4 ? 62 : 54;
+    case 16: return u4 ? 80 : 62;
+    case 32: return u4 ? 140 : 98;
+    default: return 176;
   }
 }
 
-int64_t reduction_smem_bytes(const Config& c) {
-  // FP32 partials of every warp: warps_k x tile_m tokens x padded rows (kernels/skinny_common.cuh).
-  return static_cast<int64_t>(c.warps_k) * c.tile_m * (16 * c.warps_n + 4) * 4;
-}
+int64_t smem_bytes(const Config& c) { return skinny_smem_bytes(c.tile_m, c.warps_n, c.warps_k, c.unroll); }
 
 CostBreakdown estimate(const Config& c, const Problem& p, const DeviceInfo& dev) {
   CostBreakdown b;
@@ -68,7 +67,7 @@ CostBreakdown estimate(const Config& c, const Problem& p, const DeviceInfo& dev)
   const Decomposition d = decompose(c, p);
   const int threads = c.threads();
   const int regs = (estimated_registers(c) + 7) / 8 * 8;
-  const int64_t smem = reduction_smem_bytes(c) + 1024;
+  const int64_t smem = smem_bytes(c) + 1024;
   int per_sm = std::min<int64_t>(2048 / threads, 32);
   per_sm = std::min<int64_t>(per_sm, 65536 / (static_cast<int64_t>(regs) * threads));
   per_sm = std::min<int64_t>(per_sm, (228 * 1024) / smem);

@@ -36,6 +36,6 @@ CostBreakdown estimate(const Config& config, const Problem& problem, const Devic
 // Registers per thread and shared memory per CTA the kernel instance needs (estimates kept in step with
 // ptxas -v of the built instances; see docs/kernels.md).
 int estimated_registers(const Config& config);
-int64_t reduction_smem_bytes(const Config& config);
+int64_t smem_bytes(const Config& config);  // dynamic shared memory per CTA
 
 }  // namespace skinnygemm

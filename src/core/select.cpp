@@ -67,7 +67,7 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
                                  " chunks of 32, fewer than the " + std::to_string(c.warps_k * c.split_k) +
                                  " K slices of " + c.name());
       if (d.row_blocks > 65535) return fail(why_not, "N=" + std::to_string(p.n) + " needs too many CTAs along N");
-      if (reduction_smem_bytes(c) > dev.smem_per_block_optin)
+      if (smem_bytes(c) > dev.smem_per_block_optin)
         return fail(why_not, "needs more shared memory than the device allows per block");
       return true;
     }

@@ -48,8 +48,19 @@ DeviceState& state_locked() {
 
 // y[M,N] = x[M,K] w[N,K]^T in cuBLASLt's column-major terms: D(N x M) = op(A)(N x K) B(K x M) with
 // A = w seen as a K x N column-major matrix (transposed), B = x seen as K x M column-major.
-Plan& plan_locked(DeviceState& s, const Problem& p) {
-  auto& slot = s.plans[p.str()];
+uint32_t pointer_alignment(const void* ptr) {
+  const auto v = reinterpret_cast<uintptr_t>(ptr);
+  uint32_t a = 1;
+  while (a < 256 && (v & a) == 0) a <<= 1;
+  return a;
+}
+
+// Heuristics assume 256-byte aligned pointers unless told otherwise; an algorithm picked for aligned
+// operands fails with NOT_SUPPORTED on misaligned ones, so plans are keyed by the actual alignments.
+Plan& plan_locked(DeviceState& s, const Problem& p, const void* x, const void* w, const void* y) {
+  const uint32_t align_w = pointer_alignment(w), align_x = pointer_alignment(x), align_y = pointer_alignment(y);
+  auto& slot = s.plans[p.str() + " a" + std::to_string(align_w) + "/" + std::to_string(align_x) + "/" +
+                       std::to_string(align_y)];
   if (slot) return *slot;
   auto plan = std::make_unique<Plan>();
   const cudaDataType_t t = p.dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
@@ -67,6 +78,13 @@ Plan& plan_locked(DeviceState& s, const Problem& p) {
   const std::size_t ws = kWorkspaceBytes;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                                &ws, sizeof(ws)));
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_w},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_x},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_y},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_y}};
+  for (const auto& [attr, bytes] : alignments)
+    SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes)));
   plan->algos.resize(kCublasltAlgos);
   int found = 0;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(s.handle, plan->op, plan->a, plan->b, plan->d, plan->d,
@@ -80,10 +98,10 @@ Plan& plan_locked(DeviceState& s, const Problem& p) {
 
 }  // namespace
 
-int cublaslt_algo_count(const Problem& p) {
+int cublaslt_algo_count(const Problem& p, const void* x, const void* w, const void* y) {
   std::lock_guard<std::mutex> lock(g_mutex);
   DeviceState& s = state_locked();
-  return static_cast<int>(plan_locked(s, p).algos.size());
+  return static_cast<int>(plan_locked(s, p, x, w, y).algos.size());
 }
 
 void cublaslt_gemm(const Problem& p, const void* x, const void* w, void* y, int algo, cudaStream_t stream) {
@@ -95,7 +113,7 @@ void cublaslt_gemm(const Problem& p, const void* x, const void* w, void* y, int 
     DeviceState& s = state_locked();
     handle = s.handle;
     workspace = s.workspace;
-    plan = &plan_locked(s, p);
+    plan = &plan_locked(s, p, x, w, y);
   }
   const int index = algo < 0 ? 0 : algo;
   SKINNYGEMM_CHECK(index < static_cast<int>(plan->algos.size()),

@@ -11,7 +11,7 @@ namespace skinnygemm::cuda {
 
 // algo = -1: cuBLASLt's default (its first heuristic answer); algo = i: its i-th answer.
 void cublaslt_gemm(const Problem& problem, const void* x, const void* w, void* y, int algo, cudaStream_t stream);
-// How many heuristic algorithms cuBLASLt offers for the problem (at most kCublasltAlgos).
-int cublaslt_algo_count(const Problem& problem);
+// How many heuristic algorithms cuBLASLt offers for the problem on these operands (at most kCublasltAlgos).
+int cublaslt_algo_count(const Problem& problem, const void* x, const void* w, const void* y);
 
 }  // namespace skinnygemm::cuda

@@ -200,7 +200,7 @@ BenchResult bench(const BenchRequest& req) {
   out.cublaslt_us = time_config(lt).median_us;
   out.cublaslt_best_us = out.cublaslt_us;
   out.cublaslt_best_config = "cublaslt";
-  const int algos = cublaslt_algo_count(b.p);
+  const int algos = cublaslt_algo_count(b.p, b.x, b.w_copy(0), b.y_copy(0));
   for (int a = 0; a < algos; ++a) {
     lt.algo = a;
     const double us = time_config(lt).median_us;

@@ -14,6 +14,8 @@
 #include <cuda_fp16.h>
 #include <cstdint>
 
+#include "core/tiling.h"
+
 namespace skinnygemm::cuda {
 
 struct SkinnyParams {
@@ -27,28 +29,48 @@ struct SkinnyParams {
   int k_chunks;             // ceil(k / 32)
 };
 
-constexpr int kChunkK = 32;  // K elements per chunk: 4 lanes x 8 elements
-
-// Padded row pitch of the FP32 partials so that lanes t = 0..3 (token stride 2) hit different banks.
-__host__ __device__ constexpr int partial_pitch(int warps_n) { return 16 * warps_n + 4; }
-__host__ __device__ constexpr int partial_floats(int tile_m, int warps_n, int warps_k) {
-  return warps_k * tile_m * partial_pitch(warps_n);
-}
-
 // Chunk range [begin, end) of K slice s out of slices: balanced, contiguous.
 __device__ __forceinline__ void slice_range(int k_chunks, int s, int slices, int& begin, int& end) {
   begin = static_cast<int>((static_cast<long long>(k_chunks) * s) / slices);
   end = static_cast<int>((static_cast<long long>(k_chunks) * (s + 1)) / slices);
 }
 
-// Weights are read exactly once: bypass L1 (they would only evict x).
-__device__ __forceinline__ uint4 load_stream(const void* ptr) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(ptr));
-  return v;
-}
+// A warp's private ring of weight chunks in shared memory, filled by cp.async (16 bytes per lane per row,
+// zero-filled outside the matrix). Each lane reads back only the bytes it copied itself, so no barrier is
+// needed: cp.async.wait_group makes a thread's own copies visible to it.
+// NOTE: streaming w through registers capped each warp at kUnroll x 1 KB in flight and made narrow shapes
+// latency-bound (one ~0.85 us HBM round trip per kUnroll chunks, docs/kernels.md); the ring holds
+// 4 x kUnroll chunks per warp without spending registers.
+template <int kStages>
+struct WeightRing {
+  uint4* slots;  // kStages x 64 uint4: [0, 32) row g of each lane, [32, 64) row g + 8
+  const char* row_a;
+  const char* row_b;
+  bool has_a, has_b;
+  int c_begin, c_end, k, lane, t;
+
+  __device__ __forceinline__ void issue(int chunk) const {
+    const int slot = (chunk - c_begin) % kStages;
+    const int kk = chunk * kChunkK + 8 * t;
+    const bool in = chunk < c_end && kk < k;
+    copy16(slots + slot * 64 + lane, row_a + (in ? kk * 2 : 0), in && has_a);
+    copy16(slots + slot * 64 + 32 + lane, row_b + (in ? kk * 2 : 0), in && has_b);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+  // Waits for chunk (the oldest of the kStages - 1 chunks in flight) and reads this lane's two rows.
+  __device__ __forceinline__ void read(int chunk, uint4& a, uint4& b) const {
+    asm volatile("cp.async.wait_group %0;" ::"n"(kStages - 2) : "memory");
+    const int slot = (chunk - c_begin) % kStages;
+    a = slots[slot * 64 + lane];
+    b = slots[slot * 64 + 32 + lane];
+  }
+  static __device__ __forceinline__ void copy16(uint4* dst, const void* src, bool valid) {
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+  }
+  static __device__ __forceinline__ void drain() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+};
 
 // x is re-read by every row block: keep it in L1/L2.
 __device__ __forceinline__ uint4 load_cached(const void* ptr) { return __ldg(reinterpret_cast<const uint4*>(ptr)); }

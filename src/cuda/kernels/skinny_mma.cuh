@@ -38,13 +38,14 @@ __device__ __forceinline__ void mma_16816<__half>(float (&d)[4], uint32_t a0, ui
 }
 
 // kTileM: tokens per launch (8, 16, 32, 64) = kTileM / 8 MMA column tiles.
-// kUnroll: chunks of 32 K elements each lane keeps in flight (rolling register ring).
+// kUnroll: depth of the x register ring and loop unroll; the weight ring is weight_stages(kUnroll) deep.
 template <typename T, int kTileM, int kUnroll>
 __global__ void __launch_bounds__(256) skinny_mma_kernel(const SkinnyParams p) {
   static_assert(kTileM % 8 == 0 && kTileM <= 64, "token tile must be 8..64 in steps of 8 (n8 MMA tiles)");
   static_assert(kUnroll >= 1 && kUnroll <= 8, "unroll is 1..8 chunks");
   constexpr int kTiles = kTileM / 8;
-  extern __shared__ float partials[];
+  constexpr int kStages = weight_stages(kUnroll);
+  extern __shared__ uint4 smem[];
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -56,21 +57,22 @@ __global__ void __launch_bounds__(256) skinny_mma_kernel(const SkinnyParams p) {
 
   const T* w = static_cast<const T*>(p.w);
   const T* x = static_cast<const T*>(p.x);
-  const bool has_a = row_a < p.n, has_b = row_b < p.n;
-  const T* wa_ptr = w + static_cast<long long>(has_a ? row_a : 0) * p.ldw + 8 * t;
-  const T* wb_ptr = w + static_cast<long long>(has_b ? row_b : 0) * p.ldw + 8 * t;
+  WeightRing<kStages> ring;
+  ring.slots = smem + warp * kStages * 64;
+  ring.has_a = row_a < p.n;
+  ring.has_b = row_b < p.n;
+  ring.row_a = reinterpret_cast<const char*>(w + static_cast<long long>(ring.has_a ? row_a : 0) * p.ldw);
+  ring.row_b = reinterpret_cast<const char*>(w + static_cast<long long>(ring.has_b ? row_b : 0) * p.ldw);
+  ring.c_begin = c_begin;
+  ring.c_end = c_end;
+  ring.k = p.k;
+  ring.lane = lane;
+  ring.t = t;
 
-  // Rolling ring of kUnroll chunks: slot j holds chunk base + j, its w rows and its x fragments.
-  // NOTE: x rides in the ring too. Loading x right before its MMA put one L2 round trip per chunk on each
-  // warp's critical path; under full HBM load that latency is several microseconds per warp (measured:
-  // 1536x7168 M=1 took 14 us against a 4.9 us stream, docs/kernels.md).
-  uint4 wa[kUnroll], wb[kUnroll], xr[kUnroll][kTiles];
-  auto load_w = [&](int chunk, uint4& ra, uint4& rb) {
-    const int kk = chunk * kChunkK;  // + 8t is in the pointers
-    const bool in = chunk < c_end && kk + 8 * t < p.k;
-    ra = (in && has_a) ? load_stream(wa_ptr + kk) : make_uint4(0, 0, 0, 0);
-    rb = (in && has_b) ? load_stream(wb_ptr + kk) : make_uint4(0, 0, 0, 0);
-  };
+  // x fragments ride in a register ring kUnroll chunks ahead of their MMA.
+  // NOTE: loading x right before its MMA put one L2 round trip per chunk on each warp's critical path;
+  // under full HBM load that cost several microseconds per warp (docs/kernels.md).
+  uint4 xr[kUnroll][kTiles];
   auto load_x = [&](int chunk, uint4 (&rx)[kTiles]) {
     const int kk = chunk * kChunkK + 8 * t;
     const bool in = chunk < c_end && kk < p.k;
@@ -80,9 +82,9 @@ __global__ void __launch_bounds__(256) skinny_mma_kernel(const SkinnyParams p) {
       rx[i] = (in && token < p.m) ? load_cached(x + static_cast<long long>(token) * p.ldx + kk) : make_uint4(0, 0, 0, 0);
     }
   };
-#pragma unroll
-  for (int j = 0; j < kUnroll; ++j) load_w(c_begin + j, wa[j], wb[j]);
+
   // Weights never depend on the previous kernel: they are in flight before the wait; x is read after it.
+  for (int s = 0; s < kStages - 1; ++s) ring.issue(c_begin + s);
   pdl_launch_dependents();
   pdl_wait();
 #pragma unroll
@@ -95,18 +97,23 @@ __global__ void __launch_bounds__(256) skinny_mma_kernel(const SkinnyParams p) {
   for (int base = c_begin; base < c_end; base += kUnroll) {
 #pragma unroll
     for (int j = 0; j < kUnroll; ++j) {
-      // Chunks past the slice hold zeros: the MMA adds nothing, and no branch splits the unrolled ring.
+      // Chunks past the slice hold zeros: the MMA adds nothing, and no branch splits the unrolled loop.
+      uint4 wa, wb;
+      ring.read(base + j, wa, wb);
+      ring.issue(base + j + kStages - 1);  // refills the slot this lane emptied one chunk ago
 #pragma unroll
       for (int i = 0; i < kTiles; ++i) {
-        mma_16816<T>(acc[i], wa[j].x, wb[j].x, wa[j].y, wb[j].y, xr[j][i].x, xr[j][i].y);
-        mma_16816<T>(acc[i], wa[j].z, wb[j].z, wa[j].w, wb[j].w, xr[j][i].z, xr[j][i].w);
+        mma_16816<T>(acc[i], wa.x, wb.x, wa.y, wb.y, xr[j][i].x, xr[j][i].y);
+        mma_16816<T>(acc[i], wa.z, wb.z, wa.w, wb.w, xr[j][i].z, xr[j][i].w);
       }
-      load_w(base + j + kUnroll, wa[j], wb[j]);
       load_x(base + j + kUnroll, xr[j]);
     }
   }
+  WeightRing<kStages>::drain();  // zero-fills past the slice may still land in the ring we reuse below
+  __syncthreads();
 
   // Partials: [wk][token][pitch], row index wn*16 + (g or g+8); tokens 2t, 2t+1 of each column tile.
+  float* partials = reinterpret_cast<float*>(smem);
   const int pitch = partial_pitch(p.warps_n);
   float* mine = partials + wk * kTileM * pitch + wn * 16 + g;
 #pragma unroll

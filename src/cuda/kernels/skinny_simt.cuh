@@ -33,7 +33,8 @@ template <typename T, int kTileM, int kUnroll>
 __global__ void __launch_bounds__(256) skinny_simt_kernel(const SkinnyParams p) {
   static_assert(kTileM >= 1 && kTileM <= 8, "the CUDA-core family is for M <= 8");
   static_assert(kUnroll >= 1 && kUnroll <= 8, "unroll is 1..8 chunks");
-  extern __shared__ float partials[];
+  constexpr int kStages = weight_stages(kUnroll);
+  extern __shared__ uint4 smem[];
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -45,18 +46,20 @@ __global__ void __launch_bounds__(256) skinny_simt_kernel(const SkinnyParams p) 
 
   const T* w = static_cast<const T*>(p.w);
   const T* x = static_cast<const T*>(p.x);
-  const bool has_a = row_a < p.n, has_b = row_b < p.n;
-  const T* wa_ptr = w + static_cast<long long>(has_a ? row_a : 0) * p.ldw + 8 * t;
-  const T* wb_ptr = w + static_cast<long long>(has_b ? row_b : 0) * p.ldw + 8 * t;
+  WeightRing<kStages> ring;
+  ring.slots = smem + warp * kStages * 64;
+  ring.has_a = row_a < p.n;
+  ring.has_b = row_b < p.n;
+  ring.row_a = reinterpret_cast<const char*>(w + static_cast<long long>(ring.has_a ? row_a : 0) * p.ldw);
+  ring.row_b = reinterpret_cast<const char*>(w + static_cast<long long>(ring.has_b ? row_b : 0) * p.ldw);
+  ring.c_begin = c_begin;
+  ring.c_end = c_end;
+  ring.k = p.k;
+  ring.lane = lane;
+  ring.t = t;
 
-  // Rolling ring of kUnroll chunks with their x (see skinny_mma.cuh for why x rides in the ring).
-  uint4 wa[kUnroll], wb[kUnroll], xr[kUnroll][kTileM];
-  auto load_w = [&](int chunk, uint4& ra, uint4& rb) {
-    const int kk = chunk * kChunkK;
-    const bool in = chunk < c_end && kk + 8 * t < p.k;
-    ra = (in && has_a) ? load_stream(wa_ptr + kk) : make_uint4(0, 0, 0, 0);
-    rb = (in && has_b) ? load_stream(wb_ptr + kk) : make_uint4(0, 0, 0, 0);
-  };
+  // x rides in a register ring kUnroll chunks ahead (see skinny_mma.cuh).
+  uint4 xr[kUnroll][kTileM];
   auto load_x = [&](int chunk, uint4 (&rx)[kTileM]) {
     const int kk = chunk * kChunkK + 8 * t;
     const bool in = chunk < c_end && kk < p.k;
@@ -64,8 +67,7 @@ __global__ void __launch_bounds__(256) skinny_simt_kernel(const SkinnyParams p) 
     for (int i = 0; i < kTileM; ++i)
       rx[i] = (in && i < p.m) ? load_cached(x + static_cast<long long>(i) * p.ldx + kk) : make_uint4(0, 0, 0, 0);
   };
-#pragma unroll
-  for (int j = 0; j < kUnroll; ++j) load_w(c_begin + j, wa[j], wb[j]);
+  for (int s = 0; s < kStages - 1; ++s) ring.issue(c_begin + s);
   pdl_launch_dependents();
   pdl_wait();
 #pragma unroll
@@ -78,17 +80,22 @@ __global__ void __launch_bounds__(256) skinny_simt_kernel(const SkinnyParams p) 
   for (int base = c_begin; base < c_end; base += kUnroll) {
 #pragma unroll
     for (int j = 0; j < kUnroll; ++j) {
+      uint4 wa, wb;
+      ring.read(base + j, wa, wb);
+      ring.issue(base + j + kStages - 1);
 #pragma unroll
       for (int i = 0; i < kTileM; ++i) {
-        acc_a[i] = dot8<T>(acc_a[i], wa[j], xr[j][i]);
-        acc_b[i] = dot8<T>(acc_b[i], wb[j], xr[j][i]);
+        acc_a[i] = dot8<T>(acc_a[i], wa, xr[j][i]);
+        acc_b[i] = dot8<T>(acc_b[i], wb, xr[j][i]);
       }
-      load_w(base + j + kUnroll, wa[j], wb[j]);
       load_x(base + j + kUnroll, xr[j]);
     }
   }
+  WeightRing<kStages>::drain();
+  __syncthreads();
 
   // The 4 lanes of a row group hold K-interleaved partial sums: combine them in a fixed order.
+  float* partials = reinterpret_cast<float*>(smem);
   const int pitch = partial_pitch(p.warps_n);
   float* mine = partials + wk * kTileM * pitch + wn * 16 + g;
 #pragma unroll
