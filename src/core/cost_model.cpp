@@ -35,18 +35,20 @@ Decomposition decompose(const Config& c, const Problem& p) {
 }
 
 int estimated_registers(const Config& c) {
-  // ptxas -v, sm_90a, bf16: weights in the shared-memory ring, x in a register ring (docs/kernels.md).
+  // ptxas -v, sm_90a, bf16: w and x in the shared-memory chunk ring (docs/kernels.md).
   const bool u4 = c.unroll == 4;
-  if (c.family == Family::Simt) return c.tile_m == 1 ? (u4 ? 58 : 40) : c.tile_m == 2 ? (u4 ? 74 : 57) : (u4 ? 128 : 80);
+  if (c.family == Family::Simt) return c.tile_m == 1 ? (u4 ? 63 : 48) : c.tile_m == 2 ? 57 : 79;
   switch (c.tile_m) {
-    case 8: return u4 ? 62 : 54;
-    case 16: return u4 ? 80 : 62;
-    case 32: return u4 ? 140 : 98;
-    default: return 176;
+    case 8: return u4 ? 60 : 48;
+    case 16: return u4 ? 66 : 59;
+    case 32: return 104;
+    default: return 175;
   }
 }
 
-int64_t smem_bytes(const Config& c) { return skinny_smem_bytes(c.tile_m, c.warps_n, c.warps_k, c.unroll); }
+int64_t smem_bytes(const Config& c) {
+  return skinny_smem_bytes(c.family == Family::Mma, c.tile_m, c.warps_n, c.warps_k, c.unroll);
+}
 
 CostBreakdown estimate(const Config& c, const Problem& p, const DeviceInfo& dev) {
   CostBreakdown b;

@@ -3,12 +3,14 @@
 // Summation order (what makes the result deterministic): every output element keeps 16 FP32 lane sums;
 // lane l accumulates the products with k ≡ l (mod 16) in increasing k, and the lanes are then added in a
 // fixed tree. That order depends only on k — not on the thread count, the row blocking (cpu_r*) or the
-// instruction set the hot function was cloned for (none of the clones enables FMA contraction) — so every
-// cpu_* config gives the same bits on every x86-64.
+// vector width of the path this CPU takes (AVX-512, AVX2 or the 16-byte base path) — so every cpu_*
+// config gives the same bits on every machine.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -27,13 +29,6 @@ constexpr int kMaxRows = 8;
 // Below this many multiply-adds a thread costs more to start than it saves.
 constexpr int64_t kMacsPerThread = int64_t{1} << 19;
 
-// target_clones needs ifunc (glibc); elsewhere the portable build is used as is.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
-#define SKINNYGEMM_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SKINNYGEMM_HOT
-#endif
-
 struct Work {
   const Problem* p;
   const uint16_t* w;
@@ -43,46 +38,78 @@ struct Work {
   int rows;         // weight rows per inner block (config.rows)
 };
 
-// GCC vector extension: element-wise float ops on 16 lanes, lowered to whatever the clone has (4 x SSE,
-// 2 x AVX2 or 1 x AVX-512 register). Lane-wise semantics are identical on all of them, so the result is too.
-typedef float F16x __attribute__((vector_size(kLanes * sizeof(float))));
+// Hardware vectors (GCC/Clang vector extensions). The 16 lanes of an accumulator are 16 / W vectors of
+// W floats; lane-wise adds and multiplies are the same operations at every width, so the paths agree bit
+// for bit. A width the target lacks is lowered through memory (slow), hence one instantiation per ISA.
+typedef float V4 __attribute__((vector_size(16)));
+typedef float V8 __attribute__((vector_size(32)));
+typedef float V16 __attribute__((vector_size(64)));
 
-// For T tokens and R weight rows: acc[t][r][l] += sum_i x[t][i*16 + l] * w[r][i*16 + l] over len (a
-// multiple of 16) elements. T x R independent accumulators hide the add latency; the w loads are shared
-// by the T tokens and the x loads by the R rows.
-template <int T, int R>
+// Accumulators (of 16 lanes) held in registers at once: 8 with AVX-512, 4 with AVX2, 2 with 16-byte vectors.
+template <typename V>
+constexpr int kBudget = static_cast<int>(sizeof(V) / sizeof(float)) / 2;
+
+// For T tokens and R rows: acc[t][r][l] += sum_i x[t][i*16 + l] * w[r][i*16 + l] over len (a multiple of
+// 16) elements. The w loads are shared by the T tokens and the x loads by the R rows.
+template <typename V, int T, int R>
 inline __attribute__((always_inline)) void dot_block(const float* x, int64_t ldx, const float* w, int64_t len,
                                                      float* acc, int64_t ld_acc) {
-  F16x a[T][R];
+  constexpr int W = sizeof(V) / sizeof(float), P = kLanes / W;
+  // The small loops must unroll completely, or the accumulators and w vectors go through the stack;
+  // GCC's own heuristics stop short at some (T, R, P), hence the pragmas.
+  V a[T][R][P];
+#pragma GCC unroll 16
   for (int t = 0; t < T; ++t)
-    for (int r = 0; r < R; ++r) std::memcpy(&a[t][r], acc + t * ld_acc + r * kLanes, sizeof(F16x));
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) std::memcpy(a[t][r], acc + t * ld_acc + r * kLanes, sizeof a[t][r]);
   for (int64_t i = 0; i < len; i += kLanes) {
-    F16x wv[R];
-    for (int r = 0; r < R; ++r) std::memcpy(&wv[r], w + r * kChunk + i, sizeof(F16x));
-    for (int t = 0; t < T; ++t) {
-      F16x xv;
-      std::memcpy(&xv, x + t * ldx + i, sizeof(F16x));
-      for (int r = 0; r < R; ++r) a[t][r] += xv * wv[r];
+#pragma GCC unroll 16
+    for (int q = 0; q < P; ++q) {
+      V wv[R];
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) std::memcpy(&wv[r], w + r * kChunk + i + q * W, sizeof(V));
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) {
+        V xv;
+        std::memcpy(&xv, x + t * ldx + i + q * W, sizeof(V));
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) a[t][r][q] += xv * wv[r];
+      }
     }
   }
+#pragma GCC unroll 16
   for (int t = 0; t < T; ++t)
-    for (int r = 0; r < R; ++r) std::memcpy(acc + t * ld_acc + r * kLanes, &a[t][r], sizeof(F16x));
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) std::memcpy(acc + t * ld_acc + r * kLanes, a[t][r], sizeof a[t][r]);
 }
 
-// All tokens against R rows, in blocks of T tokens (about 8 accumulators in all).
-template <int R>
+// R rows against every token, T tokens at a time so that T x R accumulators fill the register budget.
+template <typename V, int R>
 inline __attribute__((always_inline)) void dot_rows(const Work& wk, const float* w, int64_t k0, int64_t len,
                                                     int rows, float* acc) {
-  constexpr int T = R >= 8 ? 1 : 8 / R > 4 ? 4 : 8 / R;
+  constexpr int T = kBudget<V> / R;
   const int64_t m = wk.p->m, ld_acc = rows * kLanes;
+  const float* x = wk.xf + k0;
   int64_t t = 0;
-  for (; t + T <= m; t += T) dot_block<T, R>(wk.xf + t * wk.kpad + k0, wk.kpad, w, len, acc + t * ld_acc, ld_acc);
-  for (; t < m; ++t) dot_block<1, R>(wk.xf + t * wk.kpad + k0, wk.kpad, w, len, acc + t * ld_acc, ld_acc);
+  for (; t + T <= m; t += T) dot_block<V, T, R>(x + t * wk.kpad, wk.kpad, w, len, acc + t * ld_acc, ld_acc);
+  for (; t < m; ++t) dot_block<V, 1, R>(x + t * wk.kpad, wk.kpad, w, len, acc + t * ld_acc, ld_acc);
+}
+
+// `count` rows in register blocks of S rows, then S/2, ... for what is left (the N tail, or a config
+// block larger than the register budget).
+template <typename V, int S>
+inline __attribute__((always_inline)) void dot_rows_upto(const Work& wk, const float* w, int64_t k0, int64_t len,
+                                                         int rows, float* acc, int count) {
+  int r = 0;
+  for (; r + S <= count; r += S) dot_rows<V, S>(wk, w + r * kChunk, k0, len, rows, acc + r * kLanes);
+  if constexpr (S > 1) dot_rows_upto<V, S / 2>(wk, w + r * kChunk, k0, len, rows, acc + r * kLanes, count - r);
 }
 
 // One chunk [k0, k0+len) of `rows` weight rows starting at row0, for every token: convert the chunk to
 // float (zero-padded to a multiple of 16) and add its products to acc[token][row][lane].
-SKINNYGEMM_HOT void chunk(const Work& wk, int64_t row0, int rows, int64_t k0, int64_t len, float* acc) {
+template <typename V>
+inline __attribute__((always_inline)) void chunk_impl(const Work& wk, int64_t row0, int rows, int64_t k0,
+                                                      int64_t len, float* acc) {
   alignas(64) float wbuf[kMaxRows * kChunk];
   const Problem& p = *wk.p;
   const int64_t len16 = (len + kLanes - 1) / kLanes * kLanes;
@@ -97,14 +124,48 @@ SKINNYGEMM_HOT void chunk(const Work& wk, int64_t row0, int rows, int64_t k0, in
     }
     for (int64_t i = len; i < len16; ++i) dst[i] = 0.0f;
   }
-  switch (rows) {
-    case 1: dot_rows<1>(wk, wbuf, k0, len16, rows, acc); break;
-    case 2: dot_rows<2>(wk, wbuf, k0, len16, rows, acc); break;
-    case 4: dot_rows<4>(wk, wbuf, k0, len16, rows, acc); break;
-    case 8: dot_rows<8>(wk, wbuf, k0, len16, rows, acc); break;
-    default:  // the N tail: one row at a time (same per-element order)
-      for (int r = 0; r < rows; ++r) dot_rows<1>(wk, wbuf + r * kChunk, k0, len16, rows, acc + r * kLanes);
-  }
+  dot_rows_upto<V, std::min(kBudget<V>, kMaxRows)>(wk, wbuf, k0, len16, rows, acc, rows);
+}
+
+using ChunkFn = void (*)(const Work&, int64_t, int, int64_t, int64_t, float*);
+
+void chunk_base(const Work& wk, int64_t row0, int rows, int64_t k0, int64_t len, float* acc) {
+  chunk_impl<V4>(wk, row0, rows, k0, len, acc);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SKINNYGEMM_X86_PATHS 1
+// Neither target enables FMA. It would not change the bits anyway (a product of two bf16 or fp16 values
+// has at most 22 significant bits, exact in FP32) except for products that under- or overflow FP32,
+// and measured no faster here: the loop is bound by loads, not arithmetic.
+__attribute__((target("avx2"))) void chunk_avx2(const Work& wk, int64_t row0, int rows, int64_t k0,
+                                                int64_t len, float* acc) {
+  chunk_impl<V8>(wk, row0, rows, k0, len, acc);
+}
+__attribute__((target("avx512f"))) void chunk_avx512(const Work& wk, int64_t row0, int rows, int64_t k0,
+                                                     int64_t len, float* acc) {
+  chunk_impl<V16>(wk, row0, rows, k0, len, acc);
+}
+#endif
+
+// The widest path this CPU runs. SKINNYGEMM_CPU_ISA=avx512|avx2|base asks for a given one (the tests use
+// it to check that every path gives the same bits); one the CPU lacks is an error, not a silent fallback.
+ChunkFn pick_chunk() {
+  const char* env = std::getenv("SKINNYGEMM_CPU_ISA");
+  const std::string want = env ? env : "";
+  SKINNYGEMM_CHECK(want.empty() || want == "avx512" || want == "avx2" || want == "base",
+                   "SKINNYGEMM_CPU_ISA='" << want << "' is not one of avx512, avx2, base");
+  if (want == "base") return chunk_base;
+#ifdef SKINNYGEMM_X86_PATHS
+  const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+  SKINNYGEMM_CHECK((want != "avx512" || avx512) && (want != "avx2" || avx2),
+                   "SKINNYGEMM_CPU_ISA=" << want << " but this CPU does not support " << want);
+  if (avx512 && want != "avx2") return chunk_avx512;
+  if (avx2) return chunk_avx2;
+#else
+  SKINNYGEMM_CHECK(want.empty(), "SKINNYGEMM_CPU_ISA=" << want << " needs an x86-64 build");
+#endif
+  return chunk_base;
 }
 
 // Adds the 16 lanes in a fixed tree (8 + 8, 4 + 4, 2 + 2, 1 + 1).
@@ -117,7 +178,7 @@ float reduce_lanes(const float* lanes) {
 }
 
 // Rows [begin, end) of the output, in blocks of wk.rows; acc is scratch of m * kMaxRows * kLanes floats.
-void run_rows(const Work& wk, int64_t begin, int64_t end, float* acc) {
+void run_rows(const Work& wk, ChunkFn chunk, int64_t begin, int64_t end, float* acc) {
   const Problem& p = *wk.p;
   for (int64_t row0 = begin; row0 < end; row0 += wk.rows) {
     const int rows = static_cast<int>(std::min<int64_t>(wk.rows, end - row0));
@@ -152,6 +213,7 @@ void gemm(const Problem& p, const void* x, const void* w, void* y, const Config&
     for (int64_t t = 0; t < p.m; ++t) std::fill(yh + t * p.y_stride(), yh + t * p.y_stride() + p.n, uint16_t{0});
     return;
   }
+  const ChunkFn chunk = pick_chunk();
 
   // x is small (m x k) and read once per row block, so convert it to float once rather than per block.
   const int64_t kpad = (p.k + kLanes - 1) / kLanes * kLanes;
@@ -181,7 +243,7 @@ void gemm(const Problem& p, const void* x, const void* w, void* y, const Config&
       int64_t b, e;
       range(i, &b, &e);
       float* scratch = acc.data() + i * acc_floats;
-      pool.emplace_back([&wk, b, e, scratch] { run_rows(wk, b, e, scratch); });
+      pool.emplace_back([&wk, chunk, b, e, scratch] { run_rows(wk, chunk, b, e, scratch); });
       ++spawned;
     }
   } catch (...) {
@@ -190,11 +252,11 @@ void gemm(const Problem& p, const void* x, const void* w, void* y, const Config&
   for (int64_t i = spawned + 1; i < threads; ++i) {
     int64_t b, e;
     range(i, &b, &e);
-    run_rows(wk, b, e, acc.data());
+    run_rows(wk, chunk, b, e, acc.data());
   }
   int64_t b0, e0;
   range(0, &b0, &e0);
-  run_rows(wk, b0, e0, acc.data());
+  run_rows(wk, chunk, b0, e0, acc.data());
   for (std::thread& t : pool) t.join();
 }
 

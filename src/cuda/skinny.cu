@@ -50,7 +50,7 @@ void launch_skinny(const Problem& p, const Config& c, const void* x, const void*
   LaunchShape shape;
   shape.grid = dim3(static_cast<unsigned>(c.split_k), static_cast<unsigned>(d.row_blocks), 1);
   shape.block = dim3(static_cast<unsigned>(c.threads()), 1, 1);
-  shape.smem = static_cast<std::size_t>(skinny_smem_bytes(c.tile_m, c.warps_n, c.warps_k, c.unroll));
+  shape.smem = static_cast<std::size_t>(skinny_smem_bytes(c.family == Family::Mma, c.tile_m, c.warps_n, c.warps_k, c.unroll));
   shape.cluster_x = c.split_k;
   allow_smem(kernel, shape.smem);
   launch(kernel, shape, stream, params);

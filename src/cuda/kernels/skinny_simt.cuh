@@ -33,71 +33,39 @@ template <typename T, int kTileM, int kUnroll>
 __global__ void __launch_bounds__(256) skinny_simt_kernel(const SkinnyParams p) {
   static_assert(kTileM >= 1 && kTileM <= 8, "the CUDA-core family is for M <= 8");
   static_assert(kUnroll >= 1 && kUnroll <= 8, "unroll is 1..8 chunks");
-  constexpr int kStages = weight_stages(kUnroll);
+  constexpr int kStages = ring_stages(kUnroll);
   extern __shared__ uint4 smem[];
 
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int wn = warp % p.warps_n, wk = warp / p.warps_n;
-  const int row_a = (blockIdx.y * p.warps_n + wn) * 16 + g;
-  const int row_b = row_a + 8;
-  int c_begin, c_end;
-  slice_range(p.k_chunks, blockIdx.x * p.warps_k + wk, p.split_k * p.warps_k, c_begin, c_end);
-
-  const T* w = static_cast<const T*>(p.w);
-  const T* x = static_cast<const T*>(p.x);
-  WeightRing<kStages> ring;
-  ring.slots = smem + warp * kStages * 64;
-  ring.has_a = row_a < p.n;
-  ring.has_b = row_b < p.n;
-  ring.row_a = reinterpret_cast<const char*>(w + static_cast<long long>(ring.has_a ? row_a : 0) * p.ldw);
-  ring.row_b = reinterpret_cast<const char*>(w + static_cast<long long>(ring.has_b ? row_b : 0) * p.ldw);
-  ring.c_begin = c_begin;
-  ring.c_end = c_end;
-  ring.k = p.k;
-  ring.lane = lane;
-  ring.t = t;
-
-  // x rides in a register ring kUnroll chunks ahead (see skinny_mma.cuh).
-  uint4 xr[kUnroll][kTileM];
-  auto load_x = [&](int chunk, uint4 (&rx)[kTileM]) {
-    const int kk = chunk * kChunkK + 8 * t;
-    const bool in = chunk < c_end && kk < p.k;
-#pragma unroll
-    for (int i = 0; i < kTileM; ++i)
-      rx[i] = (in && i < p.m) ? load_cached(x + static_cast<long long>(i) * p.ldx + kk) : make_uint4(0, 0, 0, 0);
-  };
-  for (int s = 0; s < kStages - 1; ++s) ring.issue(c_begin + s);
-  pdl_launch_dependents();
-  pdl_wait();
-#pragma unroll
-  for (int j = 0; j < kUnroll; ++j) load_x(c_begin + j, xr[j]);
+  const WarpPlace place = warp_place(p);
+  const auto ring = make_ring<T, kStages, kTileM>(p, place, smem, 1, 0);  // every lane stages every token
+  ring.prologue();
 
   float acc_a[kTileM], acc_b[kTileM];
 #pragma unroll
   for (int i = 0; i < kTileM; ++i) acc_a[i] = acc_b[i] = 0.f;
 
-  for (int base = c_begin; base < c_end; base += kUnroll) {
+  for (int base = place.c_begin; base < place.c_end; base += kUnroll) {
 #pragma unroll
     for (int j = 0; j < kUnroll; ++j) {
-      uint4 wa, wb;
-      ring.read(base + j, wa, wb);
-      ring.issue(base + j + kStages - 1);
+      uint4 wa, wb, xv[kTileM];
+      ring.read(base + j, wa, wb, xv);
+      ring.issue_w(base + j + kStages - 1);
+      ring.issue_x(base + j + kStages - 1);
+      ring.commit();
 #pragma unroll
       for (int i = 0; i < kTileM; ++i) {
-        acc_a[i] = dot8<T>(acc_a[i], wa, xr[j][i]);
-        acc_b[i] = dot8<T>(acc_b[i], wb, xr[j][i]);
+        acc_a[i] = dot8<T>(acc_a[i], wa, xv[i]);
+        acc_b[i] = dot8<T>(acc_b[i], wb, xv[i]);
       }
-      load_x(base + j + kUnroll, xr[j]);
     }
   }
-  WeightRing<kStages>::drain();
+  decltype(ring)::drain();
   __syncthreads();
 
   // The 4 lanes of a row group hold K-interleaved partial sums: combine them in a fixed order.
   float* partials = reinterpret_cast<float*>(smem);
   const int pitch = partial_pitch(p.warps_n);
-  float* mine = partials + wk * kTileM * pitch + wn * 16 + g;
+  float* mine = partials + place.wk * kTileM * pitch + place.wn * 16 + place.g;
 #pragma unroll
   for (int i = 0; i < kTileM; ++i) {
     float a = acc_a[i], b = acc_b[i];
@@ -105,7 +73,7 @@ __global__ void __launch_bounds__(256) skinny_simt_kernel(const SkinnyParams p) 
     b += __shfl_xor_sync(0xffffffffu, b, 1);
     a += __shfl_xor_sync(0xffffffffu, a, 2);
     b += __shfl_xor_sync(0xffffffffu, b, 2);
-    if (t == 0) {
+    if (place.t == 0) {
       mine[i * pitch] = a;
       mine[i * pitch + 8] = b;
     }
