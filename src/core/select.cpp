@@ -94,11 +94,23 @@ bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Ch
       }
     }
   }
-  if (found) {
-    out->source = Source::Heuristic;
-    out->reason = "heuristic: " + estimate(out->config, p, dev).str();
+  if (!found) return false;
+  out->source = Source::Heuristic;
+  out->reason = "heuristic: " + estimate(out->config, p, dev).str();
+  // On a GPU the kernel must also beat cuBLASLt's predicted time; otherwise cuBLASLt is the pick.
+  if (!dev.is_cpu) {
+    const Config lt = Config::parse("cublaslt");
+    const double lt_us = predicted_us(lt, p, dev);
+    if (lt_us < best) {
+      std::ostringstream os;
+      os.precision(3);
+      os << "heuristic: cuBLASLt predicted " << lt_us << " us beats the best kernel " << out->config.name() << " ("
+         << best << " us)";
+      out->config = lt;
+      out->reason = os.str();
+    }
   }
-  return found;
+  return true;
 }
 
 namespace {

@@ -23,11 +23,10 @@ SKINNYGEMM_HD constexpr int ring_stages(int unroll) { return 4 * unroll; }
 SKINNYGEMM_HD constexpr int x_vectors(bool mma, int tile_m) { return mma ? tile_m / 8 : tile_m; }
 // Bytes of one ring slot of a warp: two weight rows and the x vectors of 32 lanes.
 SKINNYGEMM_HD constexpr int ring_slot_bytes(bool mma, int tile_m) { return (2 + x_vectors(mma, tile_m)) * 512; }
-// Dynamic shared memory of a CTA: the warps' chunk rings, reused for the FP32 partials afterwards.
+// Dynamic shared memory of a CTA: the warps' chunk rings, then the FP32 partials of one row block.
 SKINNYGEMM_HD constexpr int skinny_smem_bytes(bool mma, int tile_m, int warps_n, int warps_k, int unroll) {
-  const int ring = warps_n * warps_k * ring_stages(unroll) * ring_slot_bytes(mma, tile_m);
-  const int part = partial_floats(tile_m, warps_n, warps_k) * 4;
-  return ring > part ? ring : part;
+  return warps_n * warps_k * ring_stages(unroll) * ring_slot_bytes(mma, tile_m) +
+         partial_floats(tile_m, warps_n, warps_k) * 4;
 }
 
 }  // namespace skinnygemm

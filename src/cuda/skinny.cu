@@ -1,7 +1,12 @@
 #include "cuda/skinny.h"
 
+#include <algorithm>
+#include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
+
+#include "core/backends.h"
 
 #include "core/cost_model.h"
 #include "cuda/launch.cuh"
@@ -17,6 +22,41 @@ SkinnyKernel find_skinny_kernel(const Config& c, DType dtype) {
 }
 
 namespace {
+
+// CTAs (clusters along y) of a persistent grid: as many as can be resident at once, at most one per row
+// block. Read from the occupancy API once per (kernel, CTA size, shared memory, cluster size).
+int resident_row_ctas(SkinnyKernel kernel, const LaunchShape& shape, int sms) {
+  static std::mutex mutex;
+  static std::map<std::tuple<SkinnyKernel, unsigned, std::size_t, int>, int> cache;
+  const auto key = std::make_tuple(kernel, shape.block.x, shape.smem, shape.cluster_x);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  int count = 0;
+  if (shape.cluster_x == 1) {
+    SKINNYGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&count, kernel, static_cast<int>(shape.block.x),
+                                                                        shape.smem));
+    count *= sms;
+  } else {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned>(shape.cluster_x), 1, 1);
+    config.blockDim = shape.block;
+    config.dynamicSmemBytes = shape.smem;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(shape.cluster_x);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    SKINNYGEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count, kernel, &config));
+  }
+  SKINNYGEMM_CHECK(count > 0, "no CTA of " << shape.block.x << " threads with " << shape.smem
+                                           << " bytes of shared memory (cluster " << shape.cluster_x
+                                           << ") fits on this device");
+  return cache[key] = count;
+}
+
 // Raise a kernel's dynamic shared-memory limit once (only needed above the 48 KB default).
 void allow_smem(SkinnyKernel kernel, std::size_t bytes) {
   if (bytes <= 48 * 1024) return;
@@ -47,13 +87,21 @@ void launch_skinny(const Problem& p, const Config& c, const void* x, const void*
   params.warps_k = c.warps_k;
   params.split_k = c.split_k;
   params.k_chunks = static_cast<int>(d.k_chunks);
+  params.row_blocks = static_cast<int>(d.row_blocks);
   LaunchShape shape;
-  shape.grid = dim3(static_cast<unsigned>(c.split_k), static_cast<unsigned>(d.row_blocks), 1);
   shape.block = dim3(static_cast<unsigned>(c.threads()), 1, 1);
   shape.smem = static_cast<std::size_t>(skinny_smem_bytes(c.family == Family::Mma, c.tile_m, c.warps_n, c.warps_k, c.unroll));
   shape.cluster_x = c.split_k;
   allow_smem(kernel, shape.smem);
-  launch(kernel, shape, stream, params);
+  const int resident = resident_row_ctas(kernel, shape, device_info().sms);
+  shape.grid = dim3(static_cast<unsigned>(c.split_k),
+                    static_cast<unsigned>(std::min<int64_t>(d.row_blocks, resident)), 1);
+  try {
+    launch(kernel, shape, stream, params);
+  } catch (const Error& e) {
+    SKINNYGEMM_FAIL(c.name() << " on " << p.str() << " (grid " << shape.grid.x << "x" << shape.grid.y << ", "
+                             << shape.block.x << " threads, " << shape.smem << " B shared): " << e.what());
+  }
 }
 
 }  // namespace skinnygemm::cuda

@@ -40,7 +40,7 @@ __device__ __forceinline__ void mma_16816<__half>(float (&d)[4], uint32_t a0, ui
 // kTileM: tokens per launch (8, 16, 32, 64) = kTileM / 8 MMA column tiles.
 // kUnroll: loop unroll; the chunk ring is ring_stages(kUnroll) deep.
 template <typename T, int kTileM, int kUnroll>
-__global__ void __launch_bounds__(256) skinny_mma_kernel(const SkinnyParams p) {
+__global__ void __launch_bounds__(256, 1) skinny_mma_kernel(const SkinnyParams p) {
   static_assert(kTileM % 8 == 0 && kTileM <= 64, "token tile must be 8..64 in steps of 8 (n8 MMA tiles)");
   static_assert(kUnroll >= 1 && kUnroll <= 8, "unroll is 1..8 chunks");
   constexpr int kTiles = kTileM / 8;
@@ -48,45 +48,45 @@ __global__ void __launch_bounds__(256) skinny_mma_kernel(const SkinnyParams p) {
   extern __shared__ uint4 smem[];
 
   const WarpPlace place = warp_place(p);
-  const auto ring = make_ring<T, kStages, kTiles>(p, place, smem, 8, place.g);  // lane's token: 8i + g
+  auto ring = make_ring<T, kStages, kTiles>(p, place, smem, 8, place.g);  // lane's token: 8i + g
   ring.prologue();
+  float* partials = reinterpret_cast<float*>(smem + p.warps_n * p.warps_k * kStages * decltype(ring)::kSlotVecs);
+  const int pitch = partial_pitch(p.warps_n);
 
-  float acc[kTiles][4];
+  int slot = 0;
+  for (int blk = 0; blk < place.blocks; ++blk) {
+    float acc[kTiles][4];
 #pragma unroll
-  for (int i = 0; i < kTiles; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
-
-  for (int base = place.c_begin; base < place.c_end; base += kUnroll) {
+    for (int i = 0; i < kTiles; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+    for (int base = place.c_begin; base < place.c_end; base += kUnroll) {
 #pragma unroll
-    for (int j = 0; j < kUnroll; ++j) {
-      // Chunks past the slice hold zeros: the MMA adds nothing, and no branch splits the unrolled loop.
-      uint4 wa, wb, xv[kTiles];
-      ring.read(base + j, wa, wb, xv);
-      ring.issue_w(base + j + kStages - 1);  // refills the slot this lane emptied one chunk ago
-      ring.issue_x(base + j + kStages - 1);
-      ring.commit();
+      for (int j = 0; j < kUnroll; ++j) {
+        if (base + j < place.c_end) {
+          uint4 wa, wb, xv[kTiles];
+          ring.read(slot, wa, wb, xv);
+          ring.issue_next();  // refills the slot this lane emptied one chunk ago
+          slot = slot + 1 == kStages ? 0 : slot + 1;
 #pragma unroll
-      for (int i = 0; i < kTiles; ++i) {
-        mma_16816<T>(acc[i], wa.x, wb.x, wa.y, wb.y, xv[i].x, xv[i].y);
-        mma_16816<T>(acc[i], wa.z, wb.z, wa.w, wb.w, xv[i].z, xv[i].w);
+          for (int i = 0; i < kTiles; ++i) {
+            mma_16816<T>(acc[i], wa.x, wb.x, wa.y, wb.y, xv[i].x, xv[i].y);
+            mma_16816<T>(acc[i], wa.z, wb.z, wa.w, wb.w, xv[i].z, xv[i].w);
+          }
+        }
       }
     }
-  }
-  decltype(ring)::drain();  // zero-fills past the slice may still land in the ring reused below
-  __syncthreads();
-
-  // Partials: [wk][token][pitch], row index wn*16 + (g or g+8); tokens 2t, 2t+1 of each column tile.
-  float* partials = reinterpret_cast<float*>(smem);
-  const int pitch = partial_pitch(p.warps_n);
-  float* mine = partials + place.wk * kTileM * pitch + place.wn * 16 + place.g;
+    // Partials: [wk][token][pitch], row index wn*16 + (g or g+8); tokens 2t, 2t+1 of each column tile.
+    float* mine = partials + place.wk * kTileM * pitch + place.wn * 16 + place.g;
 #pragma unroll
-  for (int i = 0; i < kTiles; ++i) {
-    const int token = i * 8 + 2 * place.t;
-    mine[token * pitch] = acc[i][0];
-    mine[(token + 1) * pitch] = acc[i][1];
-    mine[token * pitch + 8] = acc[i][2];
-    mine[(token + 1) * pitch + 8] = acc[i][3];
+    for (int i = 0; i < kTiles; ++i) {
+      const int token = i * 8 + 2 * place.t;
+      mine[token * pitch] = acc[i][0];
+      mine[(token + 1) * pitch] = acc[i][1];
+      mine[token * pitch + 8] = acc[i][2];
+      mine[(token + 1) * pitch + 8] = acc[i][3];
+    }
+    reduce_and_store<T, kTileM>(p, partials, static_cast<int>(blockIdx.y + blk * gridDim.y));
   }
-  reduce_and_store<T, kTileM>(p, partials);
+  decltype(ring)::drain();  // the zero-filling copies past the last row block
 }
 
 }  // namespace skinnygemm::cuda
