@@ -40,8 +40,9 @@ void launch(void (*kernel)(KernelArgs...), const LaunchShape& shape, cudaStream_
   }
   config.attrs = attrs;
   config.numAttrs = n;
-  SKINNYGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
-  SKINNYGEMM_CUDA_CHECK(cudaGetLastError());
+  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  cudaGetLastError();  // a failed launch leaves its error behind for the next unrelated check: clear it
+  SKINNYGEMM_CUDA_CHECK(status);
 }
 
 }  // namespace skinnygemm::cuda

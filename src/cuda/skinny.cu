@@ -57,15 +57,18 @@ int resident_row_ctas(SkinnyKernel kernel, const LaunchShape& shape, int sms) {
   return cache[key] = count;
 }
 
-// Raise a kernel's dynamic shared-memory limit once (only needed above the 48 KB default).
+// Raise a kernel's dynamic shared-memory limit (only needed above the 48 KB default) to the largest size
+// any of its launches has asked for: an attribute set for a smaller launch must never stay in force.
 void allow_smem(SkinnyKernel kernel, std::size_t bytes) {
   if (bytes <= 48 * 1024) return;
   static std::mutex mutex;
-  static std::set<std::pair<SkinnyKernel, std::size_t>> done;
+  static std::map<SkinnyKernel, std::size_t> limit;
   std::lock_guard<std::mutex> lock(mutex);
-  if (!done.insert({kernel, bytes}).second) return;
+  std::size_t& current = limit[kernel];
+  if (bytes <= current) return;
   SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(bytes)));
+  current = bytes;
 }
 }  // namespace
 
