@@ -4,6 +4,8 @@
 //   mma_m16_w1x8_u4_sk2   tensor-core family (mma.sync m16n8k16, weights on the 16-row side):
 //                         m = token tile (max M per launch), w = warps along N x warps along K in a CTA,
 //                         u = 32-wide K chunks in flight per warp, sk = CTAs of a cluster splitting K
+//   bulk_m8_w1x4_u2_sk1   the same MMAs fed by bulk asynchronous copies (one instruction per row and
+//                         128-wide K stage); u = stages in flight per warp
 //   simt_m2_w1x8_u4_sk2   CUDA-core family for the smallest M, same work decomposition
 //   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm
 //   cpu_r4                CPU backend, 4 weight rows per inner block
@@ -17,7 +19,7 @@
 
 namespace skinnygemm {
 
-enum class Family { Mma, Simt, Cublaslt, Cpu };
+enum class Family { Mma, Bulk, Simt, Cublaslt, Cpu };
 
 const char* family_name(Family family);
 

@@ -11,6 +11,7 @@ namespace skinnygemm {
 const char* family_name(Family family) {
   switch (family) {
     case Family::Mma: return "mma";
+    case Family::Bulk: return "bulk";
     case Family::Simt: return "simt";
     case Family::Cublaslt: return "cublaslt";
     case Family::Cpu: return "cpu";
@@ -67,7 +68,7 @@ Config parse_tiled(const std::string& name, const std::vector<std::string>& part
   Config c;
   c.family = family;
   c.tile_m = number_after(name, parts[1], "m", "token tile");
-  const bool mma = family == Family::Mma;
+  const bool mma = family != Family::Simt;  // mma and bulk share the token tiles
   SKINNYGEMM_CHECK(mma ? listed(kMmaTileM, c.tile_m) : listed(kSimtTileM, c.tile_m),
                    "config '" << name << "': token tile m" << c.tile_m << " is not built; expected one of "
                               << (mma ? join(kMmaTileM) : join(kSimtTileM)));
@@ -97,6 +98,7 @@ std::string Config::name() const {
   std::ostringstream os;
   switch (family) {
     case Family::Mma:
+    case Family::Bulk:
     case Family::Simt:
       os << family_name(family) << "_m" << tile_m << "_w" << warps_n << "x" << warps_k << "_u" << unroll
          << "_sk" << split_k;
@@ -117,6 +119,7 @@ Config Config::parse(const std::string& name) {
   const std::vector<std::string> parts = split(name, '_');
   const std::string& fam = parts[0];
   if (fam == "mma") return parse_tiled(name, parts, Family::Mma);
+  if (fam == "bulk") return parse_tiled(name, parts, Family::Bulk);
   if (fam == "simt") return parse_tiled(name, parts, Family::Simt);
   if (fam == "cublaslt") {
     Config c;
@@ -138,7 +141,8 @@ Config Config::parse(const std::string& name) {
                                                           << " is not built; expected one of " << join(kCpuRows));
     return c;
   }
-  SKINNYGEMM_FAIL("config '" << name << "': unknown family '" << fam << "'; expected mma, simt, cublaslt or cpu");
+  SKINNYGEMM_FAIL("config '" << name << "': unknown family '" << fam
+                             << "'; expected mma, bulk, simt, cublaslt or cpu");
 }
 
 bool operator==(const Config& a, const Config& b) { return a.name() == b.name(); }
@@ -148,8 +152,9 @@ std::vector<Config> listed_configs(Family family) {
   std::vector<Config> out;
   switch (family) {
     case Family::Mma:
+    case Family::Bulk:
     case Family::Simt: {
-      const bool mma = family == Family::Mma;
+      const bool mma = family != Family::Simt;
       const int* tiles = mma ? kMmaTileM : kSimtTileM;
       const std::size_t ntiles = mma ? std::size(kMmaTileM) : std::size(kSimtTileM);
       for (std::size_t t = 0; t < ntiles; ++t)
@@ -192,7 +197,7 @@ std::vector<Config> listed_configs(Family family) {
 
 std::vector<Config> all_listed_configs() {
   std::vector<Config> out;
-  for (Family f : {Family::Mma, Family::Simt, Family::Cublaslt, Family::Cpu}) {
+  for (Family f : {Family::Mma, Family::Bulk, Family::Simt, Family::Cublaslt, Family::Cpu}) {
     auto v = listed_configs(f);
     out.insert(out.end(), v.begin(), v.end());
   }

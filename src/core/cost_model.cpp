@@ -15,12 +15,15 @@ constexpr double kStreamBytesPerUs = 4.35e6;  // H200 streaming read, bytes/us (
 constexpr double kSmBurst = 1.6;              // one SM can pull this multiple of its fair share of HBM
 constexpr double kLatencyUs = 1.5;            // HBM round trip under full load (the ring's refill period)
 constexpr double kL2OverHbm = 2.5;            // x comes from L2 at this multiple of the HBM rate
-constexpr double kLaunchUs = 1.0;             // launch, pipeline fill beyond one latency, last store
+constexpr double kLaunchUs = 0.2;             // launch and last store beyond the pipeline fill (1536x128: 1.4 us in all)
 constexpr double kBlockEpilogueUs = 0.25;     // per row block: barrier, partial sums, stores
 constexpr double kClusterEpilogueUs = 1.0;    // per row block with split_k > 1: two cluster barriers, DSMEM
 constexpr double kClocksPerUs = 1.75e3;       // SM clock under load, cycles/us
 constexpr double kMmaPerClockPerSm = 0.5;     // mma.sync m16n8k16 bf16 issue rate per SM
 constexpr double kFmaPerClockPerSm = 128;     // FP32 FMA per SM per clock
+constexpr double kRingInstrPerKb = 34;        // cp.async ring: ncu, 3648x7168 M=1 (62K instr/SM per 1.8 MB)
+constexpr double kBulkInstrPerKb = 10;        // bulk copies: MMAs, shared loads, one copy per row and stage
+constexpr double kIssuePerWarpClock = 0.21;   // ncu: 7 warps/SM issued every 4.7 cycles each
 constexpr double kCpuBytesPerUs = 12e3;       // CPU backend at M = 1 (2 cores, AVX2; helper measurement)
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -31,7 +34,7 @@ Decomposition decompose(const Config& c, const Problem& p) {
   d.row_tiles = ceil_div(p.n, 16);
   d.row_blocks = ceil_div(d.row_tiles, std::max(1, c.warps_n));
   d.ctas = d.row_blocks * std::max(1, c.split_k);
-  d.k_chunks = ceil_div(p.k, 32);
+  d.k_chunks = ceil_div(p.k, c.family == Family::Bulk ? kBulkChunkK : kChunkK);
   d.chunks_per_warp = ceil_div(d.k_chunks, std::max(1, c.warps_k * c.split_k));
   return d;
 }
@@ -40,6 +43,7 @@ int estimated_registers(const Config& c) {
   // ptxas -v, sm_90a, bf16, persistent kernels with the shared-memory chunk ring (docs/kernels.md).
   const bool u4 = c.unroll == 4;
   if (c.family == Family::Simt) return c.tile_m == 4 ? 80 : (u4 ? 64 : 72);
+  if (c.family == Family::Bulk) return c.tile_m <= 16 ? 64 : c.tile_m == 32 ? 96 : 160;
   switch (c.tile_m) {
     case 8: return u4 ? 60 : 72;
     case 16: return 72;
@@ -49,6 +53,7 @@ int estimated_registers(const Config& c) {
 }
 
 int64_t smem_bytes(const Config& c) {
+  if (c.family == Family::Bulk) return bulk_smem_bytes(c.tile_m, c.warps_n, c.warps_k, c.unroll);
   return skinny_smem_bytes(c.family == Family::Mma, c.tile_m, c.warps_n, c.warps_k, c.unroll);
 }
 
@@ -90,24 +95,33 @@ CostBreakdown estimate(const Config& c, const Problem& p, const DeviceInfo& dev)
   const double max_blocks_per_sm = std::ceil(ctas / sms) * blocks_per_cta;
   b.wave_eff = avg_blocks_per_sm / max_blocks_per_sm;
   // Bytes the busiest SM streams: weights from HBM, x from L2 (cheaper per byte).
-  const double w_block_bytes = 16.0 * c.warps_n * (static_cast<double>(d.k_chunks) / c.split_k) * kChunkK * 2;
-  const double x_block_bytes = c.warps_n * (static_cast<double>(d.k_chunks) / c.split_k) *
-                               x_vectors(c.family == Family::Mma, c.tile_m) * 512.0;
+  const bool bulk = c.family == Family::Bulk;
+  const double chunk_k = bulk ? kBulkChunkK : kChunkK;
+  const double slice_k = (static_cast<double>(d.k_chunks) / c.split_k) * chunk_k;
+  const double m_eff = std::min<double>(static_cast<double>(p.m), c.tile_m);
+  const double w_block_bytes = 16.0 * c.warps_n * slice_k * 2;
+  const double x_block_bytes = c.warps_n * slice_k * 2 * m_eff;
   const double sm_bytes = max_blocks_per_sm * (w_block_bytes + x_block_bytes / kL2OverHbm);
   // Rate of the busiest SM: its share of HBM (with some burst), or what its warps keep in flight.
   const double warps = std::ceil(ctas / sms) * c.warps_n * c.warps_k;
-  const double inflight = warps * (ring_stages(c.unroll) - 1) * 1024.0;
+  const double stage_bytes = bulk ? 4096.0 : 1024.0;
+  const double stages_in_flight = bulk ? bulk_stages(c.unroll) - 1 : ring_stages(c.unroll) - 1;
+  const double inflight = warps * stages_in_flight * stage_bytes;
   const double sm_rate = std::min(kSmBurst * kStreamBytesPerUs / sms, inflight / kLatencyUs);
   b.inflight_eff = sm_rate / (kStreamBytesPerUs / sms);
   b.stream_us = bytes / kStreamBytesPerUs;
   const double mem_us = std::max(sm_bytes / sm_rate, b.stream_us);
   b.chain_us = kLatencyUs;
-  if (c.family == Family::Mma) {
-    const double mmas = static_cast<double>(d.row_tiles) * d.k_chunks * 2 * (c.tile_m / 8);
-    b.compute_us = mmas / (sms * kMmaPerClockPerSm * kClocksPerUs);
+  // Issue bound: instructions per KB of weights over what the SM's warps issue per clock.
+  const double instr_per_kb = (bulk ? kBulkInstrPerKb : kRingInstrPerKb) * (1.0 + 0.25 * (c.tile_m / 8 - 1));
+  const double issue_per_clock = std::min(4.0, warps * kIssuePerWarpClock);
+  const double issue_us = max_blocks_per_sm * w_block_bytes / 1024.0 * instr_per_kb / issue_per_clock / kClocksPerUs;
+  if (c.family != Family::Simt) {
+    const double mmas = static_cast<double>(d.row_tiles) * p.k / 16.0 * (c.tile_m / 8);
+    b.compute_us = std::max(issue_us, mmas / (sms * kMmaPerClockPerSm * kClocksPerUs));
   } else {
-    const double fmas = static_cast<double>(d.row_tiles) * 16 * d.k_chunks * 32 * c.tile_m;
-    b.compute_us = fmas / (sms * kFmaPerClockPerSm * kClocksPerUs);
+    const double fmas = static_cast<double>(d.row_tiles) * 16 * p.k * c.tile_m;
+    b.compute_us = std::max(issue_us, fmas / (sms * kFmaPerClockPerSm * kClocksPerUs));
   }
   const double epilogue_us = blocks_per_cta * (kBlockEpilogueUs + (c.split_k > 1 ? kClusterEpilogueUs : 0));
   b.us = std::max(mem_us, b.compute_us) + b.chain_us + epilogue_us + kLaunchUs;

@@ -16,7 +16,7 @@ struct Decomposition {
   int64_t row_tiles = 0;    // ceil(N / 16)
   int64_t row_blocks = 0;   // ceil(row_tiles / warps_n): CTAs along N
   int64_t ctas = 0;         // row_blocks * split_k
-  int64_t k_chunks = 0;     // ceil(K / 32)
+  int64_t k_chunks = 0;     // ceil(K / 32); bulk: ceil(K / 128)
   int64_t chunks_per_warp = 0;  // ceil(k_chunks / (warps_k * split_k))
 };
 Decomposition decompose(const Config& config, const Problem& problem);

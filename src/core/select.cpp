@@ -48,6 +48,7 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
       if (dev.is_cpu) return fail(why_not, "cublaslt needs a GPU");
       return true;
     case Family::Mma:
+    case Family::Bulk:
     case Family::Simt: {
       if (dev.is_cpu) return fail(why_not, c.name() + " needs a GPU");
       if (dev.cc_major != 9 || dev.cc_minor != 0)
@@ -63,8 +64,8 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
                                  "-byte aligned; 16-byte loads need 16 (pointers and row strides)");
       const Decomposition d = decompose(c, p);
       if (d.k_chunks < static_cast<int64_t>(c.warps_k) * c.split_k)
-        return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) +
-                                 " chunks of 32, fewer than the " + std::to_string(c.warps_k * c.split_k) +
+ return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) +
+                                 " chunks, fewer than the " + std::to_string(c.warps_k * c.split_k) +
                                  " K slices of " + c.name());
       if (d.row_blocks > 65535) return fail(why_not, "N=" + std::to_string(p.n) + " needs too many CTAs along N");
       if (smem_bytes(c) > dev.smem_per_block_optin)
@@ -79,7 +80,7 @@ double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { 
 
 bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
   const std::vector<Family> families =
-      dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Mma, Family::Simt};
+      dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Mma, Family::Bulk, Family::Simt};
   double best = std::numeric_limits<double>::infinity();
   bool found = false;
   for (Family f : families) {

@@ -29,4 +29,13 @@ SKINNYGEMM_HD constexpr int skinny_smem_bytes(bool mma, int tile_m, int warps_n,
          partial_floats(tile_m, warps_n, warps_k) * 4;
 }
 
+// The bulk-copy family (kernels/skinny_bulk.cuh): stages of 128 K; rows padded to 320 bytes.
+constexpr int kBulkChunkK = 128;
+SKINNYGEMM_HD constexpr int bulk_stages(int unroll) { return unroll + 1; }
+SKINNYGEMM_HD constexpr int bulk_bars_bytes(int warps, int stages) { return (warps * stages * 8 + 127) / 128 * 128; }
+SKINNYGEMM_HD constexpr int bulk_smem_bytes(int tile_m, int warps_n, int warps_k, int unroll) {
+  return bulk_bars_bytes(warps_n * warps_k, bulk_stages(unroll)) +
+         warps_n * warps_k * bulk_stages(unroll) * (16 + tile_m) * 320 + partial_floats(tile_m, warps_n, warps_k) * 4;
+}
+
 }  // namespace skinnygemm

@@ -17,6 +17,7 @@ SkinnyKernel find_skinny_kernel(const Config& c, DType dtype) {
   const bool bf16 = dtype == DType::BF16;
   if (dtype != DType::BF16 && dtype != DType::FP16) return nullptr;
   if (c.family == Family::Mma) return bf16 ? find_mma_bf16(c.tile_m, c.unroll) : find_mma_fp16(c.tile_m, c.unroll);
+  if (c.family == Family::Bulk) return bf16 ? find_bulk_bf16(c.tile_m, c.unroll) : find_bulk_fp16(c.tile_m, c.unroll);
   if (c.family == Family::Simt) return bf16 ? find_simt_bf16(c.tile_m, c.unroll) : find_simt_fp16(c.tile_m, c.unroll);
   return nullptr;
 }
@@ -93,7 +94,7 @@ void launch_skinny(const Problem& p, const Config& c, const void* x, const void*
   params.row_blocks = static_cast<int>(d.row_blocks);
   LaunchShape shape;
   shape.block = dim3(static_cast<unsigned>(c.threads()), 1, 1);
-  shape.smem = static_cast<std::size_t>(skinny_smem_bytes(c.family == Family::Mma, c.tile_m, c.warps_n, c.warps_k, c.unroll));
+  shape.smem = static_cast<std::size_t>(smem_bytes(c));
   shape.cluster_x = c.split_k;
   allow_smem(kernel, shape.smem);
   const int resident = resident_row_ctas(kernel, shape, device_info().sms);
