@@ -47,8 +47,9 @@ TEST(GpuKernels, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
     for (Family family : {Family::Mma, Family::Bulk, Family::Simt})
       for (const Config& c : listed_configs(family)) {
         for (int64_t m : {int64_t{1}, static_cast<int64_t>(c.tile_m)}) {
-          // N = 100 leaves a partial row tile; K = 2088 a partial 32-chunk and enough chunks for 64 slices.
-          Problem p{m, 100, 2088, dtype};
+          // N = 100 leaves a partial row tile; K = 8200 a partial 32-chunk and 128-stage, and enough of
+          // both for 64 K slices.
+          Problem p{m, 100, 8200, dtype};
           std::string why_not;
           if (!supports(c, p, dev, 16, &why_not)) {  // only a ring too large for shared memory may refuse
             ASSERT_NE(why_not.find("shared memory"), std::string::npos) << c.name() << ": " << why_not;
