@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <iomanip>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -89,7 +90,9 @@ inline std::optional<std::string> capture(const std::string& command) {
 
 // The git revision of the source tree the data folder belongs to, "-dirty" when tracked files changed;
 // "unknown" outside a git checkout (an installed copy).
+// $SKINNYGEMM_REVISION wins: the GPU machine gets a copy of the tree without .git (scripts/gpu-check sets it).
 inline std::string git_revision() {
+  if (const char* env = std::getenv("SKINNYGEMM_REVISION"); env && *env) return env;
   std::string dir = "'";
   for (char c : data_dir()) dir += c == '\'' ? std::string("'\\''") : std::string(1, c);
   dir += "'";
