@@ -6,7 +6,7 @@
 
 #include "common.h"
 
-#define SKINNYGEMM_CLI_COMMANDS(X) X(info) X(shapes) X(check) X(bench)
+#define SKINNYGEMM_CLI_COMMANDS(X) X(info) X(shapes) X(check) X(bench) X(tune)
 
 namespace skinnygemm::cli {
 #define SKINNYGEMM_CLI_DECLARE(name) Command add_##name(CLI::App& app);

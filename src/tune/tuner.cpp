@@ -1,0 +1,275 @@
+// tune::tune_problem / tune_into_table: measure candidates, reject wrong ones, store the winner by the margin
+// rule, merge into the table file after every point.
+#include "tune/tuner.h"
+
+#include <fnmatch.h>
+
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace skinnygemm::tune {
+
+namespace {
+
+std::vector<std::string> split_globs(const std::string& globs) {
+  std::vector<std::string> out;
+  std::stringstream ss(globs);
+  for (std::string g; std::getline(ss, g, ',');)
+    if (!g.empty()) out.push_back(g);
+  return out;
+}
+
+bool matches_any(const std::vector<std::string>& globs, const std::string& name) {
+  if (globs.empty()) return true;
+  for (const std::string& g : globs)
+    if (fnmatch(g.c_str(), name.c_str(), 0) == 0) return true;
+  return false;
+}
+
+std::string percent(double fraction) {
+  std::ostringstream os;
+  os.precision(3);
+  os << fraction * 100 << "%";
+  return os.str();
+}
+
+std::string us_text(double us) {
+  std::ostringstream os;
+  os.precision(4);
+  os << us << " us";
+  return os.str();
+}
+
+bool is_cublaslt(const BenchRow& row) { return Config::parse(row.config).family == Family::Cublaslt; }
+
+// Index of the fastest row (median) among those where want(row) holds; ties keep the earlier row so that
+// the pick does not depend on anything but the candidate order. npos when none.
+template <typename Pred>
+std::size_t fastest(const std::vector<BenchRow>& rows, Pred want) {
+  std::size_t best = std::string::npos;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (want(rows[i]) && (best == std::string::npos || rows[i].us < rows[best].us)) best = i;
+  return best;
+}
+
+// Gives every GPU row the same point's cuBLASLt default and best times, so the JSON rows read as speedups.
+void fill_cublaslt_columns(std::vector<BenchRow>& rows) {
+  const std::size_t best = fastest(rows, is_cublaslt);
+  const std::size_t dflt = fastest(rows, [](const BenchRow& r) { return r.config == "cublaslt"; });
+  for (BenchRow& r : rows) {
+    if (dflt != std::string::npos) {
+      r.cublaslt_us = rows[dflt].us;
+      r.speedup = r.cublaslt_us / r.us;
+    }
+    if (best != std::string::npos) {
+      r.cublaslt_best_us = rows[best].us;
+      r.cublaslt_best_config = rows[best].config;
+      r.speedup_best = r.cublaslt_best_us / r.us;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, const std::string& globs) {
+  const std::vector<std::string> patterns = split_globs(globs);
+  const std::vector<Family> kernels =
+      dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Mma, Family::Bulk, Family::Simt};
+  std::vector<Config> listed;
+  for (Family f : kernels)
+    for (const Config& c : listed_configs(f))
+      if (matches_any(patterns, c.name())) listed.push_back(c);
+  if (!dev.is_cpu)  // the baseline of the margin rule, whatever the glob says
+    for (const Config& c : listed_configs(Family::Cublaslt)) listed.push_back(c);
+  SKINNYGEMM_CHECK(!listed.empty(), "--candidates '" << globs << "' matches no listed config of " << dev.name
+                                                     << " (expected globs such as "
+                                                     << (dev.is_cpu ? "cpu_r*" : "mma_m8_*,simt_*") << ")");
+  std::vector<Config> out;
+  for (const Config& c : listed)
+    if (supports(c, p, dev, 16)) out.push_back(c);
+  return out;
+}
+
+Decision decide(const std::vector<BenchRow>& rows, bool gpu, double margin) {
+  SKINNYGEMM_CHECK(!rows.empty(), "no measured candidate to decide from");
+  for (const BenchRow& r : rows)
+    SKINNYGEMM_CHECK(std::isfinite(r.us) && r.us > 0 && std::isfinite(r.spread) && r.spread >= 0,
+                     r.config << ": time " << r.us << " us, spread " << r.spread
+                              << "; expected a positive time and a spread >= 0");
+  const std::size_t kernel = fastest(rows, [](const BenchRow& r) { return !is_cublaslt(r); });
+  const std::size_t lt = fastest(rows, is_cublaslt);
+  Decision d;
+  auto store = [&](std::size_t i, std::string why) {
+    d.stored = i;
+    d.entry.config = Config::parse(rows[i].config);
+    d.entry.us = rows[i].us;
+    d.entry.cublaslt_us = gpu ? rows[lt].us : 0;
+    d.reason = std::move(why);
+  };
+  if (!gpu) {
+    SKINNYGEMM_CHECK(kernel != std::string::npos, "no kernel row among " << rows.size() << " measured rows");
+    store(kernel, "fastest median of " + std::to_string(rows.size()) + " configs");
+    return d;
+  }
+  SKINNYGEMM_CHECK(lt != std::string::npos, "no cuBLASLt algorithm passed for " << rows[0].problem.str()
+                                                                               << "; the margin rule needs one");
+  if (kernel == std::string::npos) {
+    store(lt, "no kernel candidate passed");
+    return d;
+  }
+  const BenchRow& k = rows[kernel];
+  const BenchRow& l = rows[lt];
+  const double gain = l.us / k.us - 1;
+  const double worst = k.us * (1 + k.spread);  // >= the slowest sample: max - min <= spread * median
+  const std::string versus = k.config + " " + us_text(k.us) + " vs " + l.config + " " + us_text(l.us);
+  constexpr double kEps = 1e-9;  // 10.3 / 10 - 1 is not exactly 0.03 in binary
+  if (gain + kEps < margin) {
+    store(lt, versus + ": gain " + percent(gain) + " below the margin " + percent(margin));
+  } else if (worst > l.us * (1 + kEps)) {
+    store(lt, versus + ": gain " + percent(gain) + " does not repeat (worst sample " + us_text(worst) +
+                  " is slower than cuBLASLt's median)");
+  } else {
+    store(kernel, versus + ": gain " + percent(gain) + " >= margin " + percent(margin) + ", worst sample " +
+                      us_text(worst));
+  }
+  return d;
+}
+
+TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
+  validate(p);
+  SKINNYGEMM_CHECK(o.samples >= 1 && o.replays >= 1,
+                   "samples " << o.samples << " and replays " << o.replays << " must both be >= 1");
+  SKINNYGEMM_CHECK(o.margin >= 0 && o.margin < 1, "margin " << o.margin << " must be in [0, 1) (0.03 = 3%)");
+  const Backend backend = resolve_backend(o.backend);
+  const DeviceInfo dev = device_info(backend);
+  const std::vector<Config> candidates = tune_candidates(p, dev, o.candidates);
+  SKINNYGEMM_CHECK(!candidates.empty(), "no candidate matching '" << o.candidates << "' supports " << p.str()
+                                                                  << " on " << dev.signature());
+  const MeasureFn& measure = o.measure ? o.measure : MeasureFn(bench_problem);
+  TuneResult result;
+  result.problem = p;
+  for (const Config& c : candidates) {
+    BenchOptions bo;
+    bo.backend = backend;
+    bo.config = c.name();
+    bo.samples = o.samples;
+    bo.replays = o.replays;
+    bo.baselines = false;  // cuBLASLt is a candidate here, measured like every other
+    bo.check = true;       // a wrong kernel has no speed
+    try {
+      BenchRow row = measure(p, bo);
+      if (!row.checked) {
+        result.rejected.push_back({c.name(), "the measurement did not check the output"});
+      } else if (row.config != c.name()) {
+        result.rejected.push_back({c.name(), "the measurement ran " + row.config + " instead"});
+      } else {
+        result.rows.push_back(std::move(row));
+      }
+    } catch (const Error& e) {
+      result.rejected.push_back({c.name(), e.what()});
+    }
+  }
+  if (result.rows.empty()) {
+    std::ostringstream os;
+    os << "all " << candidates.size() << " candidates for " << p.str() << " were rejected";
+    if (!result.rejected.empty()) os << " (" << result.rejected[0].config << ": " << result.rejected[0].reason << ")";
+    SKINNYGEMM_FAIL(os.str());
+  }
+  if (!dev.is_cpu) fill_cublaslt_columns(result.rows);
+  const Decision d = decide(result.rows, !dev.is_cpu, o.margin);
+  result.entry = d.entry;
+  result.stored = d.stored;
+  result.reason = d.reason;
+  return result;
+}
+
+TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const std::vector<int64_t>& ms,
+                            DType dtype, const TuneOptions& o, const std::string& path) {
+  namespace fs = std::filesystem;
+  const DeviceInfo dev = device_info(o.backend);
+  const fs::path parent = fs::path(path).parent_path();
+  SKINNYGEMM_CHECK(parent.empty() || fs::is_directory(parent),
+                   "table folder '" << parent.string() << "' for '" << path << "' does not exist; create it first");
+  // Checked before measuring anything: finding out after an hour of tuning wastes the hour.
+  Table known;
+  known.meta = Table::meta_for(dev);
+  if (fs::exists(path)) {
+    known = Table::load(path);
+    SKINNYGEMM_CHECK(known.matches(dev), "table file '" << path << "' is for '" << known.meta.gpu << "' with "
+                                                        << known.meta.sms << " SMs/threads, but this run measures on "
+                                                        << dev.signature() << "; tune into another --table file");
+  }
+  tune_candidates(Problem{1, 1, 8, dtype}, dev, o.candidates);  // a glob that names nothing fails here, once
+
+  TuneSummary s;
+  s.table_path = path;
+  s.points = shapes.size() * ms.size();
+  std::set<TableKey> done;  // tuned in this run: a repeated M is not measured twice, even with force
+  std::size_t index = 0;
+  for (const models::Projection& shape : shapes) {
+    for (const int64_t m : ms) {
+      TuneEvent ev;
+      ev.index = ++index;
+      ev.total = s.points;
+      ev.name = shape.name;
+      ev.problem.m = m;
+      ev.problem.n = shape.n;
+      ev.problem.k = shape.k;
+      ev.problem.dtype = dtype;
+      const TableKey key{dtype, shape.n, shape.k, m};
+      const auto existing = known.find(dtype, shape.n, shape.k, m);
+      if (existing && (!o.force || done.count(key))) {
+        ev.kind = TuneEvent::Kind::Skipped;
+        ev.message = existing->config.name() + " " + us_text(existing->us);
+        ++s.skipped;
+        if (o.progress) o.progress(ev);
+        continue;
+      }
+      ev.candidates = tune_candidates(ev.problem, dev, o.candidates).size();
+      if (o.progress) o.progress(ev);
+      TuneResult r;
+      try {
+        r = tune_problem(ev.problem, o);
+      } catch (const Error& e) {  // one bad point must not end a run of thousands
+        ev.kind = TuneEvent::Kind::Failed;
+        ev.message = e.what();
+        ++s.failed;
+        s.failures.push_back(ev.problem.str() + ": " + ev.message);
+        if (o.progress) o.progress(ev);
+        continue;
+      }
+      Table one;
+      one.meta = Table::meta_for(dev);
+      one.put(key, r.entry);
+      one.save_merge(path);  // atomic; errors here (disk, a foreign file written meanwhile) end the run
+      known.put(key, r.entry);
+      done.insert(key);
+      ++s.tuned;
+      s.results.push_back(std::move(r));
+      ev.kind = TuneEvent::Kind::Stored;
+      ev.result = &s.results.back();
+      if (o.progress) o.progress(ev);
+    }
+  }
+  return s;
+}
+
+std::string table_file_name(const DeviceInfo& dev) {
+  std::string out;
+  for (const char ch : dev.name) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  SKINNYGEMM_CHECK(!out.empty(), "device name '" << dev.name << "' has no letters or digits to name a table file");
+  if (dev.is_cpu) out += "-" + std::to_string(dev.sms) + "t";
+  return out + ".json";
+}
+
+}  // namespace skinnygemm::tune

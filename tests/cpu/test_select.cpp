@@ -1,0 +1,190 @@
+// Selection: table hit -> heuristic -> fallback, foreign tables skipped with one warning, caching (also from
+// several threads), SKINNYGEMM_LOG, forced configs through gemm().
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "core/backends.h"
+#include "skinnygemm/skinnygemm.h"
+
+namespace skinnygemm {
+namespace {
+
+using ::testing::HasSubstr;
+
+DeviceInfo h200() {
+  DeviceInfo d;
+  d.is_cpu = false;
+  d.name = "NVIDIA H200";
+  d.sms = 132;
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.l2_bytes = 60 << 20;
+  d.smem_per_block_optin = 232448;
+  return d;
+}
+
+Table table_for(const DeviceInfo& dev, const std::string& path = "test-table.json") {
+  Table t;
+  t.meta = Table::meta_for(dev);
+  t.path = path;
+  return t;
+}
+
+void put(Table& t, const Problem& p, const std::string& config, double us) {
+  TableKey k;
+  k.dtype = p.dtype;
+  k.n = p.n;
+  k.k = p.k;
+  k.m = p.m;
+  TableEntry e;
+  e.config = Config::parse(config);
+  e.us = us;
+  t.put(k, e);
+}
+
+class Selection : public ::testing::Test {
+ protected:
+  void SetUp() override { clear_selection_cache(); }
+  void TearDown() override {
+    unsetenv("SKINNYGEMM_LOG");
+    clear_selection_cache();
+  }
+};
+
+TEST_F(Selection, TableHitWinsOverTheHeuristic) {
+  const DeviceInfo cpu = cpu_device_info();
+  const Problem p{3, 256, 512, DType::BF16};
+  Choice heuristic;
+  ASSERT_TRUE(heuristic_choice(p, cpu, 16, &heuristic));
+  // Store a config the heuristic would not pick, so that the test sees which one won.
+  const std::string other = heuristic.config.name() == "cpu_r1" ? "cpu_r2" : "cpu_r1";
+  Table t = table_for(cpu);
+  put(t, p, other, 1.0);
+  const Choice c = select(p, cpu, &t);
+  EXPECT_EQ(c.source, Source::Table);
+  EXPECT_EQ(c.config.name(), other);
+  EXPECT_THAT(c.reason, HasSubstr("test-table.json"));
+  // Another M of the same shape is not in the table: the heuristic decides.
+  const Problem p2{4, 256, 512, DType::BF16};
+  EXPECT_EQ(select(p2, cpu, &t).source, Source::Heuristic);
+}
+
+TEST_F(Selection, EntryThatDoesNotApplyFallsThroughWithTheReason) {
+  const DeviceInfo cpu = cpu_device_info();
+  const Problem p{2, 64, 256, DType::BF16};
+  Table t = table_for(cpu);
+  put(t, p, "mma_m8_w1x4_u2_sk1", 1.0);  // a GPU config in a CPU table
+  const Choice c = select(p, cpu, &t);
+  EXPECT_EQ(c.source, Source::Heuristic);
+  EXPECT_EQ(c.config.family, Family::Cpu);
+  EXPECT_THAT(c.reason, HasSubstr("does not apply"));
+}
+
+TEST_F(Selection, ForeignTableIsSkippedWithOneWarning) {
+  const DeviceInfo cpu = cpu_device_info();
+  const Problem p{1, 128, 256, DType::BF16};
+  Table t = table_for(h200(), "h200-table.json");
+  put(t, p, "cpu_r8", 1.0);
+  ::testing::internal::CaptureStderr();
+  const Choice first = select(p, cpu, &t);
+  const Choice second = select(Problem{2, 128, 256, DType::BF16}, cpu, &t);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(first.source, Source::Heuristic);
+  EXPECT_EQ(second.source, Source::Heuristic);
+  EXPECT_THAT(err, HasSubstr("h200-table.json"));
+  EXPECT_EQ(err.find("warning"), err.rfind("warning")) << "warned more than once: " << err;
+}
+
+TEST_F(Selection, GpuFallbackForMisalignedOrOddK) {
+  const DeviceInfo gpu = h200();
+  // 2-byte aligned operands and K not a multiple of 8: no kernel may run them; cuBLASLt does.
+  for (const auto& [p, alignment] : {std::pair{Problem{4, 1536, 7168, DType::BF16}, 2},
+                                     std::pair{Problem{4, 1536, 7170, DType::BF16}, 16}}) {
+    const Choice c = select(p, gpu, nullptr, alignment);
+    EXPECT_EQ(c.source, Source::Fallback) << p.str();
+    EXPECT_EQ(c.config.name(), "cublaslt");
+    EXPECT_THAT(c.reason, HasSubstr("fallback"));
+  }
+  // A device the kernels are not built for also falls back.
+  DeviceInfo ampere = gpu;
+  ampere.cc_major = 8;
+  EXPECT_EQ(select(Problem{4, 1536, 7168, DType::BF16}, ampere, nullptr).config.name(), "cublaslt");
+}
+
+TEST_F(Selection, GpuHeuristicPicksABuiltKernelWhereOneFits) {
+  if (!cuda::built()) GTEST_SKIP() << "built without CUDA: no kernel instances to pick from";
+  const DeviceInfo gpu = h200();
+  const Choice c = select(Problem{1, 3648, 7168, DType::BF16}, gpu, nullptr);
+  EXPECT_EQ(c.source, Source::Heuristic);
+  std::string why_not;
+  EXPECT_TRUE(supports(c.config, Problem{1, 3648, 7168, DType::BF16}, gpu, 16, &why_not)) << why_not;
+}
+
+TEST_F(Selection, CachedAndStableAcrossThreads) {
+  const DeviceInfo cpu = cpu_device_info();
+  std::vector<Problem> problems;
+  for (int64_t m : {1, 2, 3, 8, 17, 64})
+    for (int64_t n : {1, 100, 4096}) problems.push_back(Problem{m, n, 512, DType::FP16});
+  std::vector<std::string> expected;
+  for (const Problem& p : problems) expected.push_back(select(p, cpu, nullptr).config.name());
+  clear_selection_cache();
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(8, 0);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 50; ++round)
+        for (std::size_t i = 0; i < problems.size(); ++i)
+          if (select(problems[i], cpu, nullptr).config.name() != expected[i]) ++mismatches[t];
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+TEST_F(Selection, TableChangesAreSeenThroughTheCache) {
+  const DeviceInfo cpu = cpu_device_info();
+  const Problem p{5, 300, 512, DType::BF16};
+  Table t = table_for(cpu);
+  EXPECT_EQ(select(p, cpu, &t).source, Source::Heuristic);
+  put(t, p, "cpu_r2", 1.0);  // bumps the table id the cache keys on
+  EXPECT_EQ(select(p, cpu, &t).source, Source::Table);
+}
+
+TEST_F(Selection, LogPrintsEachNewChoiceOnce) {
+  setenv("SKINNYGEMM_LOG", "1", 1);
+  const DeviceInfo cpu = cpu_device_info();
+  ::testing::internal::CaptureStderr();
+  select(Problem{7, 96, 256, DType::BF16}, cpu, nullptr);
+  select(Problem{7, 96, 256, DType::BF16}, cpu, nullptr);
+  select(Problem{8, 96, 256, DType::BF16}, cpu, nullptr);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("m=7"));
+  EXPECT_THAT(err, HasSubstr("m=8"));
+  EXPECT_EQ(err.find("m=7"), err.rfind("m=7")) << err;
+  EXPECT_THAT(err, HasSubstr("[heuristic]"));
+}
+
+TEST_F(Selection, ForcedConfigsThroughGemm) {
+  const Problem p{2, 40, 64, DType::BF16};
+  std::vector<uint16_t> x(2 * 64, 0x3f80), w(40 * 64, 0x3f80), y(2 * 40, 0);  // ones
+  Options o;
+  o.backend = Backend::Cpu;
+  o.config = "cpu_r8";
+  const Choice c = gemm(p, x.data(), w.data(), y.data(), o);
+  EXPECT_EQ(c.source, Source::Forced);
+  EXPECT_EQ(y[0], 0x4280) << "64 ones dotted with 64 ones is 64";
+  o.config = "mma_m8_w1x4_u2_sk1";
+  try {
+    gemm(p, x.data(), w.data(), y.data(), o);
+    FAIL() << "a GPU config must not run on the CPU backend";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("mma_m8_w1x4_u2_sk1"));
+    EXPECT_THAT(e.what(), HasSubstr("needs a GPU"));
+  }
+}
+
+}  // namespace
+}  // namespace skinnygemm
