@@ -6,6 +6,7 @@
 //                         u = 32-wide K chunks in flight per warp, sk = CTAs of a cluster splitting K
 //   bulk_m8_w1x4_u2_sk1   the same MMAs fed by bulk asynchronous copies (one instruction per row and
 //                         128-wide K stage); u = stages in flight per warp
+//   reg_m8_w1x4_u4_sk1    the same MMAs with w and x in a per-lane register ring (u chunks deep)
 //   simt_m2_w1x8_u4_sk2   CUDA-core family for the smallest M, same work decomposition
 //   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm
 //   cpu_r4                CPU backend, 4 weight rows per inner block
@@ -19,7 +20,7 @@
 
 namespace skinnygemm {
 
-enum class Family { Mma, Bulk, Simt, Cublaslt, Cpu };
+enum class Family { Mma, Bulk, Reg, Simt, Cublaslt, Cpu };
 
 const char* family_name(Family family);
 

@@ -12,6 +12,7 @@ const char* family_name(Family family) {
   switch (family) {
     case Family::Mma: return "mma";
     case Family::Bulk: return "bulk";
+    case Family::Reg: return "reg";
     case Family::Simt: return "simt";
     case Family::Cublaslt: return "cublaslt";
     case Family::Cpu: return "cpu";
@@ -99,6 +100,7 @@ std::string Config::name() const {
   switch (family) {
     case Family::Mma:
     case Family::Bulk:
+    case Family::Reg:
     case Family::Simt:
       os << family_name(family) << "_m" << tile_m << "_w" << warps_n << "x" << warps_k << "_u" << unroll
          << "_sk" << split_k;
@@ -120,6 +122,7 @@ Config Config::parse(const std::string& name) {
   const std::string& fam = parts[0];
   if (fam == "mma") return parse_tiled(name, parts, Family::Mma);
   if (fam == "bulk") return parse_tiled(name, parts, Family::Bulk);
+  if (fam == "reg") return parse_tiled(name, parts, Family::Reg);
   if (fam == "simt") return parse_tiled(name, parts, Family::Simt);
   if (fam == "cublaslt") {
     Config c;
@@ -142,7 +145,7 @@ Config Config::parse(const std::string& name) {
     return c;
   }
   SKINNYGEMM_FAIL("config '" << name << "': unknown family '" << fam
-                             << "'; expected mma, bulk, simt, cublaslt or cpu");
+                             << "'; expected mma, bulk, reg, simt, cublaslt or cpu");
 }
 
 bool operator==(const Config& a, const Config& b) { return a.name() == b.name(); }
@@ -153,6 +156,7 @@ std::vector<Config> listed_configs(Family family) {
   switch (family) {
     case Family::Mma:
     case Family::Bulk:
+    case Family::Reg:
     case Family::Simt: {
       const bool mma = family != Family::Simt;
       const int* tiles = mma ? kMmaTileM : kSimtTileM;
@@ -197,7 +201,7 @@ std::vector<Config> listed_configs(Family family) {
 
 std::vector<Config> all_listed_configs() {
   std::vector<Config> out;
-  for (Family f : {Family::Mma, Family::Bulk, Family::Simt, Family::Cublaslt, Family::Cpu}) {
+  for (Family f : {Family::Mma, Family::Bulk, Family::Reg, Family::Simt, Family::Cublaslt, Family::Cpu}) {
     auto v = listed_configs(f);
     out.insert(out.end(), v.begin(), v.end());
   }

@@ -44,6 +44,14 @@ int estimated_registers(const Config& c) {
   const bool u4 = c.unroll == 4;
   if (c.family == Family::Simt) return c.tile_m == 4 ? 80 : (u4 ? 64 : 72);
   if (c.family == Family::Bulk) return c.tile_m <= 16 ? 64 : c.tile_m == 32 ? 96 : 160;
+  if (c.family == Family::Reg) {  // ptxas -v, register ring across persistent row blocks
+    switch (c.tile_m) {
+      case 8: return u4 ? 112 : 64;
+      case 16: return u4 ? 145 : 90;
+      case 32: return u4 ? 246 : 144;
+      default: return 244;
+    }
+  }
   switch (c.tile_m) {
     case 8: return u4 ? 60 : 72;
     case 16: return 72;
@@ -54,6 +62,7 @@ int estimated_registers(const Config& c) {
 
 int64_t smem_bytes(const Config& c) {
   if (c.family == Family::Bulk) return bulk_smem_bytes(c.tile_m, c.warps_n, c.warps_k, c.unroll);
+  if (c.family == Family::Reg) return static_cast<int64_t>(partial_floats(c.tile_m, c.warps_n, c.warps_k)) * 4;
   return skinny_smem_bytes(c.family == Family::Mma, c.tile_m, c.warps_n, c.warps_k, c.unroll);
 }
 

@@ -8,7 +8,9 @@ namespace skinnygemm::cuda {
 
 bool config_is_built(const Config& config) {
   if (config.family == Family::Cublaslt) return true;
-  if (config.family != Family::Mma && config.family != Family::Bulk && config.family != Family::Simt) return false;
+  if (config.family != Family::Mma && config.family != Family::Bulk && config.family != Family::Reg &&
+      config.family != Family::Simt)
+    return false;
   return find_skinny_kernel(config, DType::BF16) != nullptr && find_skinny_kernel(config, DType::FP16) != nullptr;
 }
 
@@ -22,6 +24,7 @@ void gemm(const Problem& p, const void* x, const void* w, void* y, const Config&
   switch (config.family) {
     case Family::Mma:
     case Family::Bulk:
+    case Family::Reg:
     case Family::Simt:
       launch_skinny(p, config, x, w, y, stream);
       return;

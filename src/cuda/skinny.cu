@@ -17,6 +17,7 @@ SkinnyKernel find_skinny_kernel(const Config& c, DType dtype) {
   const bool bf16 = dtype == DType::BF16;
   if (dtype != DType::BF16 && dtype != DType::FP16) return nullptr;
   if (c.family == Family::Mma) return bf16 ? find_mma_bf16(c.tile_m, c.unroll) : find_mma_fp16(c.tile_m, c.unroll);
+  if (c.family == Family::Reg) return bf16 ? find_reg_bf16(c.tile_m, c.unroll) : find_reg_fp16(c.tile_m, c.unroll);
   if (c.family == Family::Bulk) return bf16 ? find_bulk_bf16(c.tile_m, c.unroll) : find_bulk_fp16(c.tile_m, c.unroll);
   if (c.family == Family::Simt) return bf16 ? find_simt_bf16(c.tile_m, c.unroll) : find_simt_fp16(c.tile_m, c.unroll);
   return nullptr;

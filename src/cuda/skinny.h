@@ -15,6 +15,8 @@ using SkinnyKernel = void (*)(SkinnyParams);
 // Defined in instances/*.cu, one file per (family, dtype) so they compile in parallel.
 SkinnyKernel find_mma_bf16(int tile_m, int unroll);
 SkinnyKernel find_mma_fp16(int tile_m, int unroll);
+SkinnyKernel find_reg_bf16(int tile_m, int unroll);
+SkinnyKernel find_reg_fp16(int tile_m, int unroll);
 SkinnyKernel find_bulk_bf16(int tile_m, int unroll);
 SkinnyKernel find_bulk_fp16(int tile_m, int unroll);
 SkinnyKernel find_simt_bf16(int tile_m, int unroll);

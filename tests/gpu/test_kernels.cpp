@@ -44,7 +44,7 @@ TEST(GpuKernels, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
   const DeviceInfo dev = cuda::device_info();
   int tested = 0, too_big = 0;
   for (DType dtype : {DType::BF16, DType::FP16})
-    for (Family family : {Family::Mma, Family::Bulk, Family::Simt})
+    for (Family family : {Family::Mma, Family::Bulk, Family::Reg, Family::Simt})
       for (const Config& c : listed_configs(family)) {
         for (int64_t m : {int64_t{1}, static_cast<int64_t>(c.tile_m)}) {
           // N = 100 leaves a partial row tile; K = 8200 a partial 32-chunk and 128-stage, and enough of
