@@ -53,6 +53,9 @@ class Table {
 
   bool matches(const DeviceInfo& device) const;  // same signature (GPU name and SM count)
   std::optional<TableEntry> find(DType dtype, int64_t n, int64_t k, int64_t m) const;
+  // The entry of the smallest tuned M' >= m for the same (dtype, N, K), with M' in bucket_m: tables may be
+  // tuned at M buckets (1, 2, 4, 8, ...) and serve the Ms between them.
+  std::optional<TableEntry> find_bucket(DType dtype, int64_t n, int64_t k, int64_t m, int64_t* bucket_m) const;
   void put(const TableKey& key, const TableEntry& entry);
 
   std::string to_json() const;

@@ -148,11 +148,14 @@ Choice fallback_choice(const DeviceInfo& dev, const std::string& why) {
 Choice select_uncached(const Problem& p, const DeviceInfo& dev, const Table* table, int alignment) {
   std::string table_note;
   if (table && table->matches(dev)) {
-    if (auto e = table->find(p.dtype, p.n, p.k, p.m)) {
+    int64_t bucket = p.m;
+    if (auto e = table->find_bucket(p.dtype, p.n, p.k, p.m, &bucket)) {
       std::string why_not;
       if (supports(e->config, p, dev, alignment, &why_not)) {
         std::ostringstream os;
-        os << "table " << table->path << ": " << e->us << " us";
+        os << "table " << table->path;
+        if (bucket != p.m) os << " (bucket M=" << bucket << ")";
+        os << ": " << e->us << " us";
         if (e->cublaslt_us > 0) os << " vs cuBLASLt " << e->cublaslt_us << " us";
         return Choice{e->config, Source::Table, os.str()};
       }

@@ -183,6 +183,18 @@ TableMeta Table::meta_for(const DeviceInfo& device) {
 
 bool Table::matches(const DeviceInfo& device) const { return meta.gpu == device.name && meta.sms == device.sms; }
 
+std::optional<TableEntry> Table::find_bucket(DType dtype, int64_t n, int64_t k, int64_t m, int64_t* bucket_m) const {
+  TableKey key;
+  key.dtype = dtype;
+  key.n = n;
+  key.k = k;
+  key.m = m;
+  const auto it = entries.lower_bound(key);  // keys order by (dtype, n, k, m): the next M of this shape
+  if (it == entries.end() || it->first.dtype != dtype || it->first.n != n || it->first.k != k) return std::nullopt;
+  if (bucket_m) *bucket_m = it->first.m;
+  return it->second;
+}
+
 std::optional<TableEntry> Table::find(DType dtype, int64_t n, int64_t k, int64_t m) const {
   TableKey key;
   key.dtype = dtype;

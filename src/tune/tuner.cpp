@@ -73,24 +73,42 @@ void fill_cublaslt_columns(std::vector<BenchRow>& rows) {
   }
 }
 
+void check_options(const TuneOptions& o) {
+  SKINNYGEMM_CHECK(o.samples >= 1 && o.replays >= 1,
+                   "samples " << o.samples << " and replays " << o.replays << " must both be >= 1");
+  SKINNYGEMM_CHECK(o.margin >= 0 && o.margin < 1, "margin " << o.margin << " must be in [0, 1) (0.03 = 3%)");
+}
+
 }  // namespace
 
 std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, const std::string& globs) {
   const std::vector<std::string> patterns = split_globs(globs);
-  const std::vector<Family> kernels =
-      dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Mma, Family::Bulk, Family::Simt};
+  // Every kernel family of the device (GPU: all but cpu and cublaslt, so a new family is tuned once listed).
   std::vector<Config> listed;
-  for (Family f : kernels)
-    for (const Config& c : listed_configs(f))
-      if (matches_any(patterns, c.name())) listed.push_back(c);
+  for (const Config& c : all_listed_configs()) {
+    const bool kernel = dev.is_cpu ? c.family == Family::Cpu : c.family != Family::Cpu && c.family != Family::Cublaslt;
+    if (kernel && matches_any(patterns, c.name())) listed.push_back(c);
+  }
   if (!dev.is_cpu)  // the baseline of the margin rule, whatever the glob says
     for (const Config& c : listed_configs(Family::Cublaslt)) listed.push_back(c);
   SKINNYGEMM_CHECK(!listed.empty(), "--candidates '" << globs << "' matches no listed config of " << dev.name
                                                      << " (expected globs such as "
                                                      << (dev.is_cpu ? "cpu_r*" : "mma_m8_*,simt_*") << ")");
+  // Without a glob, only the smallest token tile of each family that holds M: a larger tile does the same
+  // streaming with more MMAs and x traffic (every H200 sweep of 2026-11-29: best m16 / best m8 = 1.5x at
+  // M <= 8), and it cuts the candidates per point ~4x (docs/kernels.md).
+  auto smallest_tile = [&](Family f) {
+    int best = 0;
+    for (const Config& c : listed)
+      if (c.family == f && c.tile_m >= p.m && (best == 0 || c.tile_m < best)) best = c.tile_m;
+    return best;
+  };
   std::vector<Config> out;
-  for (const Config& c : listed)
+  for (const Config& c : listed) {
+    const bool tiled = c.family != Family::Cpu && c.family != Family::Cublaslt;
+    if (patterns.empty() && tiled && c.tile_m != smallest_tile(c.family)) continue;
     if (supports(c, p, dev, 16)) out.push_back(c);
+  }
   return out;
 }
 
@@ -141,9 +159,7 @@ Decision decide(const std::vector<BenchRow>& rows, bool gpu, double margin) {
 
 TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
   validate(p);
-  SKINNYGEMM_CHECK(o.samples >= 1 && o.replays >= 1,
-                   "samples " << o.samples << " and replays " << o.replays << " must both be >= 1");
-  SKINNYGEMM_CHECK(o.margin >= 0 && o.margin < 1, "margin " << o.margin << " must be in [0, 1) (0.03 = 3%)");
+  check_options(o);
   const Backend backend = resolve_backend(o.backend);
   const DeviceInfo dev = device_info(backend);
   const std::vector<Config> candidates = tune_candidates(p, dev, o.candidates);
@@ -190,6 +206,7 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
 TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const std::vector<int64_t>& ms,
                             DType dtype, const TuneOptions& o, const std::string& path) {
   namespace fs = std::filesystem;
+  check_options(o);  // here too: inside tune_problem a bad option would fail every point one by one
   const DeviceInfo dev = device_info(o.backend);
   const fs::path parent = fs::path(path).parent_path();
   SKINNYGEMM_CHECK(parent.empty() || fs::is_directory(parent),

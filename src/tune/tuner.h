@@ -41,8 +41,8 @@ using MeasureFn = std::function<BenchRow(const Problem&, const BenchOptions&)>;
 struct TuneOptions {
   Backend backend = Backend::Auto;
   // Comma list of globs over config names ("mma_m8_*,simt_*"); empty = every listed config of the backend's
-  // families (CPU: cpu_*; GPU: mma_*, bulk_*, simt_*). On a GPU cuBLASLt (default and cublaslt_a0..a7) is
-  // always measured too: it is what the margin is measured against.
+  // families (CPU: cpu_*; GPU: every kernel family, mma_*, bulk_*, reg_*, simt_*). On a GPU cuBLASLt
+  // (default and cublaslt_a0..a7) is always measured too: it is what the margin is measured against.
   std::string candidates;
   int samples = 5;
   int replays = 20;

@@ -73,6 +73,20 @@ TEST_F(Selection, TableHitWinsOverTheHeuristic) {
   EXPECT_EQ(select(p2, cpu, &t).source, Source::Heuristic);
 }
 
+TEST_F(Selection, BucketsServeTheMsBetweenTunedOnes) {
+  const DeviceInfo cpu = cpu_device_info();
+  Table t = table_for(cpu);
+  put(t, Problem{4, 256, 512, DType::BF16}, "cpu_r2", 1.0);
+  put(t, Problem{16, 256, 512, DType::BF16}, "cpu_r8", 1.0);
+  const Choice m3 = select(Problem{3, 256, 512, DType::BF16}, cpu, &t);
+  EXPECT_EQ(m3.source, Source::Table);
+  EXPECT_EQ(m3.config.name(), "cpu_r2");
+  EXPECT_THAT(m3.reason, HasSubstr("bucket M=4"));
+  EXPECT_EQ(select(Problem{9, 256, 512, DType::BF16}, cpu, &t).config.name(), "cpu_r8");
+  EXPECT_EQ(select(Problem{17, 256, 512, DType::BF16}, cpu, &t).source, Source::Heuristic);  // past the last
+  EXPECT_EQ(select(Problem{3, 256, 1024, DType::BF16}, cpu, &t).source, Source::Heuristic);  // another shape
+}
+
 TEST_F(Selection, EntryThatDoesNotApplyFallsThroughWithTheReason) {
   const DeviceInfo cpu = cpu_device_info();
   const Problem p{2, 64, 256, DType::BF16};

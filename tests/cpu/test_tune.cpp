@@ -1,0 +1,299 @@
+// The tuner on the CPU backend: a real run writes a table that selection uses, resume and --force, a foreign
+// table is refused, a wrong candidate never wins, the GPU margin rule on synthetic rows, and the CLI.
+// (A table of another signature being skipped by selection with a warning is tested in test_select.cpp.)
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/models.h"
+#include "skinnygemm/skinnygemm.h"
+#include "tune/tuner.h"
+
+namespace skinnygemm {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using Kind = tune::TuneEvent::Kind;
+
+DeviceInfo h200() {
+  DeviceInfo d;
+  d.is_cpu = false, d.name = "NVIDIA H200", d.sms = 132, d.cc_major = 9;
+  return d;
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Two tiny shapes x two Ms: 4 points, 4 cpu configs each; milliseconds on 2 cores.
+const std::vector<models::Projection> kShapes = models::parse_shapes("64x256,96x128");
+const std::vector<int64_t> kMs = {1, 2};
+
+tune::TuneOptions cpu_options(std::map<Kind, int>* events) {
+  tune::TuneOptions o;
+  o.backend = Backend::Cpu, o.samples = 1, o.replays = 1;
+  o.progress = [events](const tune::TuneEvent& ev) { ++(*events)[ev.kind]; };
+  return o;
+}
+
+// A measure that counts its calls and otherwise runs the real protocol.
+tune::MeasureFn counting(int* calls) {
+  return [calls](const Problem& p, const tune::BenchOptions& o) { return ++*calls, tune::bench_problem(p, o); };
+}
+
+tune::BenchRow fake_row(const Problem& p, const std::string& config, double us, double spread = 0) {
+  tune::BenchRow r;
+  r.problem = p, r.config = config, r.us = us, r.spread = spread, r.checked = true;
+  return r;
+}
+
+class TuneFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("skinnygemm_tune_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    path_ = (dir_ / "t.json").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  std::string path_;
+};
+
+TEST_F(TuneFiles, RealCpuRunWritesATableThatSelectionUses) {
+  std::map<Kind, int> events;
+  const tune::TuneSummary s = tune::tune_into_table(kShapes, kMs, DType::BF16, cpu_options(&events), path_);
+  EXPECT_EQ(s.points, 4u);
+  EXPECT_EQ(s.tuned, 4u);
+  EXPECT_EQ(events[Kind::Measuring], 4);
+  EXPECT_EQ(events[Kind::Stored], 4);
+  const Table t = Table::load(path_);
+  EXPECT_TRUE(t.matches(cpu_device_info()));
+  ASSERT_EQ(t.entries.size(), 4u);
+  for (const tune::TuneResult& r : s.results) {
+    EXPECT_EQ(r.rows.size(), std::size(kCpuRows)) << r.problem.str();  // every cpu config measured
+    EXPECT_TRUE(r.rejected.empty()) << r.rejected[0].reason;
+    const Problem& p = r.problem;
+    const auto e = t.find(p.dtype, p.n, p.k, p.m);
+    ASSERT_TRUE(e.has_value()) << p.str();
+    EXPECT_EQ(e->config.family, Family::Cpu);
+    EXPECT_EQ(e->config, r.entry.config);
+    EXPECT_GT(e->us, 0);
+    EXPECT_EQ(e->cublaslt_us, 0);  // no cuBLASLt on the CPU
+    for (const tune::BenchRow& row : r.rows) EXPECT_GE(row.us, r.entry.us) << row.config;  // the fastest won
+    const Choice c = select(p, cpu_device_info(), &t);
+    EXPECT_EQ(c.source, Source::Table) << c.reason;
+    EXPECT_EQ(c.config, e->config);
+  }
+}
+
+TEST_F(TuneFiles, ResumeMeasuresNothingAndForceRemeasures) {
+  // One point is already in the file (with a time no real run gives): it must survive a resumed run.
+  Table seeded;
+  seeded.meta = Table::meta_for(cpu_device_info());
+  seeded.put(TableKey{DType::BF16, 64, 256, 2}, TableEntry{Config::parse("cpu_r8"), 123.0, 0});
+  seeded.save_merge(path_);
+  std::map<Kind, int> events;
+  tune::TuneOptions o = cpu_options(&events);
+  int calls = 0;
+  o.measure = counting(&calls);
+  tune::TuneSummary s = tune::tune_into_table(kShapes, kMs, DType::BF16, o, path_);
+  EXPECT_EQ(s.tuned, 3u);
+  EXPECT_EQ(s.skipped, 1u);
+  EXPECT_EQ(calls, 3 * static_cast<int>(std::size(kCpuRows)));
+  EXPECT_EQ(Table::load(path_).find(DType::BF16, 64, 256, 2)->us, 123.0);
+
+  const std::string before = read_all(path_);
+  events.clear();
+  calls = 0;
+  s = tune::tune_into_table(kShapes, kMs, DType::BF16, o, path_);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(events[Kind::Measuring], 0);
+  EXPECT_EQ(events[Kind::Skipped], 4);
+  EXPECT_EQ(read_all(path_), before);
+
+  events.clear();
+  o.force = true;
+  s = tune::tune_into_table(kShapes, {1, 2, 2}, DType::BF16, o, path_);  // a repeated M is measured once
+  EXPECT_EQ(events[Kind::Stored], 4);
+  EXPECT_EQ(events[Kind::Skipped], 2);
+  EXPECT_EQ(calls, 4 * static_cast<int>(std::size(kCpuRows)));
+  EXPECT_NE(Table::load(path_).find(DType::BF16, 64, 256, 2)->us, 123.0);
+}
+
+TEST_F(TuneFiles, ForeignTableIsRefusedBeforeMeasuring) {
+  Table foreign;
+  foreign.meta = Table::meta_for(h200());
+  foreign.put(TableKey{DType::BF16, 64, 256, 1}, TableEntry{Config::parse("cublaslt_a2"), 5.0, 5.0});
+  foreign.save_merge(path_);
+  const std::string before = read_all(path_);
+  std::map<Kind, int> events;
+  int calls = 0;
+  tune::TuneOptions o = cpu_options(&events);
+  o.measure = counting(&calls);
+  try {
+    tune::tune_into_table(kShapes, kMs, DType::BF16, o, path_);
+    FAIL() << "tuned into a table of another device";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path_));
+    EXPECT_THAT(e.what(), HasSubstr("NVIDIA H200"));
+  }
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(read_all(path_), before);
+}
+
+TEST_F(TuneFiles, AWrongCandidateNeverWins) {
+  // cpu_r2 computes a wrong output: its check throws. Were it measured unchecked it would be the fastest.
+  std::vector<tune::BenchOptions> seen;
+  std::map<Kind, int> events;
+  tune::TuneOptions o = cpu_options(&events);
+  o.measure = [&seen](const Problem& p, const tune::BenchOptions& bo) {
+    seen.push_back(bo);
+    if (bo.config == "cpu_r2") {
+      SKINNYGEMM_CHECK(!bo.check, "wrong output");
+      return fake_row(p, bo.config, 0.001);
+    }
+    if (bo.config == "cpu_r4") {  // fast, but its output was never checked
+      tune::BenchRow r = fake_row(p, bo.config, 0.002);
+      r.checked = false;
+      return r;
+    }
+    return fake_row(p, bo.config, bo.config == "cpu_r8" ? 5.0 : 7.0);
+  };
+  const Problem p{1, 64, 256, DType::BF16};
+  const tune::TuneResult r = tune::tune_problem(p, o);
+  EXPECT_EQ(r.entry.config.name(), "cpu_r8");
+  ASSERT_EQ(r.rejected.size(), 2u);
+  EXPECT_EQ(r.rejected[0].config, "cpu_r2");
+  EXPECT_THAT(r.rejected[0].reason, HasSubstr("wrong output"));
+  EXPECT_EQ(r.rejected[1].config, "cpu_r4");
+  for (const tune::BenchRow& row : r.rows) EXPECT_NE(row.config, "cpu_r2");
+  ASSERT_EQ(seen.size(), std::size(kCpuRows));
+  for (const tune::BenchOptions& bo : seen)
+    EXPECT_TRUE(bo.check && !bo.baselines && bo.backend == Backend::Cpu && bo.samples == 1) << bo.config;
+
+  // Every candidate wrong at one point: that point fails (reported, nothing stored); the others are stored.
+  o.measure = [](const Problem& q, const tune::BenchOptions& bo) {
+    SKINNYGEMM_CHECK(q.m != 2, "wrong output for every config at m=2");
+    return fake_row(q, bo.config, 1.0);
+  };
+  const tune::TuneSummary s = tune::tune_into_table(kShapes, kMs, DType::BF16, o, path_);
+  EXPECT_EQ(s.failed, 2u);
+  EXPECT_EQ(events[Kind::Failed], 2);
+  ASSERT_EQ(s.failures.size(), 2u);
+  EXPECT_THAT(s.failures[0], HasSubstr("m=2"));
+  const Table t = Table::load(path_);
+  EXPECT_EQ(t.entries.size(), 2u);
+  EXPECT_FALSE(t.find(DType::BF16, 64, 256, 2).has_value());
+}
+
+TEST(TuneDecide, GpuKernelMustBeatBestCublasltByARepeatingMargin) {
+  const Problem p{4, 1536, 7168, DType::BF16};
+  auto rows = [&](double kernel_us, double spread) {
+    return std::vector<tune::BenchRow>{fake_row(p, "mma_m8_w1x8_u4_sk2", kernel_us, spread),
+                                       fake_row(p, "cublaslt", 10.0), fake_row(p, "cublaslt_a2", 9.8),
+                                       fake_row(p, "cublaslt_a5", 12.0)};
+  };
+  tune::Decision d = tune::decide(rows(9.0, 0.01), true, 0.03);  // 8.9% faster, worst sample 9.09 < 9.8
+  EXPECT_EQ(d.entry.config.name(), "mma_m8_w1x8_u4_sk2") << d.reason;
+  EXPECT_EQ(d.stored, 0u);
+  EXPECT_EQ(d.entry.us, 9.0);
+  EXPECT_EQ(d.entry.cublaslt_us, 9.8);  // the best cuBLASLt algorithm, not the default
+  d = tune::decide(rows(9.6, 0.0), true, 0.03);  // 2.1% faster: below the margin
+  EXPECT_EQ(d.entry.config.name(), "cublaslt_a2") << d.reason;
+  EXPECT_EQ(d.entry.us, 9.8);
+  EXPECT_THAT(d.reason, HasSubstr("below the margin"));
+  d = tune::decide(rows(9.0, 0.2), true, 0.03);  // median wins by 8.9%, but a sample reaches 10.8 > 9.8
+  EXPECT_EQ(d.entry.config.name(), "cublaslt_a2") << d.reason;
+  EXPECT_THAT(d.reason, HasSubstr("worst sample"));
+  d = tune::decide(rows(9.8 / 1.03, 0.0), true, 0.03);  // exactly the margin counts
+  EXPECT_EQ(d.entry.config.name(), "mma_m8_w1x8_u4_sk2") << d.reason;
+  d = tune::decide(rows(9.6, 0.0), true, 0.0);  // margin 0: any repeatable win
+  EXPECT_EQ(d.entry.config.name(), "mma_m8_w1x8_u4_sk2") << d.reason;
+
+  // Only cuBLASLt passed: its best is stored. No cuBLASLt at all on a GPU: nothing to measure against.
+  d = tune::decide({fake_row(p, "cublaslt", 10.0), fake_row(p, "cublaslt_a1", 11.0)}, true, 0.03);
+  EXPECT_EQ(d.entry.config.name(), "cublaslt");
+  EXPECT_THROW(tune::decide({fake_row(p, "mma_m8_w1x8_u4_sk2", 1.0)}, true, 0.03), Error);
+  EXPECT_THROW(tune::decide({}, false, 0.03), Error);
+  EXPECT_THROW(tune::decide({fake_row(p, "cpu_r1", 0.0)}, false, 0.03), Error);  // no time is not a win
+  // CPU: the fastest median, ties to the earlier candidate.
+  d = tune::decide({fake_row(p, "cpu_r1", 3.0), fake_row(p, "cpu_r2", 2.0), fake_row(p, "cpu_r4", 2.0)}, false, 0.5);
+  EXPECT_EQ(d.entry.config.name(), "cpu_r2");
+  EXPECT_EQ(d.entry.cublaslt_us, 0);
+}
+
+TEST(TuneCandidates, GlobsAndTheAlwaysMeasuredBaseline) {
+  const Problem p{1, 64, 256, DType::BF16};
+  EXPECT_EQ(tune::tune_candidates(p, cpu_device_info(), "").size(), std::size(kCpuRows));
+  const auto two = tune::tune_candidates(p, cpu_device_info(), "cpu_r1,cpu_r8");
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1].name(), "cpu_r8");
+  EXPECT_THROW(tune::tune_candidates(p, cpu_device_info(), "mma_*"), Error);  // names no cpu config
+  // On a GPU cuBLASLt is measured whatever the glob: the margin is measured against it.
+  std::vector<std::string> names;
+  for (const Config& c : tune::tune_candidates(p, h200(), "cpu_*,mma_m8_*"))
+    if (c.family == Family::Cublaslt) names.push_back(c.name());
+  EXPECT_EQ(names.size(), 1u + kCublasltAlgos);
+}
+
+TEST(TuneFileName, FromTheDeviceName) {
+  EXPECT_EQ(tune::table_file_name(h200()), "nvidia-h200.json");
+  DeviceInfo h100 = h200();
+  h100.name = "NVIDIA H100 80GB HBM3";
+  EXPECT_EQ(tune::table_file_name(h100), "nvidia-h100-80gb-hbm3.json");
+  DeviceInfo cpu = cpu_device_info();
+  cpu.sms = 2;  // the thread count of this machine must not decide the test
+  EXPECT_EQ(tune::table_file_name(cpu), "cpu-2t.json");
+}
+
+std::string run_cli(const std::string& args, int* status) {
+  FILE* pipe = popen((std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  if (!pipe) return out;
+  while (size_t got = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
+  const int raw = pclose(pipe);
+  *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return out;
+}
+
+TEST_F(TuneFiles, CliTunesResumesAndWritesJson) {
+  const std::string json = (dir_ / "rows.json").string();
+  const std::string args = "tune --backend cpu --shapes 64x256 --m 1,2 --samples 1 --replays 1 --table '" + path_ + "'";
+  int status = -1;
+  std::string out = run_cli(args + " --json '" + json + "'", &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("[2/2] 64x256 m=2: 4 candidates ..."));
+  EXPECT_THAT(out, HasSubstr("-> stored"));
+  EXPECT_THAT(out, HasSubstr("tuned 2, skipped 0"));
+  EXPECT_THAT(out, HasSubstr(path_));
+  EXPECT_EQ(Table::load(path_).entries.size(), 2u);
+  const std::string rows = read_all(json);
+  EXPECT_THAT(rows, HasSubstr("\"stored\": true"));
+  EXPECT_THAT(rows, HasSubstr("tune --backend cpu"));  // meta.command
+
+  out = run_cli(args, &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("tuned 0, skipped 2"));
+
+  out = run_cli("tune --backend cpu --shapes 64x256 --m 1 --candidates 'simt_*' --table '" + path_ + "'", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("simt_*"));
+}
+
+}  // namespace
+}  // namespace skinnygemm
