@@ -1,4 +1,4 @@
-// `skinnygemm`: info, shapes, check, bench. Each subcommand lives in cli/<name>.cpp and defines
+// `skinnygemm`: info, shapes, check, bench, tune. Each subcommand lives in cli/<name>.cpp and defines
 // `Command add_<name>(CLI::App&)`; adding one is that file plus its name in SKINNYGEMM_CLI_COMMANDS.
 #include <exception>
 #include <iostream>

@@ -1,4 +1,5 @@
 // The public entry point: validate -> choose (forced, or cached selection) -> backend. Three hops.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "core/backends.h"
 #include "skinnygemm/skinnygemm.h"
@@ -73,18 +75,20 @@ const Table* default_table(const DeviceInfo& device) {
   std::unique_ptr<Table> found;
   const fs::path dir = fs::path(data_dir()) / "tables";
   std::error_code ec;
-  if (fs::is_directory(dir, ec)) {
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().extension() != ".json") continue;
-      try {
-        Table t = Table::load(entry.path().string());
-        if (t.matches(device)) {
-          found = std::make_unique<Table>(std::move(t));
-          break;
-        }
-      } catch (const Error& e) {
-        std::cerr << "skinnygemm: warning: skipping shipped table: " << e.what() << "\n";
+  std::vector<fs::path> files;  // in name order, so that the pick does not depend on the directory's order
+  if (fs::is_directory(dir, ec))
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    try {
+      Table t = Table::load(file.string());
+      if (t.matches(device)) {
+        found = std::make_unique<Table>(std::move(t));
+        break;
       }
+    } catch (const Error& e) {
+      std::cerr << "skinnygemm: warning: skipping shipped table: " << e.what() << "\n";
     }
   }
   return (tables[device.signature()] = std::move(found)).get();
