@@ -24,8 +24,10 @@ struct Plan {
 
 struct DeviceState {
   cublasLtHandle_t handle = nullptr;
-  void* workspace = nullptr;
-  std::map<std::string, std::unique_ptr<Plan>> plans;  // by Problem::str()
+  // One workspace per stream: two streams running cuBLASLt at once (a side-stream projection, an engine's
+  // second stream) must never share one. Allocated on a stream's first call, then reused (capture-safe).
+  std::map<cudaStream_t, void*> workspaces;
+  std::map<std::string, std::unique_ptr<Plan>> plans;  // by Problem::str() and operand alignments
 };
 
 std::mutex g_mutex;
@@ -35,15 +37,21 @@ DeviceState& state_locked() {
   int dev = 0;
   SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
   DeviceState& s = g_devices[dev];
-  if (!s.handle) {
-    // Allocation is not a stream operation, but be safe if a caller is capturing on another stream.
+  if (!s.handle) SKINNYGEMM_CUBLAS_CHECK(cublasLtCreate(&s.handle));
+  return s;
+}
+
+void* workspace_locked(DeviceState& s, cudaStream_t stream) {
+  void*& ws = s.workspaces[stream];
+  if (!ws) {
+    // Allocation is not a stream operation, but be safe if a caller is capturing on some stream.
     cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
-    SKINNYGEMM_CUBLAS_CHECK(cublasLtCreate(&s.handle));
-    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&s.workspace, kWorkspaceBytes));
+    const cudaError_t status = cudaMalloc(&ws, kWorkspaceBytes);
     SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    SKINNYGEMM_CUDA_CHECK(status);
   }
-  return s;
+  return ws;
 }
 
 // y[M,N] = x[M,K] w[N,K]^T in cuBLASLt's column-major terms: D(N x M) = op(A)(N x K) B(K x M) with
@@ -112,7 +120,7 @@ void cublaslt_gemm(const Problem& p, const void* x, const void* w, void* y, int 
     std::lock_guard<std::mutex> lock(g_mutex);
     DeviceState& s = state_locked();
     handle = s.handle;
-    workspace = s.workspace;
+    workspace = workspace_locked(s, stream);
     plan = &plan_locked(s, p, x, w, y);
   }
   const int index = algo < 0 ? 0 : algo;

@@ -1,6 +1,6 @@
 // cuBLASLt: the fallback for what the skinny kernels do not cover, and the baseline every benchmark row
-// is measured against. One handle and one workspace per device, created on first use (before any graph
-// capture: the first call on a device must not be inside a capture); heuristic results cached per problem.
+// is measured against. One handle per device and one workspace per stream, created on first use (allowed
+// inside a capture, but better made before one); heuristic results cached per problem.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,0 +1,126 @@
+// Fused projections: several weights that share one input x (same K and dtype) run as one problem with
+// N = sum of the segments' rows, each segment's rows going to that segment's own destination.
+//
+//   skinnygemm::Segment qkv_a{w, 2112, 0, y_qkv_a, 0, 1, "qkv_a", 7168, skinnygemm::DType::BF16};
+//   skinnygemm::Segment g{w + 2112 * 7168, 1536, 0, y_g, 0, 1, "g", 7168, skinnygemm::DType::BF16};
+//   skinnygemm::FusedProjection proj({qkv_a, g}, skinnygemm::Backend::Cuda);  // adjacent rows: zero-copy
+//   skinnygemm::RunOptions o; o.gemm.stream = stream;
+//   skinnygemm::RunResult r = proj.run(x, 7168, m, o);                          // r.rung, r.reason
+//
+// The ladder, best first (docs/fused.md): the fused kernel (one launch, per-segment destinations; not built
+// yet), the fused GEMM (one gemm over the merged weights into a scratch output, then one strided copy per
+// segment), separate (one gemm per segment). run() takes the best rung that can run and says which and why;
+// SKINNYGEMM_LOG=1 prints it once per (projection, M).
+//
+// A projection is bound to one backend and owns its packed weights and scratch output, so it runs one call
+// at a time (as a layer of an engine does, on one stream); nothing is allocated after construction, which
+// makes run() and run_split() safe to capture in a CUDA graph.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skinnygemm/skinnygemm.h"
+
+namespace skinnygemm {
+
+enum class Rung { FusedKernel, FusedGemm, Separate };
+const char* rung_name(Rung rung);  // "fused kernel", "fused GEMM", "separate"
+
+struct Segment {
+  const void* w = nullptr;  // [n, k] weights, row stride ldw
+  int64_t n = 0;            // rows (output features)
+  int64_t ldw = 0;          // 0 = k
+  void* y = nullptr;        // [m, n] destination, row stride ldy; null in every segment = contiguous output only
+  int64_t ldy = 0;          // 0 = n
+  int64_t pad_to = 1;       // pad the rows to a multiple of this (140 -> 144): zero rows the projection owns
+  std::string name;         // for errors and logs; empty = "#<index>"
+  int64_t k = 0;            // must be the same in every segment (they share x)
+  DType dtype = DType::BF16;  // must be the same in every segment
+};
+
+// Where a segment's outputs sit in the contiguous output: columns [offset, offset + n) of each row.
+struct SegmentView {
+  std::string name;
+  int64_t offset = 0;
+  int64_t n = 0;
+};
+
+struct RungStatus {
+  Rung rung = Rung::Separate;
+  bool available = false;
+  std::string reason;  // why it can or cannot run
+};
+
+struct Eligibility {
+  Rung rung = Rung::Separate;       // the rung run() takes for this M
+  std::string reason;               // why
+  std::vector<RungStatus> ladder;   // every rung, best first
+  int weight_alignment = 0;         // bytes (operand_alignment of the merged weights); 16-byte kernels need 16
+};
+
+struct RunOptions {
+  Options gemm;               // backend (must be the projection's or Auto), stream, table; config forces every gemm
+  std::optional<Rung> rung;   // force a rung; an unavailable one is an Error naming why
+};
+
+struct RunResult {
+  Rung rung = Rung::Separate;   // for run_split: what the main stream ran
+  std::string reason;
+  std::vector<Choice> choices;  // the gemm calls in launch order
+};
+
+class FusedProjection {
+ public:
+  // Validates the segments (>= 2; same K and dtype, BF16/FP16; non-null weights; n > 0; destinations all set
+  // or all null, not overlapping each other, the weights or themselves for up to max_m rows) and throws Error
+  // naming the segment and the values. Adjacent segments (segment i+1's w == segment i's w + n_i * ldw
+  // elements, one ldw, no padding) are used in place (zero-copy); otherwise the weights are packed once into
+  // memory the projection owns, after which the caller's weights are not read again.
+  // backend Auto resolves now: CUDA pointers are device memory of the current device.
+  FusedProjection(std::vector<Segment> segments, Backend backend = Backend::Auto, int64_t max_m = 64);
+  ~FusedProjection();
+  FusedProjection(FusedProjection&&) noexcept;
+  FusedProjection& operator=(FusedProjection&&) noexcept;
+
+  std::string name() const;           // the segment names joined by '+'
+  Backend backend() const;
+  int64_t k() const;
+  DType dtype() const;
+  int64_t total_n() const;            // merged rows, padding included (the contiguous output's columns)
+  bool zero_copy() const;
+  int64_t packed_bytes() const;       // bytes of the packed copy (0 when zero-copy)
+  int64_t scratch_bytes() const;      // bytes of the scratch output (0 when not needed)
+  const void* weights() const;        // the merged weights: total_n() rows, row stride weight_stride()
+  int64_t weight_stride() const;
+  std::vector<SegmentView> views() const;
+
+  // The rung run() takes for M tokens on device (must be the projection's backend's device), and why.
+  Eligibility eligibility(const DeviceInfo& device, int64_t m = 1) const;
+
+  // y_i = x · w_i^T for every segment, into each segment's destination. x: [m, k], row stride ldx (0 = k).
+  RunResult run(const void* x, int64_t ldx, int64_t m, const RunOptions& options = {});
+
+  // Every segment into one output y: [m, total_n()], row stride ldy (0 = total_n()); segment i is columns
+  // views()[i]. Padding columns are written (zeros) by the fused GEMM and left alone by separate calls.
+  RunResult run_contiguous(const void* x, int64_t ldx, int64_t m, void* y, int64_t ldy,
+                           const RunOptions& options = {});
+
+  // CUDA: side_segments (indices) run as separate gemms on side_stream, the rest on main_stream (each
+  // maximal run of adjacent remaining segments through the ladder: fused when >= 2). side_stream waits for
+  // main_stream first (fork) and main_stream waits for side_stream at the end (join), with events created
+  // at construction, so this is capture-safe. options.gemm.stream must be null or main_stream.
+  // CPU: everything runs in order on the calling thread, and the reason says so.
+  RunResult run_split(const void* x, int64_t ldx, int64_t m, void* main_stream, void* side_stream,
+                      const std::vector<int>& side_segments, const RunOptions& options = {});
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skinnygemm

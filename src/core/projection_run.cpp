@@ -1,0 +1,204 @@
+// Running a FusedProjection: the ladder (fused kernel -> fused GEMM -> separate) per range of segments,
+// the copies out of the scratch output, the contiguous-output mode, the side-stream split, and the log.
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "core/projection_impl.h"
+
+namespace skinnygemm {
+
+namespace {
+
+constexpr const char* kNoFusedKernel = "the skinny kernels do not yet write per-segment destinations (issue 3/5)";
+
+bool logging_enabled() {
+  const char* v = std::getenv("SKINNYGEMM_LOG");
+  return v && *v && std::string(v) != "0";
+}
+
+}  // namespace
+
+using projection_detail::block;
+using projection_detail::overlap;
+
+bool FusedProjection::Impl::outputs_adjacent(std::size_t b, std::size_t end) const {
+  if (!has_dest) return false;
+  for (std::size_t i = b; i < end; ++i) {
+    if (offset[i + 1] - offset[i] != segs[i].n) return false;  // padding columns would land in the next segment
+    if (i > b && (segs[i].ldy != segs[b].ldy || dest(i) != dest(i - 1) + segs[i - 1].n * e)) return false;
+  }
+  return true;
+}
+
+std::vector<RungStatus> FusedProjection::Impl::ladder(std::size_t b, std::size_t end, int64_t m, Mode mode) const {
+  std::ostringstream fused;
+  bool fusable = end - b >= 2;
+  fused << "one gemm of N=" << offset[end] - offset[b] << " over "
+        << (zero_copy ? "the segments' own adjacent rows (zero-copy)" : "the packed copy of the weights");
+  if (!fusable) {
+    fused.str("one segment: nothing to fuse");
+  } else if (mode == Mode::Contiguous) {
+    fused << ", into the caller's contiguous output (views, no copies)";
+  } else if (outputs_adjacent(b, end)) {
+    fused << ", written in place: the destinations are adjacent columns of one output";
+  } else if (m > max_m) {  // the scratch output has max_m rows; separate calls write to the destinations
+    fusable = false;
+    fused.str("");
+    fused << "M=" << m << " exceeds the scratch output's max_m=" << max_m << " rows";
+  } else {
+    fused << ", into the scratch output, then " << end - b << " strided copies to the destinations";
+  }
+  return {{Rung::FusedKernel, false, kNoFusedKernel},
+          {Rung::FusedGemm, fusable, fused.str()},
+          {Rung::Separate, true, "one gemm per segment (" + std::to_string(end - b) + ")"}};
+}
+
+Rung FusedProjection::Impl::choose(std::size_t b, std::size_t end, int64_t m, Mode mode, std::optional<Rung> forced,
+                                   std::string* why) const {
+  std::ostringstream os;
+  for (const RungStatus& s : ladder(b, end, m, mode)) {
+    if (forced && s.rung != *forced) continue;
+    if (!s.available) {
+      SKINNYGEMM_CHECK(!forced, "rung '" << rung_name(s.rung) << "' was forced for m=" << m << " but cannot run: "
+                                         << s.reason);
+      os << rung_name(s.rung) << " unavailable: " << s.reason << "; ";
+      continue;
+    }
+    os << rung_name(s.rung) << (forced ? " (forced): " : ": ") << s.reason;
+    *why = os.str();
+    return s.rung;
+  }
+  SKINNYGEMM_FAIL("no rung of the ladder can run m=" << m);  // unreachable: separate always can
+}
+
+void FusedProjection::Impl::check_run(const void* x, int64_t ldx, int64_t m, bool dest_mode) const {
+  SKINNYGEMM_CHECK(m >= 0, "M=" << m << " must be >= 0");
+  SKINNYGEMM_CHECK(ldx >= k, "ldx=" << ldx << " is smaller than a row of x (K=" << k << ")");
+  if (!dest_mode) return;
+  SKINNYGEMM_CHECK(has_dest, "the segments have no destinations (y is null): use run_contiguous");
+  // The copies out of the scratch output are not validated by gemm, so check what they write against x here.
+  for (std::size_t i = 0; m > 0 && i < segs.size(); ++i)
+    SKINNYGEMM_CHECK(!overlap(block(x, m, k, ldx, e), block(segs[i].y, m, segs[i].n, segs[i].ldy, e)),
+                     label(i) << ": its output overlaps the input x (m=" << m << ", ldx=" << ldx << ")");
+}
+
+Rung FusedProjection::Impl::run_range(std::size_t b, std::size_t end, const void* x, int64_t ldx, int64_t m,
+                                      const RunOptions& o, Mode mode, char* y0, int64_t ldy0, void* stream,
+                                      std::optional<Rung> forced, RunResult* out) {
+  std::string why;
+  const Rung rung = choose(b, end, m, mode, forced, &why);
+  out->reason += why;
+  if (m == 0) return rung;
+  SKINNYGEMM_CHECK(o.gemm.backend == Backend::Auto || o.gemm.backend == backend,
+                   "options ask for the " << backend_name(o.gemm.backend) << " backend but the projection was built "
+                                          << "for " << backend_name(backend) << " (its memory lives there)");
+  Options g = o.gemm;
+  g.backend = backend;
+  g.stream = stream;
+  const bool contiguous = mode == Mode::Contiguous;
+  if (rung == Rung::Separate) {
+    for (std::size_t i = b; i < end; ++i) {
+      const Problem p{m, segs[i].n, k, dtype, ldx, ldw, contiguous ? ldy0 : segs[i].ldy};
+      out->choices.push_back(gemm(p, x, w + offset[i] * ldw * e, contiguous ? y0 + offset[i] * e : dest(i), g));
+    }
+    return rung;
+  }
+  // Fused GEMM: in place when the output is the caller's (contiguous or adjacent), else into the scratch.
+  char* y = contiguous ? y0 + offset[b] * e : outputs_adjacent(b, end) ? dest(b) : nullptr;
+  const int64_t ldy = contiguous ? ldy0 : y ? segs[b].ldy : total();
+  const Problem p{m, offset[end] - offset[b], k, dtype, ldx, ldw, ldy};
+  out->choices.push_back(gemm(p, x, w + offset[b] * ldw * e, y ? y : scratch + offset[b] * e, g));
+  if (y) return rung;
+  for (std::size_t i = b; i < end; ++i) {  // scratch -> each destination; padding columns are dropped
+    const char* src = scratch + offset[i] * e;
+    if (backend == Backend::Cuda) {
+      cuda::copy_rows(dest(i), segs[i].ldy * e, src, total() * e, segs[i].n * e, m, stream);
+    } else {
+      for (int64_t t = 0; t < m; ++t) std::memcpy(dest(i) + t * segs[i].ldy * e, src + t * total() * e, segs[i].n * e);
+    }
+  }
+  return rung;
+}
+
+void FusedProjection::Impl::log_once(const char* what, int64_t m, const RunResult& r, const std::string& name) {
+  if (!logging_enabled()) return;
+  std::lock_guard<std::mutex> lock(log_mutex);
+  if (logged.insert(std::string(what) + "/" + std::to_string(m) + "/" + rung_name(r.rung) + "/" + r.reason).second)
+    std::cerr << "skinnygemm: projection " << name << " m=" << m << " [" << backend_name(backend) << ", " << what
+              << "]: " << rung_name(r.rung) << " <- " << r.reason << "\n";
+}
+
+RunResult FusedProjection::run(const void* x, int64_t ldx, int64_t m, const RunOptions& options) {
+  Impl& s = *impl_;
+  ldx = ldx ? ldx : s.k;
+  s.check_run(x, ldx, m, true);
+  RunResult r;
+  r.rung = s.run_range(0, s.segs.size(), x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0,
+                       options.gemm.stream, options.rung, &r);
+  s.log_once("run", m, r, name());
+  return r;
+}
+
+RunResult FusedProjection::run_contiguous(const void* x, int64_t ldx, int64_t m, void* y, int64_t ldy,
+                                          const RunOptions& options) {
+  Impl& s = *impl_;
+  ldx = ldx ? ldx : s.k;
+  ldy = ldy ? ldy : s.total();
+  s.check_run(x, ldx, m, false);
+  SKINNYGEMM_CHECK(ldy >= s.total(), "ldy=" << ldy << " is smaller than the contiguous output's " << s.total()
+                                            << " columns (total_n, padding included)");
+  RunResult r;
+  r.rung = s.run_range(0, s.segs.size(), x, ldx, m, options, Impl::Mode::Contiguous, static_cast<char*>(y), ldy,
+                       options.gemm.stream, options.rung, &r);
+  s.log_once("contiguous", m, r, name());
+  return r;
+}
+
+RunResult FusedProjection::run_split(const void* x, int64_t ldx, int64_t m, void* main_stream, void* side_stream,
+                                     const std::vector<int>& side_segments, const RunOptions& options) {
+  Impl& s = *impl_;
+  ldx = ldx ? ldx : s.k;
+  s.check_run(x, ldx, m, true);
+  SKINNYGEMM_CHECK(options.gemm.stream == nullptr || options.gemm.stream == main_stream,
+                   "run_split takes its streams as arguments; options.gemm.stream must be null or main_stream");
+  std::vector<bool> side(s.segs.size(), false);
+  for (int i : side_segments) {
+    SKINNYGEMM_CHECK(i >= 0 && static_cast<std::size_t>(i) < s.segs.size(),
+                     "side segment index " << i << " is out of range (projection " << name() << " has "
+                                           << s.segs.size() << " segments)");
+    SKINNYGEMM_CHECK(!side[i], s.label(i) << " is listed twice in side_segments");
+    side[i] = true;
+  }
+  const bool cuda = s.backend == Backend::Cuda && m > 0;
+  RunResult r;
+  r.rung = Rung::Separate;
+  if (s.backend == Backend::Cpu) r.reason = "cpu backend: no streams, every segment ran in order on this thread; ";
+  // Fork: the side stream waits for what main_stream has queued so far (whatever produced x).
+  if (cuda) cuda::record_and_wait(s.fork_event, main_stream, side_stream);
+  r.reason += "main stream:";
+  for (std::size_t b = 0, end = 0; b < s.segs.size(); b = end) {  // each maximal run of main-stream segments
+    for (end = b; end < s.segs.size() && side[end] == side[b];) ++end;
+    if (side[b]) continue;
+    r.reason += " [" + s.segs[b].name + (end - b > 1 ? ".." + s.segs[end - 1].name : "") + "] ";
+    // A forced rung applies to runs that can fuse; a lone segment is separate by definition.
+    if (s.run_range(b, end, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, main_stream,
+                    end - b >= 2 ? options.rung : std::nullopt, &r) == Rung::FusedGemm)
+      r.rung = Rung::FusedGemm;
+    r.reason += ";";
+  }
+  r.reason += " side stream:";
+  for (std::size_t i = 0; i < s.segs.size(); ++i) {
+    if (!side[i]) continue;
+    r.reason += " [" + s.segs[i].name + "] ";
+    s.run_range(i, i + 1, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, side_stream, std::nullopt, &r);
+    r.reason += ";";
+  }
+  // Join: main_stream waits for the side work, so what follows on main (and a capture's end) sees it all.
+  if (cuda) cuda::record_and_wait(s.join_event, side_stream, main_stream);
+  s.log_once("split", m, r, name());
+  return r;
+}
+
+}  // namespace skinnygemm
