@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "skinnygemm/device.h"
 #include "skinnygemm/problem.h"
 
 namespace skinnygemm {
@@ -22,6 +23,21 @@ inline void PrintTo(DType dtype, std::ostream* os) { *os << dtype_name(dtype); }
 }  // namespace skinnygemm
 
 namespace skinnygemm::test {
+
+// An H200 as selection and tables see it, for host-only tests of GPU paths.
+inline DeviceInfo h200_device_info() {
+  DeviceInfo d;
+  d.is_cpu = false;
+  d.name = "NVIDIA H200";
+  d.sms = 132;
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.l2_bytes = 60 << 20;
+  d.smem_per_block_optin = 232448;
+  d.cuda_version = "13.0";
+  d.cublaslt_version = "13.1.0";
+  return d;
+}
 
 // All ones: a NaN in both bf16 and fp16, so an output a kernel forgot to write cannot pass a comparison.
 constexpr uint16_t kPoison = 0xffff;

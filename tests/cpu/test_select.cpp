@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/backends.h"
+#include "common/test_util.h"
 #include "skinnygemm/skinnygemm.h"
 
 namespace skinnygemm {
@@ -15,17 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-DeviceInfo h200() {
-  DeviceInfo d;
-  d.is_cpu = false;
-  d.name = "NVIDIA H200";
-  d.sms = 132;
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.l2_bytes = 60 << 20;
-  d.smem_per_block_optin = 232448;
-  return d;
-}
+DeviceInfo h200() { return test::h200_device_info(); }
 
 Table table_for(const DeviceInfo& dev, const std::string& path = "test-table.json") {
   Table t;

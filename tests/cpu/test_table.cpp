@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "skinnygemm/error.h"
+#include "common/test_util.h"
 #include "skinnygemm/skinnygemm.h"
 #include "skinnygemm/table.h"
 
@@ -20,16 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-DeviceInfo h200() {
-  DeviceInfo d;
-  d.is_cpu = false;
-  d.name = "NVIDIA H200";
-  d.sms = 132;
-  d.cc_major = 9;
-  d.cuda_version = "13.0";
-  d.cublaslt_version = "13.1.0";
-  return d;
-}
+DeviceInfo h200() { return test::h200_device_info(); }
 
 TableKey key(DType dtype, int64_t n, int64_t k, int64_t m) {
   TableKey t;

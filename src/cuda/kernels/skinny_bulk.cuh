@@ -172,15 +172,7 @@ __global__ void __launch_bounds__(256, 1) skinny_bulk_kernel(const SkinnyParams 
       }
       __syncwarp();
     }
-    float* mine = partials + wk * kTileM * pitch + wn * 16 + g;
-#pragma unroll
-    for (int i = 0; i < kTiles; ++i) {
-      const int token = i * 8 + 2 * t;
-      mine[token * pitch] = acc[i][0];
-      mine[(token + 1) * pitch] = acc[i][1];
-      mine[token * pitch + 8] = acc[i][2];
-      mine[(token + 1) * pitch + 8] = acc[i][3];
-    }
+    store_mma_partials<kTileM>(partials, acc, pitch, wk, wn, g, t);
     reduce_and_store<T, kTileM>(p, partials, static_cast<int>(blockIdx.y + blk * gridDim.y));
   }
 }

@@ -37,6 +37,22 @@ __device__ __forceinline__ void mma_16816<__half>(float (&d)[4], uint32_t a0, ui
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// Writes a warp's MMA accumulators into the CTA's FP32 partials [wk][token][pitch]: row index wn*16 + g
+// (c0, c1) and wn*16 + g + 8 (c2, c3), tokens 2t and 2t+1 of each 8-token column tile.
+template <int kTileM>
+__device__ __forceinline__ void store_mma_partials(float* partials, const float (&acc)[kTileM / 8][4], int pitch,
+                                                   int wk, int wn, int g, int t) {
+  float* mine = partials + wk * kTileM * pitch + wn * 16 + g;
+#pragma unroll
+  for (int i = 0; i < kTileM / 8; ++i) {
+    const int token = i * 8 + 2 * t;
+    mine[token * pitch] = acc[i][0];
+    mine[(token + 1) * pitch] = acc[i][1];
+    mine[token * pitch + 8] = acc[i][2];
+    mine[(token + 1) * pitch + 8] = acc[i][3];
+  }
+}
+
 // kTileM: tokens per launch (8, 16, 32, 64) = kTileM / 8 MMA column tiles.
 // kUnroll: loop unroll; the chunk ring is ring_stages(kUnroll) deep.
 template <typename T, int kTileM, int kUnroll>
@@ -74,16 +90,7 @@ __global__ void __launch_bounds__(256, 1) skinny_mma_kernel(const SkinnyParams p
         }
       }
     }
-    // Partials: [wk][token][pitch], row index wn*16 + (g or g+8); tokens 2t, 2t+1 of each column tile.
-    float* mine = partials + place.wk * kTileM * pitch + place.wn * 16 + place.g;
-#pragma unroll
-    for (int i = 0; i < kTiles; ++i) {
-      const int token = i * 8 + 2 * place.t;
-      mine[token * pitch] = acc[i][0];
-      mine[(token + 1) * pitch] = acc[i][1];
-      mine[token * pitch + 8] = acc[i][2];
-      mine[(token + 1) * pitch + 8] = acc[i][3];
-    }
+    store_mma_partials<kTileM>(partials, acc, pitch, place.wk, place.wn, place.g, place.t);
     reduce_and_store<T, kTileM>(p, partials, static_cast<int>(blockIdx.y + blk * gridDim.y));
   }
   decltype(ring)::drain();  // the zero-filling copies past the last row block

@@ -85,15 +85,7 @@ __global__ void __launch_bounds__(256) skinny_reg_kernel(const SkinnyParams p) {
         load_x(base + j + kUnroll, xr[j]);
       }
     }
-    float* mine = reg_partials + place.wk * kTileM * pitch + place.wn * 16 + place.g;
-#pragma unroll
-    for (int i = 0; i < kTiles; ++i) {
-      const int token = i * 8 + 2 * place.t;
-      mine[token * pitch] = acc[i][0];
-      mine[(token + 1) * pitch] = acc[i][1];
-      mine[token * pitch + 8] = acc[i][2];
-      mine[(token + 1) * pitch + 8] = acc[i][3];
-    }
+    store_mma_partials<kTileM>(reg_partials, acc, pitch, place.wk, place.wn, place.g, place.t);
     reduce_and_store<T, kTileM>(p, reg_partials, row_block);
   }
 }
