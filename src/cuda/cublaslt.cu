@@ -93,6 +93,12 @@ Plan& plan_locked(DeviceState& s, const Problem& p, const void* x, const void* w
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_y}};
   for (const auto& [attr, bytes] : alignments)
     SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes)));
+  // FP32 accumulation end to end: split-K partials in the compute type only. The in-place and output-type
+  // schemes reduce BF16/FP16 partials; on the H200 a fused 6288x7168 M=16 call differed from our kernels on
+  // the same rows by 27 BF16 ulps (0.0134 vs 0.0118, tests/gpu/test_projection.cpp, 2026-11-29).
+  const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                               &schemes, sizeof(schemes)));
   plan->algos.resize(kCublasltAlgos);
   int found = 0;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(s.handle, plan->op, plan->a, plan->b, plan->d, plan->d,
