@@ -1,6 +1,8 @@
 // `skinnygemm tune`: measure every candidate config per (shape, M) and merge the winners into a table
 // (src/tune/tuner.h, docs/tuning.md). Progress goes to stderr, one line per point; the summary to stdout.
+// --heuristic-report with --no-store is the held-out evaluation of the heuristic (issue 4).
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -15,16 +17,24 @@ namespace skinnygemm::cli {
 namespace {
 
 struct TuneArgs {
-  std::string backend = "auto", shapes, m, dtype = "bf16", table, candidates, json;
+  std::string backend = "auto", shapes, m, dtype = "bf16", table, candidates, json, heuristic_report;
   int samples = 5;
   int replays = 20;
   double margin = 0.03;
   bool force = false;
+  bool no_store = false;
 };
 
 std::string point_text(const tune::TuneEvent& ev) {
   std::ostringstream os;
   os << "[" << ev.index << "/" << ev.total << "] " << ev.problem.n << "x" << ev.problem.k << " m=" << ev.problem.m;
+  return os.str();
+}
+
+// "3.2%"; a loss of 0 is a result here, not "not measured" as fixed() would print it.
+std::string percent(double fraction, int decimals) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << fraction * 100 << "%";
   return os.str();
 }
 
@@ -40,7 +50,8 @@ void print_event(const tune::TuneEvent& ev) {
     case Kind::Failed:
       std::cerr << " FAILED: " << ev.message << "\n";
       break;
-    case Kind::Stored: {
+    case Kind::Stored:
+    case Kind::Measured: {
       const tune::TuneResult& r = *ev.result;
       // The fastest kernel (not cuBLASLt) is what the reader wants to see against cuBLASLt.
       const tune::BenchRow* best = nullptr;
@@ -49,9 +60,14 @@ void print_event(const tune::TuneEvent& ev) {
       if (!best) best = &r.rows[r.stored];
       std::cerr << " best " << best->config << " " << fixed(best->us, 2) << " us";
       if (r.entry.cublaslt_us > 0) std::cerr << " (cuBLASLt " << fixed(r.entry.cublaslt_us, 2) << " us)";
-      std::cerr << " -> stored";
+      std::cerr << (ev.kind == Kind::Stored ? " -> stored" : " -> would store");
       if (r.entry.config.name() != best->config) std::cerr << " " << r.entry.config.name() << " (" << r.reason << ")";
       if (!r.rejected.empty()) std::cerr << "; " << r.rejected.size() << " rejected";
+      std::cerr << "; heuristic " << r.heuristic.choice.config.name();
+      if (r.heuristic.error.empty())  // the loss of this one point, as the report computes it
+        std::cerr << " +" << percent(tune::summarize_heuristic({r}).worst_loss, 1);
+      else
+        std::cerr << " FAILED (" << r.heuristic.error << ")";
       std::cerr << "\n";
       break;
     }
@@ -68,8 +84,9 @@ std::string tune_json(const tune::BenchMeta& meta, const tune::TuneSummary& s) {
       stored.push_back(i == r.stored);
     }
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(tune::results_json(meta, rows));
-  for (std::size_t i = 0; i < stored.size(); ++i) j["rows"][i]["stored"] = static_cast<bool>(stored[i]);
-  j["table"] = s.table_path;
+  const bool any_table = !s.table_path.empty();  // --no-store: nothing was stored
+  for (std::size_t i = 0; i < stored.size(); ++i) j["rows"][i]["stored"] = any_table && stored[i];
+  j["table"] = any_table ? nlohmann::ordered_json(s.table_path) : nlohmann::ordered_json();
   j["rejected"] = nlohmann::ordered_json::array();
   for (const tune::TuneResult& r : s.results)
     for (const tune::Rejected& x : r.rejected)
@@ -78,14 +95,24 @@ std::string tune_json(const tune::BenchMeta& meta, const tune::TuneSummary& s) {
   return j.dump(1) + "\n";
 }
 
+// Temp file then rename: a run killed while writing keeps the report of the previous point.
+void write_atomically(const std::string& path, const std::string& text) {
+  write_file(path + ".tmp", text);
+  std::filesystem::rename(path + ".tmp", path);
+}
+
 int run_tune(const TuneArgs& args) {
   const Backend backend = resolve_backend(parse_backend(args.backend));
   const DeviceInfo dev = device_info(backend);
   const auto shapes = models::parse_shapes(args.shapes);
   const auto ms = models::parse_m_range(args.m);
   const DType dtype = parse_dtype(args.dtype);
+  const std::filesystem::path report_dir = std::filesystem::path(args.heuristic_report).parent_path();
+  SKINNYGEMM_CHECK(report_dir.empty() || std::filesystem::is_directory(report_dir),
+                   "--heuristic-report folder '" << report_dir.string() << "' does not exist; create it first");
   std::string path = args.table;
-  if (path.empty()) {  // the shipped location, which selection reads by default; git keeps no empty tables/
+  // The shipped location, which selection reads by default; git keeps no empty tables/.
+  if (path.empty() && !args.no_store) {
     const std::filesystem::path dir = std::filesystem::path(data_dir()) / "tables";
     std::filesystem::create_directories(dir);
     path = (dir / tune::table_file_name(dev)).string();
@@ -98,21 +125,32 @@ int run_tune(const TuneArgs& args) {
   options.replays = args.replays;
   options.margin = args.margin;
   options.force = args.force;
-  options.progress = print_event;
+  options.store = !args.no_store;
 
   tune::BenchMeta meta = tune::bench_meta(backend);
   meta.revision = git_revision();
   meta.command = command_line();
   meta.date = utc_date();
+  // The report is rewritten after every point: a run cut short (a time limit on the GPU machine) still leaves
+  // a valid report of the points it measured.
+  std::vector<tune::TuneResult> measured;
+  options.progress = [&](const tune::TuneEvent& ev) {
+    print_event(ev);
+    if (ev.result && !args.heuristic_report.empty()) {
+      measured.push_back(*ev.result);
+      write_atomically(args.heuristic_report, tune::heuristic_report_json(meta, measured));
+    }
+  };
   if (backend == Backend::Cpu)
     std::cout << "NOTICE: CPU backend: no GPU was used; the table is for " << dev.signature()
-              << " and the fastest cpu config is stored (no cuBLASLt margin).\n";
+              << " and the fastest cpu config is " << (args.no_store ? "picked" : "stored")
+              << " (no cuBLASLt margin).\n";
   std::ostringstream margin;
   margin << ", margin " << args.margin * 100 << "%";
   std::cout << "tune on " << dev.signature() << " (" << backend_name(backend) << "), " << dtype_name(dtype) << ", "
             << shapes.size() * ms.size() << " points, samples " << args.samples << " x " << args.replays
             << (backend == Backend::Cpu ? "" : margin.str())
-            << (args.force ? ", force" : "") << "\ntable " << path << std::endl;
+            << (args.force ? ", force" : "") << "\ntable " << (args.no_store ? "none (--no-store)" : path) << std::endl;
 
   const tune::TuneSummary s = tune::tune_into_table(shapes, ms, dtype, options, path);
 
@@ -121,12 +159,25 @@ int run_tune(const TuneArgs& args) {
     kernels += r.entry.config.family != Family::Cublaslt;
     rejected += r.rejected.size();
   }
-  std::cout << "tuned " << s.tuned << ", skipped " << s.skipped << " (already in the table), failed " << s.failed
-            << " of " << s.points << " points";
+  if (args.no_store)
+    std::cout << "measured " << s.tuned << ", failed " << s.failed << " of " << s.points << " points";
+  else
+    std::cout << "tuned " << s.tuned << ", skipped " << s.skipped << " (already in the table), failed " << s.failed
+              << " of " << s.points << " points";
   if (backend != Backend::Cpu) std::cout << "; stored " << kernels << " kernels, " << s.tuned - kernels << " cuBLASLt";
   std::cout << "; " << rejected << " candidates rejected\n";
   for (const std::string& f : s.failures) std::cout << "FAILED " << f << "\n";
-  std::cout << "table " << path << "\n";
+  std::cout << "table " << (args.no_store ? "none: nothing stored (--no-store)" : path) << "\n";
+  if (!args.heuristic_report.empty()) {
+    write_atomically(args.heuristic_report, tune::heuristic_report_json(meta, s.results));
+    const tune::HeuristicSummary h = tune::summarize_heuristic(s.results);
+    std::cout << "heuristic over " << h.points << " points: median loss " << percent(h.median_loss, 2) << ", worst "
+              << percent(h.worst_loss, 2) << " (" << h.worst_point << ")";
+    if (h.cublaslt_points) std::cout << "; slower than cuBLASLt's default at " << h.slower_than_cublaslt << " of "
+                                     << h.cublaslt_points << " points";
+    if (h.failed) std::cout << "; its pick FAILED its check at " << h.failed << " points";
+    std::cout << "\nwrote " << args.heuristic_report << "\n";
+  }
   if (!args.json.empty()) {
     write_file(args.json, tune_json(meta, s));
     std::cerr << "wrote " << args.json << "\n";
@@ -144,7 +195,8 @@ Command add_tune(CLI::App& app) {
   sub->add_option("--shapes", args->shapes, "comma list of NxK and model:<name>:tp<N>[:fusions] items")->required();
   sub->add_option("--m", args->m, "tokens: 1:64, 1:64:2, 1,2,4,8 or 3")->required();
   sub->add_option("--dtype", args->dtype, "bf16 or fp16")->check(CLI::IsMember({"bf16", "fp16"}))->capture_default_str();
-  sub->add_option("--table", args->table, "table file to merge into (default: <data dir>/tables/<device>.json)");
+  CLI::Option* table =
+      sub->add_option("--table", args->table, "table file to merge into (default: <data dir>/tables/<device>.json)");
   sub->add_option("--candidates", args->candidates,
                   "comma list of config-name globs (default: every config of the backend; cuBLASLt always on a GPU)");
   sub->add_option("--samples", args->samples, "timed samples per candidate (median used)")
@@ -154,7 +206,13 @@ Command add_tune(CLI::App& app) {
   sub->add_option("--margin", args->margin, "GPU: a kernel is stored only if this much faster than cuBLASLt")
       ->check(CLI::Range(0.0, 0.99))->capture_default_str();
   sub->add_flag("--force", args->force, "re-measure points the table already has");
+  CLI::Option* no_store = sub->add_flag("--no-store", args->no_store,
+                                        "measure only: read and write no table (held-out shapes must stay out of it)");
+  sub->add_option("--heuristic-report", args->heuristic_report,
+                  "write the heuristic's pick vs the best measured config per point (rows of kind \"heuristic\") "
+                  "to FILE");
   sub->add_option("--json", args->json, "write every candidate's row (shared result schema) to FILE");
+  no_store->excludes(table);  // a table that is never written would only mislead
   return {sub, [args] { return run_tune(*args); }};
 }
 

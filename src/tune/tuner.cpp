@@ -4,12 +4,16 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 namespace skinnygemm::tune {
 
@@ -45,6 +49,8 @@ std::string us_text(double us) {
 }
 
 bool is_cublaslt(const BenchRow& row) { return Config::parse(row.config).family == Family::Cublaslt; }
+bool is_cublaslt_default(const BenchRow& row) { return row.config == "cublaslt"; }
+bool any_row(const BenchRow&) { return true; }
 
 // Index of the fastest row (median) among those where want(row) holds; ties keep the earlier row so that
 // the pick does not depend on anything but the candidate order. npos when none.
@@ -56,21 +62,55 @@ std::size_t fastest(const std::vector<BenchRow>& rows, Pred want) {
   return best;
 }
 
-// Gives every GPU row the same point's cuBLASLt default and best times, so the JSON rows read as speedups.
-void fill_cublaslt_columns(std::vector<BenchRow>& rows) {
+// Gives a GPU row the point's cuBLASLt default and best times (from the candidates' rows), so the JSON rows
+// read as speedups.
+void set_cublaslt_columns(const std::vector<BenchRow>& rows, BenchRow& r) {
   const std::size_t best = fastest(rows, is_cublaslt);
-  const std::size_t dflt = fastest(rows, [](const BenchRow& r) { return r.config == "cublaslt"; });
-  for (BenchRow& r : rows) {
-    if (dflt != std::string::npos) {
-      r.cublaslt_us = rows[dflt].us;
-      r.speedup = r.cublaslt_us / r.us;
-    }
-    if (best != std::string::npos) {
-      r.cublaslt_best_us = rows[best].us;
-      r.cublaslt_best_config = rows[best].config;
-      r.speedup_best = r.cublaslt_best_us / r.us;
-    }
+  const std::size_t dflt = fastest(rows, is_cublaslt_default);
+  if (dflt != std::string::npos) {
+    r.cublaslt_us = rows[dflt].us;
+    r.speedup = r.cublaslt_us / r.us;
   }
+  if (best != std::string::npos) {
+    r.cublaslt_best_us = rows[best].us;
+    r.cublaslt_best_config = rows[best].config;
+    r.speedup_best = r.cublaslt_best_us / r.us;
+  }
+}
+
+// One forced, checked measurement; nullopt with *why set when its check failed or it could not run.
+std::optional<BenchRow> measure_checked(const MeasureFn& measure, const Problem& p, BenchOptions bo,
+                                        const std::string& config, std::string* why) {
+  bo.config = config;
+  try {
+    BenchRow row = measure(p, bo);
+    if (!row.checked) {
+      *why = "the measurement did not check the output";
+    } else if (row.config != config) {
+      *why = "the measurement ran " + row.config + " instead";
+    } else {
+      return row;
+    }
+  } catch (const Error& e) {
+    *why = e.what();
+  }
+  return std::nullopt;
+}
+
+// The fastest measured row of a point: the candidates and, when it was measured on its own, the heuristic's.
+const BenchRow& best_row(const TuneResult& r) {
+  SKINNYGEMM_CHECK(!r.rows.empty(), "no measured row for " << r.problem.str());
+  const BenchRow* best = &r.rows[fastest(r.rows, any_row)];
+  const HeuristicPick& h = r.heuristic;
+  if (h.extra && h.error.empty() && h.row.us < best->us) best = &h.row;
+  return *best;
+}
+
+std::string point_name(const TuneResult& r) {
+  const Problem& p = r.problem;
+  const std::string name = r.rows.empty() ? "" : r.rows[0].name;
+  return (name.empty() ? "" : name + " ") + std::to_string(p.n) + "x" + std::to_string(p.k) + " m=" +
+         std::to_string(p.m);
 }
 
 void check_options(const TuneOptions& o) {
@@ -166,28 +206,20 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
   SKINNYGEMM_CHECK(!candidates.empty(), "no candidate matching '" << o.candidates << "' supports " << p.str()
                                                                   << " on " << dev.signature());
   const MeasureFn& measure = o.measure ? o.measure : MeasureFn(bench_problem);
+  BenchOptions bo;
+  bo.backend = backend;
+  bo.samples = o.samples;
+  bo.replays = o.replays;
+  bo.baselines = false;  // cuBLASLt is a candidate here, measured like every other
+  bo.check = true;       // a wrong kernel has no speed
   TuneResult result;
   result.problem = p;
   for (const Config& c : candidates) {
-    BenchOptions bo;
-    bo.backend = backend;
-    bo.config = c.name();
-    bo.samples = o.samples;
-    bo.replays = o.replays;
-    bo.baselines = false;  // cuBLASLt is a candidate here, measured like every other
-    bo.check = true;       // a wrong kernel has no speed
-    try {
-      BenchRow row = measure(p, bo);
-      if (!row.checked) {
-        result.rejected.push_back({c.name(), "the measurement did not check the output"});
-      } else if (row.config != c.name()) {
-        result.rejected.push_back({c.name(), "the measurement ran " + row.config + " instead"});
-      } else {
-        result.rows.push_back(std::move(row));
-      }
-    } catch (const Error& e) {
-      result.rejected.push_back({c.name(), e.what()});
-    }
+    std::string why;
+    if (auto row = measure_checked(measure, p, bo, c.name(), &why))
+      result.rows.push_back(std::move(*row));
+    else
+      result.rejected.push_back({c.name(), why});
   }
   if (result.rows.empty()) {
     std::ostringstream os;
@@ -195,7 +227,28 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
     if (!result.rejected.empty()) os << " (" << result.rejected[0].config << ": " << result.rejected[0].reason << ")";
     SKINNYGEMM_FAIL(os.str());
   }
-  if (!dev.is_cpu) fill_cublaslt_columns(result.rows);
+  if (!dev.is_cpu)
+    for (BenchRow& r : result.rows) set_cublaslt_columns(result.rows, r);
+
+  // What an untuned shape would run: without a table, select() is heuristic_choice, else the fallback. It is
+  // judged on the same protocol as the candidates; one they did not include is measured now.
+  HeuristicPick& h = result.heuristic;
+  h.choice = select(p, dev, nullptr, 16);  // 16: the alignment the candidates were listed for
+  const std::string pick = h.choice.config.name();
+  const auto same = [&pick](const auto& x) { return x.config == pick; };
+  const auto row = std::find_if(result.rows.begin(), result.rows.end(), same);
+  const auto bad = std::find_if(result.rejected.begin(), result.rejected.end(), same);
+  if (row != result.rows.end()) {
+    h.row = *row;
+  } else if (bad != result.rejected.end()) {
+    h.error = bad->reason;
+  } else if (auto extra = measure_checked(measure, p, bo, pick, &h.error)) {
+    h.row = std::move(*extra);
+    h.extra = true;
+    if (!dev.is_cpu) set_cublaslt_columns(result.rows, h.row);
+  }
+  h.row.source = source_name(h.choice.source);
+
   const Decision d = decide(result.rows, !dev.is_cpu, o.margin);
   result.entry = d.entry;
   result.stored = d.stored;
@@ -209,12 +262,12 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
   check_options(o);  // here too: inside tune_problem a bad option would fail every point one by one
   const DeviceInfo dev = device_info(o.backend);
   const fs::path parent = fs::path(path).parent_path();
-  SKINNYGEMM_CHECK(parent.empty() || fs::is_directory(parent),
+  SKINNYGEMM_CHECK(!o.store || parent.empty() || fs::is_directory(parent),
                    "table folder '" << parent.string() << "' for '" << path << "' does not exist; create it first");
   // Checked before measuring anything: finding out after an hour of tuning wastes the hour.
-  Table known;
+  Table known;  // without store: only this run's points, so that a repeated M is measured once
   known.meta = Table::meta_for(dev);
-  if (fs::exists(path)) {
+  if (o.store && fs::exists(path)) {
     known = Table::load(path);
     SKINNYGEMM_CHECK(known.matches(dev), "table file '" << path << "' is for '" << known.meta.gpu << "' with "
                                                         << known.meta.sms << " SMs/threads, but this run measures on "
@@ -223,7 +276,7 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
   tune_candidates(Problem{1, 1, 8, dtype}, dev, o.candidates);  // a glob that names nothing fails here, once
 
   TuneSummary s;
-  s.table_path = path;
+  if (o.store) s.table_path = path;
   s.points = shapes.size() * ms.size();
   std::set<TableKey> done;  // tuned in this run: a repeated M is not measured twice, even with force
   std::size_t index = 0;
@@ -259,20 +312,98 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
         if (o.progress) o.progress(ev);
         continue;
       }
-      Table one;
-      one.meta = Table::meta_for(dev);
-      one.put(key, r.entry);
-      one.save_merge(path);  // atomic; errors here (disk, a foreign file written meanwhile) end the run
+      for (BenchRow& row : r.rows) row.name = shape.name;
+      r.heuristic.row.name = shape.name;
+      if (o.store) {
+        Table one;
+        one.meta = Table::meta_for(dev);
+        one.put(key, r.entry);
+        one.save_merge(path);  // atomic; errors here (disk, a foreign file written meanwhile) end the run
+      }
       known.put(key, r.entry);
       done.insert(key);
       ++s.tuned;
       s.results.push_back(std::move(r));
-      ev.kind = TuneEvent::Kind::Stored;
+      ev.kind = o.store ? TuneEvent::Kind::Stored : TuneEvent::Kind::Measured;
       ev.result = &s.results.back();
       if (o.progress) o.progress(ev);
     }
   }
   return s;
+}
+
+HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results) {
+  HeuristicSummary s;
+  std::vector<double> losses;
+  for (const TuneResult& r : results) {
+    const HeuristicPick& h = r.heuristic;
+    if (!h.error.empty()) {
+      ++s.failed;
+      continue;
+    }
+    const double loss = h.row.us / best_row(r).us - 1;
+    if (losses.empty() || loss > s.worst_loss) {
+      s.worst_loss = loss;
+      s.worst_point = point_name(r);
+    }
+    losses.push_back(loss);
+    const std::size_t lt = fastest(r.rows, is_cublaslt_default);
+    if (lt != std::string::npos) {
+      ++s.cublaslt_points;
+      s.slower_than_cublaslt += h.row.us > r.rows[lt].us;  // strict: issue 4 says never slower
+    }
+  }
+  s.points = losses.size();
+  if (!losses.empty()) {
+    std::sort(losses.begin(), losses.end());
+    const std::size_t mid = losses.size() / 2;
+    s.median_loss = losses.size() % 2 ? losses[mid] : (losses[mid - 1] + losses[mid]) / 2;
+  }
+  return s;
+}
+
+std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneResult>& results) {
+  using nlohmann::ordered_json;
+  // Times exactly as results_json rounds "us", so that equal times compare equal across the two columns.
+  auto us_json = [](double v) { return std::round(v / 0.001) * 0.001; };
+  // Losses multiplied, rounded, divided: 0.12569, where round(v / 1e-5) * 1e-5 prints 0.12569000000000002.
+  auto rounded = [](double v, double scale) { return std::round(v * scale) / scale; };
+  std::vector<BenchRow> rows;
+  for (const TuneResult& r : results) {
+    BenchRow row = r.heuristic.row;
+    if (!r.heuristic.error.empty()) {  // no time: only what was picked, for which problem
+      row = BenchRow{};
+      row.name = r.rows.empty() ? "" : r.rows[0].name;
+      row.problem = r.problem;
+      row.config = r.heuristic.choice.config.name();
+      row.source = source_name(r.heuristic.choice.source);
+    }
+    row.kind = "heuristic";
+    rows.push_back(std::move(row));
+  }
+  ordered_json j = ordered_json::parse(results_json(meta, rows));
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const TuneResult& r = results[i];
+    const HeuristicPick& h = r.heuristic;
+    const BenchRow& best = best_row(r);
+    ordered_json& o = j["rows"][i];
+    o["heuristic_config"] = h.choice.config.name();
+    o["heuristic_us"] = h.error.empty() ? ordered_json(us_json(h.row.us)) : ordered_json();
+    o["best_config"] = best.config;
+    o["best_us"] = us_json(best.us);
+    o["loss"] = h.error.empty() ? ordered_json(rounded(h.row.us / best.us - 1, 1e5)) : ordered_json();
+    if (h.extra) o["heuristic_extra"] = true;  // measured after the candidates, which left it out
+    if (!h.error.empty()) o["heuristic_error"] = h.error;
+  }
+  const HeuristicSummary s = summarize_heuristic(results);
+  j["summary"] = {{"points", s.points},
+                  {"heuristic_failed", s.failed},
+                  {"median_loss", rounded(s.median_loss, 1e5)},
+                  {"worst_loss", rounded(s.worst_loss, 1e5)},
+                  {"worst_point", s.worst_point},
+                  {"slower_than_cublaslt", s.slower_than_cublaslt},
+                  {"cublaslt_points", s.cublaslt_points}};
+  return j.dump(1) + "\n";
 }
 
 std::string table_file_name(const DeviceInfo& dev) {

@@ -1,0 +1,247 @@
+// Issue 4's held-out evaluation: models/heldout.json (other models' shapes, never Kimi-K3's, never in a
+// shipped table), the tuner's heuristic report (rows of kind "heuristic" and the summary), and --no-store.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/test_util.h"
+#include "core/models.h"
+#include "skinnygemm/skinnygemm.h"
+#include "tune/tuner.h"
+
+namespace skinnygemm {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Shape = std::pair<int64_t, int64_t>;
+
+std::set<Shape> kimi_shapes() {
+  std::set<Shape> out;
+  for (int tp : models::model_info("kimi_k3").tps)
+    for (const models::Projection& p : models::model_projections("kimi_k3", tp, true)) out.insert({p.n, p.k});
+  return out;
+}
+
+TEST(Heldout, AtLeast24ShapesNoneOfThemKimiK3) {
+  EXPECT_EQ(models::model_info("heldout").tps, std::vector<int>{1});
+  const std::vector<models::Projection> shapes = models::parse_shapes("model:heldout:tp1");  // deduplicated
+  EXPECT_GE(shapes.size(), 24u);
+  const std::set<Shape> kimi = kimi_shapes();
+  ASSERT_GT(kimi.size(), 20u);  // the comparison below means something only against the real file
+  for (const models::Projection& p : shapes) {
+    EXPECT_FALSE(p.name.empty());
+    EXPECT_EQ(p.k % 8, 0) << p.name << " " << p.shape();  // 16-byte aligned rows: every kernel family applies
+    EXPECT_EQ(kimi.count({p.n, p.k}), 0u) << p.name << " " << p.shape() << " is a Kimi-K3 shape";
+  }
+}
+
+// Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points).
+TEST(Heldout, NoShippedTableHasAHeldoutShape) {
+  std::set<Shape> heldout;
+  for (const models::Projection& p : models::parse_shapes("model:heldout:tp1")) heldout.insert({p.n, p.k});
+  for (const auto& file : fs::directory_iterator(fs::path(SKINNYGEMM_SOURCE_DIR) / "tables")) {
+    if (file.path().extension() != ".json") continue;
+    for (const auto& [key, entry] : Table::load(file.path().string()).entries)
+      EXPECT_EQ(heldout.count({key.n, key.k}), 0u) << file.path() << " has held-out " << key.n << "x" << key.k;
+  }
+}
+
+tune::BenchRow fake_row(const Problem& p, const std::string& config, double us) {
+  tune::BenchRow r;
+  r.problem = p, r.config = config, r.us = us, r.checked = true;
+  return r;
+}
+
+// The CPU heuristic's pick for p, so that the tests can leave it out of the candidates or break it.
+std::string cpu_pick(const Problem& p) {
+  Choice c;
+  EXPECT_TRUE(heuristic_choice(p, cpu_device_info(), 16, &c));
+  return c.config.name();
+}
+
+TEST(HeuristicPick, MeasuredEvenWhenTheCandidatesLeaveItOut) {
+  const Problem p{1, 104, 512, DType::BF16};
+  const std::string pick = cpu_pick(p);
+  const std::string other = pick == "cpu_r8" ? "cpu_r1" : "cpu_r8";
+  std::vector<std::string> measured;
+  tune::TuneOptions o;
+  o.backend = Backend::Cpu, o.candidates = other;
+  o.measure = [&](const Problem& q, const tune::BenchOptions& bo) {
+    measured.push_back(bo.config);
+    return fake_row(q, bo.config, bo.config == pick ? 2.0 : 3.0);
+  };
+  const tune::TuneResult r = tune::tune_problem(p, o);
+  EXPECT_EQ(measured, (std::vector<std::string>{other, pick}));
+  EXPECT_TRUE(r.heuristic.extra);
+  EXPECT_TRUE(r.heuristic.error.empty()) << r.heuristic.error;
+  EXPECT_EQ(r.heuristic.row.source, "heuristic");
+  EXPECT_EQ(r.entry.config.name(), other);  // outside the glob: reported, never stored
+  const json j = json::parse(tune::heuristic_report_json(tune::BenchMeta{}, {r}));
+  EXPECT_EQ(j["rows"][0]["best_config"], pick);  // the fastest measured row, the extra one included
+  EXPECT_EQ(j["rows"][0]["loss"], 0.0);
+
+  // Its check fails: no time, no loss; the report says so rather than dropping the point.
+  o.candidates = "";
+  o.measure = [&](const Problem& q, const tune::BenchOptions& bo) {
+    SKINNYGEMM_CHECK(bo.config != pick, "wrong output");
+    return fake_row(q, bo.config, 1.0);
+  };
+  const tune::TuneResult bad = tune::tune_problem(p, o);
+  EXPECT_FALSE(bad.heuristic.extra);  // it was a candidate: not measured twice
+  EXPECT_NE(bad.heuristic.error.find("wrong output"), std::string::npos) << bad.heuristic.error;
+  const json k = json::parse(tune::heuristic_report_json(tune::BenchMeta{}, {bad}));
+  EXPECT_TRUE(k["rows"][0]["heuristic_us"].is_null());
+  EXPECT_TRUE(k["rows"][0]["loss"].is_null());
+  EXPECT_EQ(k["summary"]["heuristic_failed"], 1);
+  EXPECT_EQ(k["summary"]["points"], 0);
+}
+
+TEST(HeuristicSummary, LossesAndTheCublasltCount) {
+  // GPU-like points built by hand (no GPU here): the count compares with cuBLASLt's default, not its best.
+  auto point = [](int64_t m, const std::string& pick, double pick_us) {
+    tune::TuneResult r;
+    r.problem = Problem{m, 1000, 2048, DType::BF16};
+    r.rows = {fake_row(r.problem, "mma_m8_w1x8_u4_sk2", 8.0), fake_row(r.problem, "cublaslt", 10.0),
+              fake_row(r.problem, "cublaslt_a1", 9.0)};
+    r.rows[0].name = "odd.n1000_k2048";
+    r.heuristic.choice.config = Config::parse(pick);
+    r.heuristic.row = fake_row(r.problem, pick, pick_us);
+    return r;
+  };
+  const std::vector<tune::TuneResult> results = {point(1, "mma_m8_w1x8_u4_sk2", 8.0), point(2, "cublaslt", 10.0),
+                                                 point(4, "cublaslt_a1", 9.0)};
+  tune::HeuristicSummary s = tune::summarize_heuristic(results);
+  EXPECT_EQ(s.points, 3u);
+  EXPECT_DOUBLE_EQ(s.median_loss, 9.0 / 8 - 1);
+  EXPECT_DOUBLE_EQ(s.worst_loss, 10.0 / 8 - 1);
+  EXPECT_EQ(s.worst_point, "odd.n1000_k2048 1000x2048 m=2");
+  EXPECT_EQ(s.cublaslt_points, 3u);
+  EXPECT_EQ(s.slower_than_cublaslt, 0u);  // picking cuBLASLt's default is never slower than itself
+  s = tune::summarize_heuristic({point(8, "mma_m8_w1x8_u4_sk2", 10.5), point(16, "cublaslt", 10.0)});
+  EXPECT_EQ(s.slower_than_cublaslt, 1u);
+  EXPECT_DOUBLE_EQ(s.median_loss, (10.5 / 8 - 1 + 10.0 / 8 - 1) / 2);  // even count: the middle two
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class HeldoutCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("skinnygemm_heldout_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs the CLI with the data dir in dir_, where a default table would go, so that one written shows up.
+  std::string run(const std::string& args, int* status) {
+    const std::string cmd =
+        "SKINNYGEMM_DATA_DIR='" + dir_.string() + "' '" + SKINNYGEMM_CLI_PATH + "' " + args + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    if (!pipe) return out;
+    while (size_t got = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
+    const int raw = pclose(pipe);
+    *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return out;
+  }
+  fs::path dir_;
+};
+
+TEST_F(HeldoutCli, HeuristicReportRowsAreConsistentAndNoTableIsWritten) {
+  const fs::path report = dir_ / "heuristic.json", rows = dir_ / "rows.json";
+  int status = -1;
+  const std::string out = run("tune --backend cpu --shapes 104x512,1000x64 --m 1,3 --samples 1 --replays 1 --no-store "
+                              "--heuristic-report '" + report.string() + "' --json '" + rows.string() + "'", &status);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("measured 4, failed 0 of 4 points"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir_ / "tables")) << out;  // --no-store: not even the default folder
+
+  // Every measured row per point, from --json: best_config must be one of them and best_us their minimum.
+  std::map<std::string, std::map<std::string, double>> measured;  // "n k m" -> config -> us
+  auto point = [](const json& r) { return r["n"].dump() + " " + r["k"].dump() + " " + r["m"].dump(); };
+  const json all = json::parse(read_all(rows));
+  EXPECT_TRUE(all["table"].is_null());
+  for (const json& r : all["rows"]) {
+    EXPECT_FALSE(r["stored"].get<bool>());
+    measured[point(r)][r["config"]] = r["us"];
+  }
+  const json j = json::parse(read_all(report));
+  ASSERT_EQ(j["rows"].size(), 4u);
+  double worst = -1;
+  for (const json& r : j["rows"]) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_EQ(r["kind"], "heuristic");
+    EXPECT_EQ(r["config"], r["heuristic_config"]);
+    EXPECT_EQ(r["us"], r["heuristic_us"]);
+    const double h = r["heuristic_us"], best = r["best_us"], loss = r["loss"];
+    EXPECT_GT(best, 0);
+    EXPECT_LE(best, h);
+    EXPECT_GE(loss, 0);
+    EXPECT_NEAR(loss, h / best - 1, 1e-3 * (1 + h / best));  // the JSON times are rounded to 1 ns
+    const auto& at = measured[point(r)];
+    ASSERT_EQ(at.size(), std::size(kCpuRows));
+    ASSERT_EQ(at.count(r["best_config"]), 1u);
+    EXPECT_EQ(at.at(r["best_config"]), best);
+    for (const auto& [config, us] : at) EXPECT_GE(us, best) << config;
+    worst = std::max(worst, loss);
+  }
+  EXPECT_EQ(j["summary"]["points"], 4);
+  EXPECT_EQ(j["summary"]["worst_loss"], worst);
+  EXPECT_LE(j["summary"]["median_loss"].get<double>(), worst);
+  EXPECT_EQ(j["summary"]["slower_than_cublaslt"], 0);
+  EXPECT_EQ(j["summary"]["cublaslt_points"], 0);  // the CPU has no cuBLASLt to compare with
+  EXPECT_FALSE(fs::exists(report.string() + ".tmp"));
+}
+
+TEST_F(HeldoutCli, NoStoreNeitherReadsNorWritesTheTableFile) {
+  // A table of another device: a storing run refuses it before measuring; --no-store does not even read it.
+  const std::string path = (dir_ / "t.json").string();
+  Table foreign;
+  foreign.meta = Table::meta_for(test::h200_device_info());
+  foreign.save_merge(path);
+  const std::string before = read_all(path);
+  tune::TuneOptions o;
+  o.backend = Backend::Cpu, o.samples = 1, o.replays = 1, o.store = false;
+  const auto shapes = models::parse_shapes("104x512");
+  tune::TuneSummary s = tune::tune_into_table(shapes, {1, 2, 2}, DType::BF16, o, path);
+  EXPECT_EQ(s.tuned, 2u);  // the repeated M is still measured once
+  EXPECT_TRUE(s.table_path.empty());
+  EXPECT_EQ(read_all(path), before);
+  o.store = true;
+  EXPECT_THROW(tune::tune_into_table(shapes, {1}, DType::BF16, o, path), Error);
+
+  const std::string missing = (dir_ / "never.json").string();
+  o.store = false;
+  tune::tune_into_table(shapes, {1}, DType::BF16, o, missing);
+  EXPECT_FALSE(fs::exists(missing));
+
+  int status = -1;  // a table given with --no-store would never be written: refused rather than ignored
+  const std::string out =
+      run("tune --backend cpu --shapes 104x512 --m 1 --no-store --table '" + missing + "'", &status);
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find("--no-store"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace skinnygemm
