@@ -1,0 +1,246 @@
+// The step's GPU device (tune/step_runner.h): every weight of one rank's decode step in one device arena with
+// random values, the activation buffers, CUDA-graph timing, cuBLASLt as the checks' reference, and the
+// stream-read probe of src/cuda/stream_read.cuh for the floor. The protocol itself (check, time, sinks) is
+// run_step in src/tune/step_runner.cpp, shared with the CPU device.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/backends.h"
+#include "cuda/check.cuh"
+#include "cuda/launch.cuh"
+#include "cuda/stream_read.cuh"
+#include "tune/step_runner.h"
+
+namespace skinnygemm::tune {
+
+namespace {
+
+// The probe reads 16 chunks of 64 MiB back to back: the size of the step's large GEMMs (latent down/up
+// 51 MB, KDA in_proj 90 MB at TP8), and 1 GiB in all, far past the L2.
+constexpr int64_t kProbeChunk = int64_t{64} << 20;
+constexpr int64_t kProbeBytes = 16 * kProbeChunk;
+constexpr double kSampleMs = 20;  // replays per sample: enough for >= 20 ms of work
+
+// Uniform values in [-amp, amp) from a hash of the index (never zeros or constants).
+__global__ void fill_uniform(uint16_t* out, long long count, uint32_t seed, float amp, bool bf16) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed ^ static_cast<uint32_t>(i >> 32) * 0x85EBCA77u;
+    h ^= h >> 15; h *= 0x2C1B3C6Du; h ^= h >> 12; h *= 0x297A2D39u; h ^= h >> 15;
+    const float v = amp * ((static_cast<float>(h >> 8) / 8388608.0f) - 1.0f);
+    out[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v)) : __half_as_ushort(__float2half_rn(v));
+  }
+}
+
+// Device memory freed in reverse order when the owner goes away (also when its constructor throws).
+struct Allocations {
+  std::vector<void*> ptrs;
+  ~Allocations() {
+    for (auto it = ptrs.rbegin(); it != ptrs.rend(); ++it) cudaFree(*it);
+  }
+  char* get(int64_t bytes, const char* what) {
+    void* p = nullptr;
+    const cudaError_t err = cudaMalloc(&p, static_cast<std::size_t>(std::max<int64_t>(bytes, 256)));
+    if (err != cudaSuccess) cudaGetLastError();  // a failed allocation must not poison later checks
+    SKINNYGEMM_CHECK(err == cudaSuccess, "cudaMalloc of " << bytes << " bytes for " << what << " failed: "
+                                                          << cudaGetErrorName(err));
+    ptrs.push_back(p);
+    return static_cast<char*>(p);
+  }
+  void release(void* p) {
+    ptrs.erase(std::remove(ptrs.begin(), ptrs.end(), p), ptrs.end());
+    cudaFree(p);
+  }
+};
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { SKINNYGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+
+struct Graph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~Graph() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+  // Milliseconds of `replays` back-to-back replays on stream.
+  double replay_ms(cudaStream_t stream, int replays) const {
+    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int i = 0; i < replays; ++i) SKINNYGEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(stop, stream));
+    SKINNYGEMM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    SKINNYGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms;
+  }
+};
+
+class CudaStepDevice final : public StepDevice {
+ public:
+  CudaStepDevice(const StepModel& model, int64_t max_m)
+      : model_(model), info_(cuda::device_info()), max_m_(max_m) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    SKINNYGEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const MemoryFit fit = memory_fit(model.model, model.tp, model.scale, static_cast<int64_t>(free_bytes));
+    SKINNYGEMM_CHECK(fit.fits, info_.name << " (" << total_bytes / 1e9 << " GB in all): " << fit.message);
+    const int64_t e = static_cast<int64_t>(model.elem());
+    memory_.backend = Backend::Cuda;
+    memory_.arena = mem_.get(model.arena_bytes, "the step's weights");
+    int64_t widest = 0;
+    for (const StepBuffer& b : model.buffers) {
+      memory_.buffers.push_back(mem_.get(max_m * b.width * e, "an activation buffer"));
+      widest = std::max(widest, b.width);
+    }
+    reference_ = mem_.get(max_m * widest * e, "the checks' reference output");
+    probe_ = mem_.get(kProbeBytes, "the stream-read probe");
+    sink_ = reinterpret_cast<uint32_t*>(mem_.get(sizeof(uint32_t), "the probe's sink"));
+    // Weights uniform in +-sqrt(3/K): each GEMM keeps its input's variance across all 93 layers.
+    for (std::size_t i = 0; i < model.blocks.size(); ++i) {
+      const StepBlock& b = model.blocks[i];
+      fill(memory_.arena + b.offset, b.rows * b.k, 0xA5000000u + static_cast<uint32_t>(i),
+           static_cast<float>(std::sqrt(3.0 / static_cast<double>(b.k))));
+    }
+    fill(probe_, kProbeBytes / 2, 0x0BEu, 1.0f);
+    SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream_.s));
+  }
+
+  std::string name() const override { return info_.name; }
+  const StepMemory& memory() const override { return memory_; }
+  void* stream() const override { return stream_.s; }
+  bool pdl() const override { return cuda::pdl_enabled(); }
+
+  void reset_activations(uint32_t seed) override {
+    for (std::size_t i = 0; i < model_.buffers.size(); ++i) {
+      const int64_t elems = model_.buffers[i].width * max_m_;
+      if (model_.buffers[i].input) fill(memory_.buffers[i], elems, seed + static_cast<uint32_t>(i), 1.0f);
+      else SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(memory_.buffers[i], 0xFF, elems * model_.elem(), stream_.s));  // NaN
+    }
+    SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream_.s));
+  }
+
+  StepTiming time(const std::function<void()>& enqueue, int samples) override {
+    Graph g;
+    SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue();
+    } catch (...) {  // end the capture so that the stream is usable after the error
+      cudaStreamEndCapture(stream_.s, &g.graph);
+      cudaGetLastError();
+      throw;
+    }
+    SKINNYGEMM_CUDA_CHECK(cudaStreamEndCapture(stream_.s, &g.graph));
+    SKINNYGEMM_CUDA_CHECK(cudaGraphInstantiate(&g.exec, g.graph, 0));
+    SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&g.start));
+    SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&g.stop));
+    g.replay_ms(stream_.s, 2);  // warm-up: first-launch costs, clocks
+    const double one = std::max(g.replay_ms(stream_.s, 1), 1e-3);
+    const int replays = static_cast<int>(std::clamp(std::ceil(kSampleMs / one), 1.0, 1000.0));
+    std::vector<double> us;
+    for (int s = 0; s < samples; ++s) us.push_back(1e3 * g.replay_ms(stream_.s, replays) / replays);
+    std::sort(us.begin(), us.end());
+    StepTiming t;
+    t.median_us = us[us.size() / 2];
+    t.spread = (us.back() - us.front()) / t.median_us;
+    return t;
+  }
+
+  std::vector<uint16_t> read(const void* ptr, int64_t m, int64_t n, int64_t ld) override {
+    std::vector<uint16_t> out(static_cast<std::size_t>(m * n));
+    const auto row = static_cast<std::size_t>(n) * model_.elem(), pitch = static_cast<std::size_t>(ld) * model_.elem();
+    SKINNYGEMM_CUDA_CHECK(cudaMemcpy2DAsync(out.data(), row, ptr, pitch, row, static_cast<std::size_t>(m),
+                                            cudaMemcpyDeviceToHost, stream_.s));
+    SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream_.s));
+    return out;
+  }
+
+  std::vector<double> reference(const Problem& p, const void* x, const void* w) override {
+    Problem q = p;
+    q.ldy = q.n;
+    Options o;
+    o.backend = Backend::Cuda;
+    o.stream = stream_.s;
+    o.config = "cublaslt";
+    gemm(q, x, w, reference_, o);
+    const std::vector<uint16_t> bits = read(reference_, q.m, q.n, q.n);
+    std::vector<double> out(bits.size());
+    for (std::size_t i = 0; i < bits.size(); ++i)
+      out[i] = p.dtype == DType::BF16 ? __bfloat162float(__ushort_as_bfloat16(bits[i]))
+                                      : __half2float(__ushort_as_half(bits[i]));
+    return out;
+  }
+
+  // The fastest of several read variants (loads in flight per thread, blocks per SM), as in measure.cu.
+  double stream_read_tbps(int samples) override {
+    double best_us = 1e30;
+    for (int bps : {1, 2, 4}) {
+      best_us = std::min(best_us, probe<4>(bps, samples));
+      best_us = std::min(best_us, probe<8>(bps, samples));
+    }
+    return static_cast<double>(kProbeBytes) / (best_us * 1e6);
+  }
+
+  int64_t cold_bytes() const override { return 4 * info_.l2_bytes; }
+
+  const void* rotation_weights(int64_t bytes) override {
+    if (bytes > rotation_bytes_) {
+      if (rotation_) mem_.release(rotation_);
+      rotation_ = nullptr;  // if the next allocation fails, nothing dangles
+      rotation_ = mem_.get(bytes, "the sinks' rotating weight copies");
+      rotation_bytes_ = bytes;
+      fill(rotation_, bytes / 2, 0x707A7Eu, 1.0f / 32);  // timing only: small values keep outputs finite
+      SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream_.s));
+    }
+    return rotation_;
+  }
+
+ private:
+  void fill(void* p, int64_t count, uint32_t seed, float amp) {
+    fill_uniform<<<1024, 256, 0, stream_.s>>>(static_cast<uint16_t*>(p), count, seed, amp, model_.dtype == DType::BF16);
+    SKINNYGEMM_CUDA_CHECK(cudaGetLastError());
+  }
+  template <int kInflight>
+  double probe(int blocks_per_sm, int samples) {
+    const StepTiming t = time(
+        [&] {
+          cuda::LaunchShape shape;
+          shape.grid = dim3(static_cast<unsigned>(blocks_per_sm * info_.sms));
+          shape.block = dim3(512);
+          for (int64_t c = 0; c < kProbeBytes / kProbeChunk; ++c)
+            cuda::launch(cuda::stream_read_kernel<kInflight>, shape, stream_.s,
+                         reinterpret_cast<const uint4*>(probe_ + c * kProbeChunk), kProbeChunk / 16, sink_);
+        },
+        samples);
+    return t.median_us;
+  }
+
+  const StepModel& model_;
+  DeviceInfo info_;
+  int64_t max_m_ = 0;
+  Allocations mem_;  // before the pointers into it; destroyed after the stream has gone
+  Stream stream_;
+  StepMemory memory_;
+  char* reference_ = nullptr;
+  char* probe_ = nullptr;
+  uint32_t* sink_ = nullptr;
+  char* rotation_ = nullptr;
+  int64_t rotation_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<StepDevice> make_cuda_step_device(const StepModel& model, int64_t max_m) {
+  SKINNYGEMM_CHECK(max_m >= 1 && max_m <= 64, "max_m=" << max_m << " must be in 1..64");
+  return std::make_unique<CudaStepDevice>(model, max_m);
+}
+
+}  // namespace skinnygemm::tune

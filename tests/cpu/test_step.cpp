@@ -1,0 +1,266 @@
+// The whole-decode-step machinery (src/tune/step*.cpp) on the CPU backend: the full-scale plan against the
+// reference numbers (766 GEMMs, 23.87 GB at TP8), the order check, every GEMM of a scaled step against a plain
+// loop on poisoned activations, run_step's rows, the memory-fit decision, and the CLI.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "common/test_util.h"
+#include "tune/step_runner.h"
+
+namespace skinnygemm::tune {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr double kScale = 1.0 / 64;  // hidden 112, 6 layers: every layer kind at least twice (dense once)
+
+template <typename F>
+void expect_error(F&& f, const std::string& fragment) {
+  try {
+    f();
+    ADD_FAILURE() << "no Error thrown (expected one mentioning '" << fragment << "')";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(fragment));
+  }
+}
+
+int64_t weight_bytes(const std::vector<StepOp>& ops) {
+  int64_t b = 0;
+  for (const StepOp& op : ops) b += op.weight_bytes(2);
+  return b;
+}
+
+TEST(StepModel, FullScaleTp8MatchesTheReference) {
+  const StepModel m = build_step_model("kimi_k3", 8);
+  EXPECT_EQ(m.layers, 93);
+  EXPECT_EQ(m.hidden, 7168);
+  const auto ops = m.ops(StepVariant::Skinny);
+  EXPECT_EQ(ops.size(), 766u);  // 24 x 4 + 69 x 3 + 92 x 5 + 3 (shared/reference/kimi-k3-shapes.md)
+  EXPECT_EQ(m.ops(StepVariant::SkinnyFused).size(), 766u - 24 - 92);
+  EXPECT_EQ(weight_bytes(ops), 23869751296);  // the file's in-step projections x counts, bytes
+  EXPECT_LT(m.arena_bytes - weight_bytes(ops), 1 << 20);  // only the 256-byte alignment between blocks
+  const auto counts = op_counts(ops);
+  EXPECT_EQ(counts.at("mla.q_b_proj"), 24);
+  EXPECT_EQ(counts.at("kda.in_proj_qkvgfab"), 69);
+  EXPECT_EQ(counts.at("moe.latent_up"), 92);
+  EXPECT_EQ(counts.at("dense.down"), 1);
+  std::set<int> mla;
+  for (const StepOp& op : ops)
+    if (op.kind == "mla") mla.insert(op.layer);
+  std::set<int> want{92, 93};
+  for (int l = 4; l <= 88; l += 4) want.insert(l);
+  EXPECT_EQ(mla, want);
+  const std::vector<std::string> first = {"kda.in_proj_qkvgfab", "kda.f_b_proj", "kda.o_proj", "dense.gate_up",
+                                          "dense.down", "kda.in_proj_qkvgfab"};
+  for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(ops[i].name, first[i]) << i;
+  EXPECT_EQ(ops.back().name, "lm_head");
+  EXPECT_EQ(ops.back().n(), 20480);
+}
+
+TEST(StepModel, FusionsReadTheSameRowsExceptKdaPaddingAtTp4) {
+  const StepModel tp8 = build_step_model("kimi_k3", 8);
+  EXPECT_EQ(weight_bytes(tp8.ops(StepVariant::SkinnyFused)), weight_bytes(tp8.ops(StepVariant::Skinny)));
+  // vLLM's pad-16 in_proj has 12448 rows at TP4, the split QKVG + [f_a|b] 12440.
+  const StepModel tp4 = build_step_model("kimi_k3", 4);
+  EXPECT_EQ(weight_bytes(tp4.ops(StepVariant::Skinny)) - weight_bytes(tp4.ops(StepVariant::SkinnyFused)),
+            int64_t{69} * 8 * 7168 * 2);
+  for (const StepOp& op : tp8.ops(StepVariant::SkinnyFused))
+    if (op.fused())  // adjacent rows and adjacent outputs: zero-copy and written in place
+      for (std::size_t s = 1; s < op.segments.size(); ++s) {
+        EXPECT_EQ(op.segments[s].block, op.segments[0].block) << op.name;
+        EXPECT_EQ(op.segments[s].row, op.segments[s - 1].row + op.segments[s - 1].n) << op.name;
+        EXPECT_EQ(op.segments[s].y.col, op.segments[s - 1].y.col + op.segments[s - 1].n) << op.name;
+      }
+}
+
+TEST(StepModel, VerifyOrderCatchesAReadBeforeItsWriteAndOutOfRangeSlices) {
+  const StepModel m = build_step_model("kimi_k3", 8, kScale);
+  auto ops = m.ops(StepVariant::Skinny);
+  std::size_t qkv_a = 0;
+  while (ops[qkv_a].name != "mla.fused_qkv_a") ++qkv_a;
+  ASSERT_EQ(ops[qkv_a + 1].name, "mla.q_b_proj");
+  std::swap(ops[qkv_a], ops[qkv_a + 1]);
+  expect_error([&] { verify_order(m, ops); }, "mla.q_b_proj (layer 4) reads column 0 of mla.a, which no earlier GEMM");
+  ops = m.ops(StepVariant::Skinny);
+  ops[0].x.col = m.hidden - 8;
+  expect_error([&] { verify_order(m, ops); }, "lie outside buffer hidden");
+}
+
+TEST(StepModel, ScaledModelKeepsTheStructureAndAlignment) {
+  const StepModel m = build_step_model("kimi_k3", 8, kScale);
+  EXPECT_EQ(m.layers, 6);
+  const auto counts = op_counts(m.ops(StepVariant::Skinny));
+  EXPECT_EQ(counts.at("mla.o_proj"), 2);  // layers 4 and 6 (the last)
+  EXPECT_EQ(counts.at("kda.o_proj"), 4);
+  EXPECT_EQ(counts.at("shared.down"), 5);
+  for (const StepBuffer& b : m.buffers) EXPECT_EQ(b.width % 8, 0) << b.name;
+  expect_error([] { build_step_model("kimi_k3", 8, 1.5); }, "must be in (0, 1]");
+  expect_error([] { build_step_model("kimi_k3", 3); }, "no shapes for tp 3");
+  expect_error([] { parse_variants("skinny,fast"); }, "unknown step variant 'fast'");
+  EXPECT_EQ(variant_name(StepVariant::SkinnyFused, false), "skinny_fused_nopdl");
+}
+
+// y against a plain FP64 loop over the x the op read: one output ulp plus the FP32 accumulation bound.
+void expect_matches_loop(const StepModel& m, const StepMemory& mem, const StepOp& op, int64_t mm) {
+  const auto* x = reinterpret_cast<const uint16_t*>(mem.at(m, op.x));
+  const int64_t ldx = m.buffers[op.x.buffer].width;
+  for (const StepSegment& s : op.segments) {
+    const auto* w = static_cast<const uint16_t*>(mem.weights(m, s));
+    const auto* y = reinterpret_cast<const uint16_t*>(mem.at(m, s.y));
+    const int64_t ldy = m.buffers[s.y.buffer].width;
+    int bad = 0;
+    for (int64_t t = 0; t < mm; ++t)
+      for (int64_t j = 0; j < s.n; ++j) {
+        double ref = 0, abs_sum = 0;
+        for (int64_t k = 0; k < s.k; ++k) {
+          const double p = static_cast<double>(bf16_to_float(x[t * ldx + k])) * bf16_to_float(w[j * s.k + k]);
+          ref += p;
+          abs_sum += std::fabs(p);
+        }
+        const double got = bf16_to_float(y[t * ldy + j]);
+        const double tol = test::ulp(DType::BF16, ref) + static_cast<double>(s.k) * std::ldexp(1.0, -24) * abs_sum;
+        if (!(std::fabs(got - ref) <= tol) && bad++ < 3)  // NaN fails too
+          ADD_FAILURE() << op.name << " (layer " << op.layer << ") segment " << s.name << " m=" << mm << " y[" << t
+                        << "," << j << "] = " << got << ", loop " << ref << ", tolerance " << tol;
+      }
+  }
+}
+
+class StepCpu : public ::testing::TestWithParam<StepVariant> {};
+
+TEST_P(StepCpu, EveryGemmMatchesAPlainLoopOnPoisonedActivations) {
+  const StepModel m = build_step_model("kimi_k3", 8, kScale);
+  const auto dev = make_cpu_step_device(m, 64);
+  StepExecutor ex(m, dev->memory(), GetParam(), 64);
+  for (int64_t mm : {1, 5}) {
+    dev->reset_activations(7);
+    for (std::size_t i = 0; i < ex.ops().size(); ++i) {
+      ex.run(i, mm, nullptr);
+      expect_matches_loop(m, dev->memory(), ex.ops()[i], mm);
+    }
+    // Every column some GEMM writes holds a finite value after the step: nothing read a poisoned input.
+    for (const StepOp& op : ex.ops())
+      for (const StepSegment& s : op.segments) {
+        const auto* y = reinterpret_cast<const uint16_t*>(dev->memory().at(m, s.y));
+        for (int64_t t = 0; t < mm; ++t)
+          for (int64_t j = 0; j < s.n; ++j)
+            ASSERT_TRUE(std::isfinite(bf16_to_float(y[t * m.buffers[s.y.buffer].width + j])))
+                << m.buffers[s.y.buffer].name << "[" << t << "," << s.y.col + j << "] after the step (m=" << mm << ")";
+      }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, StepCpu, ::testing::Values(StepVariant::Skinny, StepVariant::SkinnyFused),
+                         [](const auto& info) { return variant_name(info.param); });
+
+TEST(StepCpuPoison, SkippingAWriterLeavesPoisonForItsReader) {
+  const StepModel m = build_step_model("kimi_k3", 8, kScale);
+  const auto dev = make_cpu_step_device(m, 64);
+  StepExecutor ex(m, dev->memory(), StepVariant::Skinny, 64);
+  dev->reset_activations(7);
+  ASSERT_EQ(ex.ops()[1].name, "kda.f_b_proj");
+  ex.run(1, 2, nullptr);  // without in_proj (op 0) before it, f_b reads the poison
+  const auto* y = reinterpret_cast<const uint16_t*>(dev->memory().at(m, ex.ops()[1].segments[0].y));
+  EXPECT_TRUE(std::isnan(bf16_to_float(y[0])));
+}
+
+TEST(StepRun, CpuRunReportsEveryVariantAndM) {
+  StepRunOptions o;
+  o.backend = Backend::Cpu;
+  o.scale = kScale;
+  o.ms = {1, 3};
+  o.variants = {StepVariant::Skinny, StepVariant::SkinnyFused};
+  o.samples = 1;
+  o.check_all = true;
+  const StepReport rep = run_step(o);
+  const StepModel m = build_step_model("kimi_k3", 8, kScale);
+  ASSERT_EQ(rep.results.size(), 4u);
+  for (const StepResult& r : rep.results) {
+    const auto ops = m.ops(r.variant);
+    EXPECT_EQ(r.error, "");
+    EXPECT_EQ(r.name, variant_name(r.variant));
+    EXPECT_EQ(r.gemms, static_cast<int>(ops.size()));
+    EXPECT_EQ(r.bytes, step_bytes(ops, r.m, 2));
+    int segments = 0;
+    for (const StepOp& op : ops) segments += static_cast<int>(op.segments.size());
+    EXPECT_EQ(r.checked, segments);  // check_all: every GEMM output against the FP64 reference
+    EXPECT_GT(r.us, 0);
+    EXPECT_EQ(r.floor_us, 0);  // no stream-read probe on the CPU
+    ASSERT_EQ(r.sinks.size(), 10u);
+    const auto counts = op_counts(ops);
+    for (std::size_t i = 0; i < r.sinks.size(); ++i) {
+      EXPECT_EQ(r.sinks[i].count, counts.at(r.sinks[i].name));
+      EXPECT_NEAR(r.sinks[i].total_us, r.sinks[i].us * r.sinks[i].count, 1e-9 * r.sinks[i].total_us);
+      if (i) {
+        EXPECT_GE(r.sinks[i - 1].total_us, r.sinks[i].total_us);
+      }
+    }
+  }
+  o.variants = {StepVariant::Cublaslt};
+  expect_error([&] { run_step(o); }, "the cublaslt step variant needs the cuda backend");
+}
+
+TEST(StepMemoryFit, Tp1OnA141GbDevice) {
+  // The model file's shapes give 110.5 GB of dense weights at TP1 (replicated qkv_a, router and latent
+  // down/up do not shrink with TP), so TP1 fits on a 141 GB H200.
+  const MemoryFit fit = memory_fit("kimi_k3", 1, 1.0, int64_t{141} * 1000000000);
+  EXPECT_TRUE(fit.fits) << fit.message;
+  EXPECT_EQ(fit.smallest_tp, 1);
+  EXPECT_NEAR(static_cast<double>(fit.weights), 110.5e9, 0.1e9);
+  EXPECT_THAT(fit.message, HasSubstr("the step at TP1 needs 113."));
+  EXPECT_THAT(fit.message, HasSubstr("(110.5 GB weights"));
+  const MemoryFit small = memory_fit("kimi_k3", 1, 1.0, int64_t{80} * 1000000000);
+  EXPECT_FALSE(small.fits);
+  EXPECT_EQ(small.smallest_tp, 2);
+  EXPECT_THAT(small.message, HasSubstr("80.0 GB are free: it does not fit; the smallest TP that fits is TP2"));
+  const MemoryFit none = memory_fit("kimi_k3", 8, 1.0, int64_t{20} * 1000000000);
+  EXPECT_FALSE(none.fits);
+  EXPECT_EQ(none.smallest_tp, 0);
+  EXPECT_THAT(none.message, HasSubstr("no TP degree of kimi_k3 fits"));
+}
+
+std::string run_cli(const std::string& args, int* status) {
+  FILE* pipe = popen((std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t got = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
+  const int raw = pclose(pipe);
+  *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return out;
+}
+
+TEST(StepCli, CpuRowsOfKindStep) {
+  const auto file = std::filesystem::temp_directory_path() / ("skinnygemm_step_" + std::to_string(::getpid()) + ".json");
+  int status = -1;
+  const std::string out =
+      run_cli("step --backend cpu --scale 0.015625 --m 1,2 --samples 1 --json '" + file.string() + "'", &status);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("top-10 time sinks, skinny_fused m=2"));
+  const nlohmann::json doc = nlohmann::json::parse(std::ifstream(file));
+  std::filesystem::remove(file);
+  ASSERT_EQ(doc.at("rows").size(), 4u);
+  for (const auto& row : doc.at("rows")) {
+    EXPECT_EQ(row.at("kind"), "step");
+    EXPECT_EQ(row.at("tp"), 8);
+    for (const char* f : {"variant", "gemms", "bytes", "us", "m", "n", "k", "dtype", "sinks"})
+      EXPECT_TRUE(row.contains(f)) << f << " in " << row.dump();
+    EXPECT_EQ(row.at("variant").get<std::string>().rfind("skinny", 0), 0u);
+  }
+  const std::string bad = run_cli("step --backend cpu --scale 0.015625 --m 1 --variants cublaslt", &status);
+  EXPECT_EQ(status, 2) << bad;
+  EXPECT_THAT(bad, HasSubstr("needs the cuda backend"));
+}
+
+}  // namespace
+}  // namespace skinnygemm::tune
