@@ -3,11 +3,17 @@
 // Header-only and host-only so that the GPU tests can use it on host copies of their buffers.
 #pragma once
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <string>
 #include <ostream>
 #include <random>
 #include <sstream>
@@ -15,6 +21,7 @@
 
 #include "core/half.h"
 #include "skinnygemm/device.h"
+#include "skinnygemm/error.h"
 #include "skinnygemm/problem.h"
 
 namespace skinnygemm {
@@ -23,6 +30,27 @@ inline void PrintTo(DType dtype, std::ostream* os) { *os << dtype_name(dtype); }
 }  // namespace skinnygemm
 
 namespace skinnygemm::test {
+
+// Runs f, which must throw Error with every fragment in its message.
+template <typename F>
+void expect_error(F&& f, std::initializer_list<std::string> fragments) {
+  try {
+    f();
+    ADD_FAILURE() << "no Error thrown (expected one mentioning '" << *fragments.begin() << "')";
+  } catch (const Error& e) {
+    for (const std::string& s : fragments) EXPECT_THAT(e.what(), ::testing::HasSubstr(s));
+  }
+}
+
+// An empty folder of its own for the running test: <tmp>/skinnygemm_<prefix>_<pid>_<test name>.
+inline std::filesystem::path fresh_test_dir(const std::string& prefix) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("skinnygemm_" + prefix + "_" + std::to_string(::getpid()) + "_" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 // An H200 as selection and tables see it, for host-only tests of GPU paths.
 inline DeviceInfo h200_device_info() {

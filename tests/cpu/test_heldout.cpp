@@ -145,10 +145,7 @@ std::string read_all(const fs::path& path) {
 class HeldoutCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("skinnygemm_heldout_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = test::fresh_test_dir("heldout");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

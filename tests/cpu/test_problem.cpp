@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_util.h"
 #include "skinnygemm/error.h"
 #include "skinnygemm/problem.h"
 
@@ -24,16 +25,7 @@ Problem make(int64_t m, int64_t n, int64_t k, DType dtype = DType::BF16) {
   return p;
 }
 
-// Runs f, which must throw Error with every fragment in its message.
-template <typename F>
-void expect_error(F&& f, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no Error thrown (expected one mentioning '" << *fragments.begin() << "')";
-  } catch (const Error& e) {
-    for (const std::string& s : fragments) EXPECT_THAT(e.what(), HasSubstr(s));
-  }
-}
+using test::expect_error;
 
 TEST(ProblemValidate, NegativeSizes) {
   expect_error([] { validate(make(-1, 8, 8)); }, {"M=-1"});

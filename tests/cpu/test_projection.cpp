@@ -22,15 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 using test::kPoison;
 
-template <typename F>
-void expect_error(F&& f, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no Error thrown (expected one mentioning '" << *fragments.begin() << "')";
-  } catch (const Error& e) {
-    for (const std::string& s : fragments) EXPECT_THAT(e.what(), HasSubstr(s));
-  }
-}
+using test::expect_error;
 
 // Adjacent: rows of one allocation, one strided ldw (zero-copy). Gaps: separate places with their own ldw
 // (packed). Padded: adjacent rows, but two segments ask for padding (packed, zero rows added).

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/models.h"
+#include "common/test_util.h"
 #include "skinnygemm/skinnygemm.h"
 #include "tune/tuner.h"
 
@@ -62,10 +63,7 @@ tune::BenchRow fake_row(const Problem& p, const std::string& config, double us, 
 class TuneFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("skinnygemm_tune_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = test::fresh_test_dir("tune");
     path_ = (dir_ / "t.json").string();
   }
   void TearDown() override { fs::remove_all(dir_); }
