@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds skinnygemm_torch into a build folder and runs its pytest suite (docs/torch.md).
+#
+#   python/run_tests.sh [pytest args...]
+#
+# PYTHON: the interpreter (default: the first of python3 and /usr/bin/python3 that imports torch).
+# SKINNYGEMM_TORCH_TEST_BUILD: the build folder (default python/build/torch-<python tag>); the library is built from
+#   this source tree into it unless SKINNYGEMM_PREFIX names an installed prefix. SKINNYGEMM_CUDA: AUTO/ON/OFF (default
+#   AUTO with a CUDA torch, OFF with a CPU-only one).
+# Exits 0 with "SKIPPED: torch not importable" where no interpreter imports torch.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+if [[ -z "${PYTHON:-}" ]]; then
+  for candidate in python3 /usr/bin/python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c "import torch" >/dev/null 2>&1; then
+      PYTHON="$(command -v "$candidate")"
+      break
+    fi
+  done
+fi
+if [[ -z "${PYTHON:-}" ]] || ! "$PYTHON" -c "import torch" >/dev/null 2>&1; then
+  echo "skinnygemm_torch: SKIPPED: torch not importable (tried ${PYTHON:-python3 and /usr/bin/python3})"
+  exit 0
+fi
+if ! "$PYTHON" -c "import pytest" >/dev/null 2>&1; then
+  echo "skinnygemm_torch: FAILED: $PYTHON imports torch but not pytest (apt-get install python3-pytest)" >&2
+  exit 1
+fi
+
+tag="$("$PYTHON" -c 'import sys, torch; print(f"py{sys.version_info[0]}{sys.version_info[1]}-torch{torch.__version__.partition(chr(43))[0]}")')"
+build="${SKINNYGEMM_TORCH_TEST_BUILD:-$here/build/torch-$tag}"
+mkdir -p "$build"
+echo "skinnygemm_torch: $PYTHON ($tag), build folder $build"
+
+export SKINNYGEMM_TORCH_BUILD="$build/skinnygemm"
+(cd "$here" && "$PYTHON" setup.py -q build --build-base "$build/setup" --build-lib "$build/pylib" \
+   --build-temp "$build/tmp")
+
+cd "$build"  # not python/: the source package there has no _C and would shadow the built one
+PYTHONPATH="$build/pylib${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m pytest -p no:cacheprovider \
+  "$here/tests" -q -rs "$@"
