@@ -101,8 +101,16 @@ Plan& plan_locked(DeviceState& s, const Problem& p, const void* x, const void* w
                                                                &schemes, sizeof(schemes)));
   plan->algos.resize(kCublasltAlgos);
   int found = 0;
-  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(s.handle, plan->op, plan->a, plan->b, plan->d, plan->d,
-                                                         pref, kCublasltAlgos, plan->algos.data(), &found));
+  const cublasStatus_t restricted = cublasLtMatmulAlgoGetHeuristic(
+      s.handle, plan->op, plan->a, plan->b, plan->d, plan->d, pref, kCublasltAlgos, plan->algos.data(), &found);
+  if (restricted != CUBLAS_STATUS_SUCCESS || found == 0) {
+    // Never lose the fallback over the precision filter: if no algorithm passes it, take cuBLASLt's own set.
+    const uint32_t all = CUBLASLT_REDUCTION_SCHEME_MASK;
+    SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                                 &all, sizeof(all)));
+    SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(s.handle, plan->op, plan->a, plan->b, plan->d, plan->d,
+                                                           pref, kCublasltAlgos, plan->algos.data(), &found));
+  }
   cublasLtMatmulPreferenceDestroy(pref);
   SKINNYGEMM_CHECK(found > 0, "cuBLASLt has no algorithm for " << p.str());
   plan->algos.resize(found);
