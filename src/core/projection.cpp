@@ -120,6 +120,7 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
     for (std::size_t i = 0; i < s.segs.size(); ++i) {
       const Segment& g = s.segs[i];
       const auto* src = static_cast<const char*>(g.w);
+      if (cuda && i == 0) cuda::device_synchronize();  // weights written on any stream are complete first
       if (cuda) {
         cuda::copy_rows(dst + s.offset[i] * row, row, src, g.ldw * s.e, row, g.n, nullptr);
         cuda::zero_rows(dst + (s.offset[i] + g.n) * row, row, row, s.offset[i + 1] - s.offset[i] - g.n, nullptr);

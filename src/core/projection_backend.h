@@ -19,6 +19,7 @@ void copy_rows(void* dst, int64_t dst_pitch, const void* src, int64_t src_pitch,
 // Zeros rows rows of row_bytes bytes (pitch apart), asynchronous on stream.
 void zero_rows(void* dst, int64_t pitch, int64_t row_bytes, int64_t rows, void* stream);
 void stream_synchronize(void* stream);
+void device_synchronize();
 
 // An event without timing (cheapest to record and wait on).
 void* event_create();

@@ -172,6 +172,11 @@ RunResult FusedProjection::run_split(const void* x, int64_t ldx, int64_t m, void
     side[i] = true;
   }
   const bool cuda = s.backend == Backend::Cuda && m > 0;
+  // The legacy default stream cannot join a capture and serializes with everything: two real streams only.
+  SKINNYGEMM_CHECK(s.backend != Backend::Cuda || (main_stream != nullptr && side_stream != nullptr &&
+                                                  main_stream != side_stream),
+                   "run_split needs two distinct, non-default CUDA streams (got main " << main_stream << ", side "
+                                                                                        << side_stream << ")");
   RunResult r;
   r.rung = Rung::Separate;
   if (s.backend == Backend::Cpu) r.reason = "cpu backend: no streams, every segment ran in order on this thread; ";

@@ -31,6 +31,8 @@ void zero_rows(void*, int64_t, int64_t row_bytes, int64_t rows, void*) {
 
 void stream_synchronize(void*) { SKINNYGEMM_FAIL("cannot synchronize a CUDA stream: " << kNoCuda); }
 
+void device_synchronize() { SKINNYGEMM_FAIL("cannot synchronize a CUDA device: " << kNoCuda); }
+
 void* event_create() { SKINNYGEMM_FAIL("cannot create a CUDA event: " << kNoCuda); }
 
 void event_destroy(void*) noexcept {}

@@ -2,6 +2,7 @@
 
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -112,8 +113,11 @@ Plan& plan_locked(DeviceState& s, const Problem& p, const void* x, const void* w
                                                            pref, kCublasltAlgos, plan->algos.data(), &found));
   }
   cublasLtMatmulPreferenceDestroy(pref);
-  SKINNYGEMM_CHECK(found > 0, "cuBLASLt has no algorithm for " << p.str());
   plan->algos.resize(found);
+  plan->algos.erase(std::remove_if(plan->algos.begin(), plan->algos.end(),
+                                   [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; }),
+                    plan->algos.end());
+  SKINNYGEMM_CHECK(!plan->algos.empty(), "cuBLASLt has no algorithm for " << p.str());
   slot = std::move(plan);
   return *slot;
 }

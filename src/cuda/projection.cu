@@ -39,6 +39,8 @@ void stream_synchronize(void* stream) {
   SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
 }
 
+void device_synchronize() { SKINNYGEMM_CUDA_CHECK(cudaDeviceSynchronize()); }
+
 void* event_create() {
   cudaEvent_t event = nullptr;
   SKINNYGEMM_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));

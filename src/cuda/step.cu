@@ -195,6 +195,7 @@ class CudaStepDevice final : public StepDevice {
     if (bytes > rotation_bytes_) {
       if (rotation_) mem_.release(rotation_);
       rotation_ = nullptr;  // if the next allocation fails, nothing dangles
+      rotation_bytes_ = 0;
       rotation_ = mem_.get(bytes, "the sinks' rotating weight copies");
       rotation_bytes_ = bytes;
       fill(rotation_, bytes / 2, 0x707A7Eu, 1.0f / 32);  // timing only: small values keep outputs finite
