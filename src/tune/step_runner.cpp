@@ -128,13 +128,15 @@ void time_sinks(StepExecutor& ex, StepDevice& dev, int64_t m, int samples, std::
       reps = (dev.cold_bytes() + count * first.weight_bytes(elem) - 1) / (count * first.weight_bytes(elem));
       rotation = static_cast<const char*>(dev.rotation_weights((reps - 1) * count * stride));
     }
-    const StepTiming t = dev.time(
-        [&] {
-          for (int64_t rep = 0; rep < reps; ++rep)
-            for (int64_t j = 0; j < count; ++j)
-              ex.run(idx[j], m, dev.stream(), rep ? rotation + ((rep - 1) * count + j) * stride : nullptr);
-        },
-        samples);
+    const auto launch_all = [&] {
+      for (int64_t rep = 0; rep < reps; ++rep)
+        for (int64_t j = 0; j < count; ++j)
+          ex.run(idx[j], m, dev.stream(), rep ? rotation + ((rep - 1) * count + j) * stride : nullptr);
+    };
+    // Once eagerly first: the rotated copies may select other configs or cuBLASLt plans than the real
+    // weights (another pointer alignment), and their first use must not happen inside the capture.
+    launch_all();
+    const StepTiming t = dev.time(launch_all, samples);
     StepSink s{name, first.n(), first.k(), static_cast<int>(count), t.median_us / static_cast<double>(reps * count), 0};
     s.total_us = s.us * static_cast<double>(count);
     r->sinks_us += s.total_us;
