@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/backends.h"
+#include "core/stats.h"
 #include "cuda/check.cuh"
 #include "cuda/cublaslt.h"
 #include "cuda/launch.cuh"
@@ -160,10 +161,10 @@ Timing time_graph(Buffers& b, int samples, int replays, const std::function<void
     SKINNYGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     per_call.push_back(1e3 * ms / (static_cast<double>(replays) * b.copies));
   }
-  std::sort(per_call.begin(), per_call.end());
+  const SampleSummary s = summarize_samples(per_call);
   Timing t;
-  t.median_us = per_call[per_call.size() / 2];
-  t.spread = (per_call.back() - per_call.front()) / t.median_us;
+  t.median_us = s.median;
+  t.spread = s.spread;
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/backends.h"
+#include "core/stats.h"
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/stream_read.cuh"
@@ -147,10 +148,10 @@ class CudaStepDevice final : public StepDevice {
     const int replays = static_cast<int>(std::clamp(std::ceil(kSampleMs / one), 1.0, 1000.0));
     std::vector<double> us;
     for (int s = 0; s < samples; ++s) us.push_back(1e3 * g.replay_ms(stream_.s, replays) / replays);
-    std::sort(us.begin(), us.end());
+    const SampleSummary s = summarize_samples(us);
     StepTiming t;
-    t.median_us = us[us.size() / 2];
-    t.spread = (us.back() - us.front()) / t.median_us;
+    t.median_us = s.median;
+    t.spread = s.spread;
     return t;
   }
 

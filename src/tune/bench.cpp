@@ -11,6 +11,7 @@
 
 #include "core/backends.h"
 #include "core/half.h"
+#include "core/stats.h"
 
 namespace skinnygemm::tune {
 
@@ -65,9 +66,9 @@ BenchRow bench_cpu(const Problem& p, const Choice& choice, const BenchOptions& o
     const auto t1 = std::chrono::steady_clock::now();
     samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(1, o.replays));
   }
-  std::sort(samples.begin(), samples.end());
-  row.us = samples[samples.size() / 2];
-  row.spread = (samples.back() - samples.front()) / row.us;
+  const SampleSummary s = summarize_samples(samples);
+  row.us = s.median;
+  row.spread = s.spread;
   return row;
 }
 

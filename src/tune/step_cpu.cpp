@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/backends.h"
+#include "core/stats.h"
 #include "core/half.h"
 #include "tune/step_runner.h"
 
@@ -64,10 +65,10 @@ class CpuStepDevice final : public StepDevice {
       enqueue();
       us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::sort(us.begin(), us.end());
+    const SampleSummary s = summarize_samples(us);
     StepTiming t;
-    t.median_us = us[us.size() / 2];
-    t.spread = (us.back() - us.front()) / t.median_us;
+    t.median_us = s.median;
+    t.spread = s.spread;
     return t;
   }
 

@@ -6,7 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <cmath>
@@ -50,6 +53,19 @@ inline std::filesystem::path fresh_test_dir(const std::string& prefix) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+// Runs a shell command, stdout and stderr together; *status gets its exit status (-1 if it did not exit).
+inline std::string run_command(const std::string& command, int* status) {
+  std::string out;
+  *status = -1;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return out;
+  char buf[4096];
+  while (std::size_t got = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
+  const int raw = pclose(pipe);
+  *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return out;
 }
 
 // An H200 as selection and tables see it, for host-only tests of GPU paths.

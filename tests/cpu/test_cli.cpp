@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "common/test_util.h"
+
 namespace {
 
 struct CliResult {
@@ -18,14 +20,8 @@ struct CliResult {
 };
 
 CliResult run_cli(const std::string& args) {
-  const std::string command = std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args + " 2>&1";
   CliResult r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  while (size_t got = std::fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, got);
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.output = skinnygemm::test::run_command(std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args, &r.status);
   return r;
 }
 

@@ -151,16 +151,8 @@ class HeldoutCli : public ::testing::Test {
 
   // Runs the CLI with the data dir in dir_, where a default table would go, so that one written shows up.
   std::string run(const std::string& args, int* status) {
-    const std::string cmd =
-        "SKINNYGEMM_DATA_DIR='" + dir_.string() + "' '" + SKINNYGEMM_CLI_PATH + "' " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    if (!pipe) return out;
-    while (size_t got = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
-    const int raw = pclose(pipe);
-    *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    return out;
+    return test::run_command("SKINNYGEMM_DATA_DIR='" + dir_.string() + "' '" + SKINNYGEMM_CLI_PATH + "' " + args,
+                             status);
   }
   fs::path dir_;
 };

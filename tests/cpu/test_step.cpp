@@ -226,13 +226,7 @@ TEST(StepMemoryFit, Tp1OnA141GbDevice) {
 }
 
 std::string run_cli(const std::string& args, int* status) {
-  FILE* pipe = popen((std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t got = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
-  const int raw = pclose(pipe);
-  *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return out;
+  return test::run_command(std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args, status);
 }
 
 TEST(StepCli, CpuRowsOfKindStep) {
