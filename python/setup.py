@@ -75,7 +75,10 @@ if any(a in BUILDS for a in sys.argv[1:]):
 else:
     prefix, libdir = os.path.join(HERE, "build", "skinnygemm", "prefix"), os.path.join(HERE, "build", "lib")
 
-with_cuda = torch.version.cuda is not None and cpp_extension.CUDA_HOME is not None
+# A library built without CUDA (SKINNYGEMM_CUDA=OFF, as ctest's CPU job builds it) gets no CUDA kernels in the
+# extension either: CUDA tensors then fail in torch's dispatcher with a clear "no CUDA kernel" error.
+with_cuda = (torch.version.cuda is not None and cpp_extension.CUDA_HOME is not None
+             and os.environ.get("SKINNYGEMM_CUDA", "AUTO").upper() != "OFF")
 Extension = cpp_extension.CUDAExtension if with_cuda else cpp_extension.CppExtension
 print(f"skinnygemm_torch: torch {torch.__version__} (CUDA {torch.version.cuda}), "
       f"CUDA kernels {'ON' if with_cuda else 'OFF'}, skinnygemm from {prefix}", flush=True)
