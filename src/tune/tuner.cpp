@@ -134,9 +134,10 @@ std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, con
   SKINNYGEMM_CHECK(!listed.empty(), "--candidates '" << globs << "' matches no listed config of " << dev.name
                                                      << " (expected globs such as "
                                                      << (dev.is_cpu ? "cpu_r*" : "mma_m8_*,simt_*") << ")");
-  // Without a glob, only the smallest token tile of each family that holds M: a larger tile does the same
-  // streaming with more MMAs and x traffic (every H200 sweep of 2026-11-29: best m16 / best m8 = 1.5x at
-  // M <= 8), and it cuts the candidates per point ~4x (docs/kernels.md).
+  // Only the smallest token tile of each family that holds M (among the configs the globs name): a larger
+  // tile does the same streaming with more MMAs and x traffic (every H200 sweep of 2026-11-29: best m16 /
+  // best m8 = 1.5x at M <= 8), and it cuts the candidates per point ~4x (docs/kernels.md). A glob that names
+  // one tile (reg_m32_*) still gets that tile.
   auto smallest_tile = [&](Family f) {
     int best = 0;
     for (const Config& c : listed)
@@ -146,7 +147,7 @@ std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, con
   std::vector<Config> out;
   for (const Config& c : listed) {
     const bool tiled = c.family != Family::Cpu && c.family != Family::Cublaslt;
-    if (patterns.empty() && tiled && c.tile_m != smallest_tile(c.family)) continue;
+    if (tiled && c.tile_m != smallest_tile(c.family)) continue;
     if (supports(c, p, dev, 16)) out.push_back(c);
   }
   return out;
