@@ -14,6 +14,7 @@ message and does nothing.
 """
 import glob
 import os
+import shutil
 import subprocess
 import sys
 
@@ -35,6 +36,23 @@ def run(cmd):
     subprocess.check_call(cmd)
 
 
+def torch_compatible_cxx():
+    """The C++ compiler for the library and the extension: SKINNYGEMM_TORCH_CXX, else the system's c++.
+
+    torch links libstdc++ dynamically, and so must everything loaded next to it. A toolchain that links
+    libstdc++ statically (the GPU machine's CXX=/opt/gcc/bin/g++ does: the built libskinnygemm.so then exports
+    std:: symbols and needs no libstdc++.so) made the first op call segfault under torch 2.11 (2026-11-29)."""
+    for cxx in (os.environ.get("SKINNYGEMM_TORCH_CXX"), "/usr/bin/c++", os.environ.get("CXX"), shutil.which("c++")):
+        if cxx and os.path.exists(cxx):
+            return cxx
+    return None
+
+
+CXX = torch_compatible_cxx()
+if CXX:
+    os.environ["CXX"] = CXX  # torch.utils.cpp_extension compiles and links the extension with $CXX
+
+
 def library_prefix():
     """The skinnygemm install prefix to compile and link against (built here when not given)."""
     prefix = os.environ.get("SKINNYGEMM_PREFIX")
@@ -48,7 +66,7 @@ def library_prefix():
     configure = ["cmake", "-S", REPO, "-B", os.path.join(build, "cmake"), "-DCMAKE_BUILD_TYPE=Release",
                  "-DSKINNYGEMM_TESTS=OFF", "-DSKINNYGEMM_WERROR=OFF", f"-DSKINNYGEMM_CUDA={cuda_mode}",
                  f"-DCMAKE_CXX_FLAGS=-D_GLIBCXX_USE_CXX11_ABI={abi}", f"-DCMAKE_INSTALL_PREFIX={prefix}",
-                 "-DCMAKE_INSTALL_LIBDIR=lib"]
+                 "-DCMAKE_INSTALL_LIBDIR=lib"] + ([f"-DCMAKE_CXX_COMPILER={CXX}"] if CXX else [])
     try:
         import ninja  # noqa: F401  (only to prefer the Ninja generator when it is there)
         configure += ["-G", "Ninja"]

@@ -73,6 +73,41 @@ struct RunResult {
   std::vector<Choice> choices;  // the gemm calls in launch order
 };
 
+// How an engine runs a fused projection whose segments feed different consumers (MLA: qkv_a feeds the
+// attention, the gate g only its output): one fused GEMM (run), the chosen segments on a side stream that
+// overlaps the attention (run_split_deferred + join_side), or one gemm per segment (run with Rung::Separate).
+enum class FusedMode { Fused, SideStream, Separate };
+const char* fused_mode_name(FusedMode mode);          // "fused", "side_stream", "separate"
+FusedMode parse_fused_mode(const std::string& name);  // Error listing the three names
+
+// Which mode won per (tokens M, attention context) on one device, measured by `skinnygemm mla` and stored as
+// data (policies/<model>_<layer>_<gpu>.json, docs/mla.md). Between grid points the nearest one counts, in
+// log2 distance on each axis (both axes were sampled geometrically), a tie going to the larger point; outside
+// the grid the nearest end counts.
+struct FusedPolicy {
+  std::string name;       // what it is for: "kimi_k3.mla.tp8"
+  std::string device;     // the measuring GPU's name ("NVIDIA H200"); empty in the built-in default
+  std::string signature;  // DeviceInfo::signature() of that GPU ("NVIDIA H200/132sm"); empty in the default
+  std::string source;     // the file it was read from, or "default"
+  std::vector<int64_t> ms, contexts;  // the grid axes, ascending
+  std::vector<FusedMode> modes;       // ms.size() x contexts.size(), index mi * contexts.size() + ci
+  std::vector<double> margins;        // same shape: runner-up us / pick us - 1 (0 where not measured)
+
+  FusedMode at(std::size_t mi, std::size_t ci) const { return modes.at(mi * contexts.size() + ci); }
+};
+
+// Reads a policy file; an Error names the file and the field ("points[3].mode: expected fused, side_stream
+// or separate, got \"fast\"").
+FusedPolicy load_fused_policy(const std::string& path);
+// Used where no file matches the device: Fused for M <= 16, Separate above, at every context (docs/mla.md
+// says why: fusing fills the GPU at small M, where each GEMM is one weight stream; at larger M the merged
+// 3648-row GEMM is a shape the tables tune less than its parts, and the side stream needs the engine's second
+// stream and graph discipline, so it is chosen only from a measurement).
+FusedPolicy default_fused_policy();
+// The first policy file (name order) in folder (default: data_dir()/policies) whose signature equals the
+// device's and whose name equals name; default_fused_policy() (with source "default") when none does.
+FusedPolicy find_fused_policy(const DeviceInfo& device, const std::string& name, const std::string& folder = "");
+
 class FusedProjection {
  public:
   // Validates the segments (>= 2; same K and dtype, BF16/FP16; non-null weights; n > 0; destinations all set
@@ -116,6 +151,20 @@ class FusedProjection {
   // CPU: everything runs in order on the calling thread, and the reason says so.
   RunResult run_split(const void* x, int64_t ldx, int64_t m, void* main_stream, void* side_stream,
                       const std::vector<int>& side_segments, const RunOptions& options = {});
+
+  // run_split without the join, so that the side segments also overlap whatever the caller queues on
+  // main_stream next (vLLM #54015 runs the MLA gate g beside qkv_a *and* the attention that follows). The
+  // side segments' outputs are ready on main_stream only after join_side(side_stream, main_stream), which
+  // must come before anything on main_stream reads them and before a graph capture of main_stream ends (an
+  // unjoined side stream fails the capture). One split in flight per projection (the events are its own).
+  // CPU: everything runs in order on the calling thread and join_side does nothing.
+  RunResult run_split_deferred(const void* x, int64_t ldx, int64_t m, void* main_stream, void* side_stream,
+                               const std::vector<int>& side_segments, const RunOptions& options = {});
+  void join_side(void* side_stream, void* main_stream);
+
+  // The mode a measured policy picks for m tokens at this attention context (nearest grid point, see
+  // FusedPolicy). Throws Error for m < 1 or context < 1.
+  static FusedMode choose_mode(const FusedPolicy& policy, int64_t m, int64_t context);
 
   struct Impl;
 

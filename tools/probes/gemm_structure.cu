@@ -8,6 +8,10 @@
 //   late      launch_dependents after the main loop instead of at the start (the next kernel's CTAs
 //             arrive, and prefetch, while this one drains and reduces)
 //   mid       launch_dependents once a warp has issued its last weight load
+//   pf        before the wait, every warp asks for its whole weight slice to be prefetched into L2
+//             (cp.async.bulk.prefetch.L2, one instruction per row): HBM keeps streaming the next kernel's
+//             weights while this one waits for its x, and the loads after the wait hit L2
+//   pfef      pf, and the loads mark what they read evict-first in L2 (so they do not push out prefetches)
 // CTA = one 16-row tile, its W warps split K; grid.x CTAs split K further (no reduction across them: timing
 // only). Timing as in access_pattern.cu: 40 PDL launches per graph over rotating cold copies.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude tools/probes/gemm_structure.cu
@@ -35,10 +39,21 @@ using bf16 = __nv_bfloat16;
     }                                                                                         \
   } while (0)
 
-enum Mode { kFull, kWaitEnd, kNoMma, kNoReduce, kXSmem, kLate, kMid };
+enum Mode { kFull, kWaitEnd, kNoMma, kNoReduce, kXSmem, kLate, kMid, kPf, kPfEf };
 const char* mode_name(int m) {
-  const char* names[] = {"full", "waitend", "nomma", "noreduce", "xsmem", "late", "mid"};
+  const char* names[] = {"full", "waitend", "nomma", "noreduce", "xsmem", "late", "mid", "pf", "pfef"};
   return names[m];
+}
+
+__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ uint4 load_evict_first(const void* ptr, uint64_t policy) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(ptr), "l"(policy));
+  return v;
 }
 
 template <int kU, int kMode>
@@ -52,11 +67,20 @@ __global__ void __launch_bounds__(512) gemm_probe(const bf16* x, const bf16* w, 
   slice_range(k / 32, blockIdx.x * warps + warp, gridDim.x * warps, c0, c1);
   const bf16* pa = w + static_cast<long long>(row_a) * k + 8 * t;
   const bf16* pb = pa + 8LL * k;
+  if ((kMode == kPf || kMode == kPfEf) && lane < 16 && c1 > c0)  // lane r: row r of the tile, the warp's slice
+    prefetch_l2(w + static_cast<long long>(blockIdx.y * 16 + lane) * k + c0 * 32, (c1 - c0) * 64);
+  uint64_t policy = 0;
+  if (kMode == kPfEf) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   uint4 a[kU], b[kU], xr[kU];
   auto load_w = [&](int c, uint4& ra, uint4& rb) {
     const bool in = c < c1;
-    ra = in ? load_stream(pa + c * 32) : make_uint4(0, 0, 0, 0);
-    rb = in ? load_stream(pb + c * 32) : make_uint4(0, 0, 0, 0);
+    if (kMode == kPfEf) {
+      ra = in ? load_evict_first(pa + c * 32, policy) : make_uint4(0, 0, 0, 0);
+      rb = in ? load_evict_first(pb + c * 32, policy) : make_uint4(0, 0, 0, 0);
+    } else {
+      ra = in ? load_stream(pa + c * 32) : make_uint4(0, 0, 0, 0);
+      rb = in ? load_stream(pb + c * 32) : make_uint4(0, 0, 0, 0);
+    }
   };
   auto load_x = [&](int c, uint4& rx) {
     rx = (c < c1 && g == 0) ? load_cached(x + c * 32 + 8 * t) : make_uint4(0, 0, 0, 0);
@@ -174,8 +198,8 @@ void run(cudaStream_t s, const bf16* x, bf16* y, const std::function<const bf16*
 
 template <int kMode>
 void modes(cudaStream_t s, const bf16* x, bf16* y, const std::function<const bf16*(int)>& w_copy, int n, int k) {
-  for (int warps : {8, 16})
-    for (int split : {1, 2, 4}) {
+  for (int warps : {4, 8})
+    for (int split : {1, 2, 4, 8}) {
       run<4, kMode>(s, x, y, w_copy, n, k, warps, split);
       run<8, kMode>(s, x, y, w_copy, n, k, warps, split);
     }
@@ -193,7 +217,7 @@ int main() {
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   std::printf("n,k,mode,config,regs,ctas_per_sm,us,tbps\n");
-  const int shapes[][2] = {{1536, 7168}, {3648, 7168}, {7168, 1536}};
+  const int shapes[][2] = {{1536, 7168}, {3648, 7168}, {7168, 1536}, {144, 7168}, {896, 7168}, {6288, 7168}};
   for (const auto& sh : shapes) {
     const int n = sh[0], k = sh[1];
     const size_t bytes = size_t(n) * k * 2;
@@ -201,9 +225,9 @@ int main() {
     auto w_copy = [&](int i) { return reinterpret_cast<const bf16*>(pool + size_t(i % copies) * bytes); };
     modes<kFull>(s, x, y, w_copy, n, k);
     modes<kWaitEnd>(s, x, y, w_copy, n, k);
-    modes<kXSmem>(s, x, y, w_copy, n, k);
     modes<kLate>(s, x, y, w_copy, n, k);
-    modes<kMid>(s, x, y, w_copy, n, k);
+    modes<kPf>(s, x, y, w_copy, n, k);
+    modes<kPfEf>(s, x, y, w_copy, n, k);
   }
   CHECK(cudaDeviceSynchronize());
   return 0;

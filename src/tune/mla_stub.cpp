@@ -1,0 +1,18 @@
+// The MLA layer's CUDA device when the library is built without CUDA. The whole body is guarded so that the
+// top-level CMakeLists needs no change: in CUDA builds (SKINNYGEMM_WITH_CUDA=1 on the library target) this file
+// compiles to nothing and src/cuda/mla.cu provides the definition.
+#include "tune/mla_runner.h"
+
+#ifndef SKINNYGEMM_WITH_CUDA
+
+namespace skinnygemm::tune {
+
+std::unique_ptr<MlaDevice> make_cuda_mla_device(const MlaDims& dims, int64_t) {
+  SKINNYGEMM_FAIL("skinnygemm was built without CUDA (SKINNYGEMM_CUDA=OFF or no nvcc found), so the MLA layer of "
+                  << dims.name() << " cannot run on a GPU; rebuild with -DSKINNYGEMM_CUDA=ON or use --backend cpu "
+                  << "with a small --scale");
+}
+
+}  // namespace skinnygemm::tune
+
+#endif  // SKINNYGEMM_WITH_CUDA
