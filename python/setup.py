@@ -66,7 +66,9 @@ def library_prefix():
     configure = ["cmake", "-S", REPO, "-B", os.path.join(build, "cmake"), "-DCMAKE_BUILD_TYPE=Release",
                  "-DSKINNYGEMM_TESTS=OFF", "-DSKINNYGEMM_WERROR=OFF", f"-DSKINNYGEMM_CUDA={cuda_mode}",
                  f"-DCMAKE_CXX_FLAGS=-D_GLIBCXX_USE_CXX11_ABI={abi}", f"-DCMAKE_INSTALL_PREFIX={prefix}",
-                 "-DCMAKE_INSTALL_LIBDIR=lib"] + ([f"-DCMAKE_CXX_COMPILER={CXX}"] if CXX else [])
+                 "-DCMAKE_INSTALL_LIBDIR=lib"]
+    if CXX:  # the host side of the .cu files too: nvcc otherwise takes $CXX (measured: /opt/gcc, still crashing)
+        configure += [f"-DCMAKE_CXX_COMPILER={CXX}", f"-DCMAKE_CUDA_HOST_COMPILER={CXX}"]
     try:
         import ninja  # noqa: F401  (only to prefer the Ninja generator when it is there)
         configure += ["-G", "Ninja"]
