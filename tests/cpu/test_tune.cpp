@@ -211,12 +211,23 @@ TEST(TuneDecide, GpuKernelMustBeatBestCublasltByARepeatingMargin) {
   EXPECT_EQ(d.entry.us, 9.0);
   EXPECT_EQ(d.entry.cublaslt_us, 9.8);  // the best cuBLASLt algorithm, not the default
   d = tune::decide(rows(9.6, 0.0), true, 0.03);  // 2.1% faster: below the margin
-  EXPECT_EQ(d.entry.config.name(), "cublaslt_a2") << d.reason;
-  EXPECT_EQ(d.entry.us, 9.8);
+  // cuBLASLt it is, and its default: algorithm a2 is only 2% faster than the default, below the margin too.
+  EXPECT_EQ(d.entry.config.name(), "cublaslt") << d.reason;
+  EXPECT_EQ(d.entry.us, 10.0);
+  EXPECT_EQ(d.entry.cublaslt_us, 9.8);
   EXPECT_THAT(d.reason, HasSubstr("below the margin"));
   d = tune::decide(rows(9.0, 0.2), true, 0.03);  // median wins by 8.9%, but a sample reaches 10.8 > 9.8
-  EXPECT_EQ(d.entry.config.name(), "cublaslt_a2") << d.reason;
+  EXPECT_EQ(d.entry.config.name(), "cublaslt") << d.reason;
   EXPECT_THAT(d.reason, HasSubstr("worst sample"));
+  // An algorithm that beats the default by the margin in every sample is stored instead of it.
+  d = tune::decide({fake_row(p, "mma_m8_w1x8_u4_sk2", 9.6), fake_row(p, "cublaslt", 10.0),
+                    fake_row(p, "cublaslt_a3", 9.0, 0.02)},
+                   true, 0.03);
+  EXPECT_EQ(d.entry.config.name(), "cublaslt_a3") << d.reason;
+  d = tune::decide({fake_row(p, "mma_m8_w1x8_u4_sk2", 9.6), fake_row(p, "cublaslt", 10.0),
+                    fake_row(p, "cublaslt_a3", 9.0, 0.2)},  // a sample reaches 10.8: not a repeatable win
+                   true, 0.03);
+  EXPECT_EQ(d.entry.config.name(), "cublaslt") << d.reason;
   d = tune::decide(rows(9.8 / 1.03, 0.0), true, 0.03);  // exactly the margin counts
   EXPECT_EQ(d.entry.config.name(), "mma_m8_w1x8_u4_sk2") << d.reason;
   d = tune::decide(rows(9.6, 0.0), true, 0.0);  // margin 0: any repeatable win
