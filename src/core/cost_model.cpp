@@ -29,6 +29,60 @@ constexpr double kCpuBytesPerUs = 12e3;       // CPU backend at M = 1 (2 cores, 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
+namespace {
+// The register-ring family (skinny_reg.cuh). What limits it (docs/kernels.md, probes): each warp keeps `unroll`
+// chunks in flight and pays one HBM round trip per `unroll` chunks of its slice after the PDL wait; the SM
+// holding the most CTAs streams the most bytes; a split across a cluster costs a DSMEM reduction. Constants
+// fitted (random search, ranking and level) to every reg config measured on 1536x7168, 3648x7168, 7168x1536
+// and 144x7168 at M = 1 and 16 (sweeps/reg-late-trigger-0984101.json) and to the tuned winners of
+// tables/nvidia-h200.json and heuristic.json (ba7d7db): the pick is the measured best at 6 of the 8 sweep
+// points (worst 32% off: 1536x7168 M = 16), and the exact tuned winner at 58% of 123 points.
+CostBreakdown estimate_reg(const Config& c, const Problem& p, const DeviceInfo& dev, double bytes) {
+  constexpr double kGapUs = 1.277;         // PDL wait, first round trip, epilogue and exit
+  constexpr double kRoundUs = 0.956;       // one HBM round trip of a warp's ring under load
+  constexpr double kHbmBytesPerUs = 4.505e6;
+  constexpr double kSplitUs = 0.914;       // per doubling of the cluster split
+  constexpr double kTileCost = 0.282;      // per extra n8 token tile (x loads and MMAs)
+  constexpr double kLevel = 1.0 / 1.27;    // measured / predicted of the tuned winners (median)
+  constexpr double kSmBurst = 1.6;         // one SM can pull this multiple of its fair share of HBM
+  CostBreakdown b;
+  const double sms = std::max(1, dev.sms);
+  const int threads = c.threads();
+  const int regs = (estimated_registers(c) + 7) / 8 * 8;
+  const int64_t per_sm_limit =
+      std::max<int64_t>(1, std::min<int64_t>({2048 / threads, 65536 / (static_cast<int64_t>(regs) * threads), 32}));
+  const int64_t row_blocks = ceil_div(ceil_div(p.n, 16), std::max(1, c.warps_n));
+  const int64_t clusters =
+      std::min<int64_t>(row_blocks, std::max<int64_t>(1, per_sm_limit * static_cast<int64_t>(sms) / c.split_k));
+  const int64_t blocks_per_cta = ceil_div(row_blocks, clusters);
+  const int64_t ctas_per_sm = ceil_div(clusters * c.split_k, static_cast<int64_t>(sms));
+  const int64_t chunks_per_warp = ceil_div(ceil_div(p.k, kChunkK), static_cast<int64_t>(c.warps_k) * c.split_k);
+  const int64_t rounds = blocks_per_cta * ceil_div(chunks_per_warp, std::max(1, c.unroll));
+  const double sm_bytes =
+      static_cast<double>(ctas_per_sm * blocks_per_cta) * 16.0 * c.warps_n * (static_cast<double>(p.k) / c.split_k) * 2;
+  b.stream_us = bytes / kHbmBytesPerUs;
+  const double mem_us = std::max(b.stream_us, sm_bytes / (kSmBurst * kHbmBytesPerUs / sms));
+  b.chain_us = static_cast<double>(rounds) * kRoundUs;
+  b.ctas_per_sm = static_cast<int>(ctas_per_sm);
+  b.wave_eff = static_cast<double>(row_blocks * c.split_k) / (static_cast<double>(ctas_per_sm * blocks_per_cta) * sms);
+  b.inflight_eff = b.stream_us / mem_us;
+  b.us = (kGapUs + std::max(mem_us, b.chain_us) + kSplitUs * std::log2(static_cast<double>(c.split_k))) *
+         (1 + kTileCost * (c.tile_m / 8 - 1)) * kLevel;
+  return b;
+}
+}  // namespace
+
+bool heuristic_scores(const Config& c, const Problem& p) {
+  if (c.family != Family::Reg || c.tile_m < p.m || (c.tile_m >= 16 && c.tile_m / 2 >= p.m)) return false;
+  return (c.warps_n == 1 && (c.warps_k == 8 || c.warps_k == 4)) || (c.warps_n == 2 && c.warps_k == 4) ||
+         (c.warps_n == 4 && c.warps_k == 2);
+}
+
+bool better_pick(double us, const Config& c, double best_us, const Config& best) {
+  if (us < best_us * (1 - 1e-3)) return true;
+  return us <= best_us * (1 + 1e-3) && c.unroll < best.unroll;
+}
+
 Decomposition decompose(const Config& c, const Problem& p) {
   Decomposition d;
   d.row_tiles = ceil_div(p.n, 16);
@@ -79,11 +133,15 @@ CostBreakdown estimate(const Config& c, const Problem& p, const DeviceInfo& dev)
   }
   if (c.family == Family::Cublaslt) {
     b.stream_us = bytes / kStreamBytesPerUs;
-    // Fit to cuBLASLt's default on the H200 sweeps (0.4 MB: 2.9 us, 2 MB at K = 7168: 7 us, 22 MB: 8-10 us,
-    // 52 MB: 18 us, 294 MB: 79 us); large K costs it a split-K reduction kernel.
-    b.us = 2.6 + bytes / 3.9e6 + (p.k >= 4096 ? 3.5 : 0.0);
+    // Least-squares fit to cuBLASLt's default at 392 points measured on the H200 at ba7d7db (kernels.json:
+    // Kimi-K3 TP8 x 7 M; heuristic.json: 37 held-out shapes x 7 M): median error 5%, 90th percentile 18%.
+    // Large K costs it a split-K reduction kernel; its worst misses are small odd shapes (1000x2048 at M <= 2:
+    // 12.3 us measured, 4.5 predicted).
+    const double mb = bytes / 1e6, m64 = static_cast<double>(p.m) / 64;
+    b.us = 3.53 + 0.235 * mb + (p.k >= 4096 ? 1.38 : 0.0) + 0.083 * m64 + 0.0116 * mb * m64;
     return b;
   }
+  if (c.family == Family::Reg) return estimate_reg(c, p, dev, bytes);
   const Decomposition d = decompose(c, p);
   const int threads = c.threads();
   const int regs = (estimated_registers(c) + 7) / 8 * 8;

@@ -33,6 +33,14 @@ struct CostBreakdown {
 };
 CostBreakdown estimate(const Config& config, const Problem& problem, const DeviceInfo& device);
 
+// Whether the GPU heuristic scores c for p: the register-ring family only (docs/kernels.md: it won every point
+// where a kernel beat cuBLASLt in the H200 tuning), the smallest token tile that holds M (larger ones stream the
+// same bytes with more MMAs and x loads) and the warp layouts the model was fitted on (1x8, 1x4, 2x4, 4x2).
+bool heuristic_scores(const Config& c, const Problem& p);
+// Whether a prediction of us for c beats the best so far: faster by more than 0.1%, or as fast with a smaller
+// unroll (fewer registers: more CTAs fit beside the next kernel's). Deterministic for equal predictions.
+bool better_pick(double us, const Config& c, double best_us, const Config& best);
+
 // Registers per thread and shared memory per CTA the kernel instance needs (estimates kept in step with
 // ptxas -v of the built instances; see docs/kernels.md).
 int estimated_registers(const Config& config);

@@ -80,22 +80,16 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
 double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { return estimate(c, p, dev).us; }
 
 bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
-  const std::vector<Family> families =
-      dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Mma, Family::Bulk, Family::Simt};
+  // On the GPU, the register-ring configs heuristic_scores() admits (cost_model.h says why).
+  const std::vector<Family> families = dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Reg};
   double best = std::numeric_limits<double>::infinity();
   bool found = false;
   for (Family f : families) {
     for (const Config& c : listed_configs(f)) {
-      // NOTE: bulk stages with 16+ token rows ran 2.8x slower than with 8 (3648x7168, 2026-11-29): the
-      // heuristic leaves them to the tuner until the kernel is fixed.
-      if (c.family == Family::Bulk && c.tile_m > 8) continue;
-      // NOTE: the register-ring family (v1) measured fastest in the first sweeps but has not been through the
-      // GPU test suite at this revision: the tuner measures it and tables may pick it; the heuristic not yet.
-      if (c.family == Family::Reg) continue;
+      if (!dev.is_cpu && !heuristic_scores(c, p)) continue;
       if (!supports(c, p, dev, alignment)) continue;
       const double us = predicted_us(c, p, dev);
-      // Ties keep the earlier (smaller) config: deterministic picks.
-      if (us < best) {
+      if (!found || better_pick(us, c, best, out->config)) {
         best = us;
         out->config = c;
         found = true;
