@@ -7,8 +7,9 @@
 //   skinnygemm::RunOptions o; o.gemm.stream = stream;
 //   skinnygemm::RunResult r = proj.run(x, 7168, m, o);                          // r.rung, r.reason
 //
-// The ladder, best first (docs/fused.md): the fused kernel (one launch, per-segment destinations; not built
-// yet), the fused GEMM (one gemm over the merged weights into a scratch output, then one strided copy per
+// The ladder, best first (docs/fused.md): the fused kernel (CUDA: one skinny-kernel launch whose epilogue
+// writes each segment's rows to its destination, when selection picks a skinny kernel for the merged problem),
+// the fused GEMM (one gemm over the merged weights, in place or into a scratch output then one strided copy per
 // segment), separate (one gemm per segment). run() takes the best rung that can run and says which and why;
 // SKINNYGEMM_LOG=1 prints it once per (projection, M).
 //

@@ -10,6 +10,15 @@
 
 namespace skinnygemm {
 
+// The fused-kernel rung of a FusedProjection: merged output rows [begin, begin + rows) go to y (row stride ldy
+// elements, column 0 = row begin); merged rows outside every segment (padding) are not written.
+struct OutputSegment {
+  int64_t begin = 0, rows = 0;
+  void* y = nullptr;
+  int64_t ldy = 0;
+};
+constexpr int kMaxOutputSegments = 4;  // what the kernels' parameter block holds
+
 namespace cpu {
 // y = x·w^T with FP32 accumulation, multi-threaded; config must be a cpu_* config.
 void gemm(const Problem& problem, const void* x, const void* w, void* y, const Config& config);
@@ -23,10 +32,15 @@ void reference_naive(const Problem& problem, const void* x, const void* w, void*
 namespace cuda {
 bool built();      // compiled with CUDA
 bool available();  // built() and a usable device is present
+int device_count();  // visible CUDA devices (CUDA_VISIBLE_DEVICES applies); 0 without CUDA or a device
 DeviceInfo device_info();  // the current device (cached per device id)
 bool config_is_built(const Config& config);  // an instance exists for this kernel config
 // Launches on stream (cudaStream_t). config is mma_*, simt_* or cublaslt*.
 void gemm(const Problem& problem, const void* x, const void* w, void* y, const Config& config, void* stream);
+// One skinny-kernel launch (config: mma/bulk/reg/simt, supports() checked) whose epilogue writes each
+// OutputSegment's rows to its own destination (problem.ldy is ignored; 1..kMaxOutputSegments segments).
+void gemm_segments(const Problem& problem, const void* x, const void* w, const OutputSegment* segments, int count,
+                   const Config& config, void* stream);
 
 // The GPU half of the benchmark protocol (docs/BENCHMARKING.md), run by tune::bench_problem.
 struct BenchRequest {

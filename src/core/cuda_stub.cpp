@@ -9,6 +9,8 @@ bool built() { return false; }
 
 bool available() { return false; }
 
+int device_count() { return 0; }
+
 DeviceInfo device_info() {
   SKINNYGEMM_FAIL("skinnygemm was built without CUDA (SKINNYGEMM_CUDA=OFF or no nvcc found), so there is no "
                   "CUDA device to describe; rebuild with -DSKINNYGEMM_CUDA=ON or use the cpu backend");
@@ -20,6 +22,12 @@ void gemm(const Problem& problem, const void*, const void*, void*, const Config&
   SKINNYGEMM_FAIL("skinnygemm was built without CUDA, so config '"
                   << config.name() << "' cannot run " << problem.str()
                   << "; rebuild with -DSKINNYGEMM_CUDA=ON or use the cpu backend");
+}
+
+void gemm_segments(const Problem& problem, const void*, const void*, const OutputSegment*, int, const Config& config,
+                   void*) {
+  SKINNYGEMM_FAIL("skinnygemm was built without CUDA, so config '"
+                  << config.name() << "' cannot run " << problem.str() << " into segments");
 }
 
 BenchResult bench(const BenchRequest& request) {

@@ -101,6 +101,18 @@ void shape_at(const json& obj, int tp, const std::string& where, int64_t* n, int
                    where << ": shape '" << it->second << "' for tp " << tp << " is not NxK with N, K >= 1");
 }
 
+// The optional "pad_to" and "unpadded" fields: n must be the unpadded rows rounded up to a multiple of pad_to.
+void padding_at(const json& obj, int tp, const std::string& where, Projection* p) {
+  p->pad_to = optional_field<int64_t>(obj, "pad_to", where, 1);
+  SKINNYGEMM_CHECK(p->pad_to >= 1, where << ": pad_to=" << p->pad_to << " must be >= 1");
+  const auto unpadded = optional_field<std::map<std::string, int64_t>>(obj, "unpadded", where, {});
+  const auto it = unpadded.find(std::to_string(tp));
+  p->unpadded = it == unpadded.end() ? p->n : it->second;
+  SKINNYGEMM_CHECK(p->unpadded >= 1 && (p->unpadded + p->pad_to - 1) / p->pad_to * p->pad_to == p->n,
+                   where << ": unpadded=" << p->unpadded << " at tp " << tp << " padded to a multiple of pad_to="
+                         << p->pad_to << " must give the shape's N=" << p->n);
+}
+
 const std::set<std::string> kKinds = {"mla", "kda", "moe", "dense", "head", "mtp"};
 const std::set<std::string> kParallel = {"col", "row", "repl", "mixed"};
 
@@ -164,6 +176,7 @@ std::vector<Projection> model_projections(const std::string& model, int tp, bool
     SKINNYGEMM_CHECK(kParallel.count(p.parallel), where << ": parallel '" << p.parallel << "' is not one of col, row, repl, mixed");
     p.in_step = optional_field<bool>(e, "in_step", where, true);
     p.part_of = optional_field<std::string>(e, "part_of", where, "");
+    padding_at(e, tp, where, &p);
     p.note = optional_field<std::string>(e, "note", where, "");
     index[p.name] = out.size();
     out.push_back(p);
@@ -180,6 +193,7 @@ std::vector<Projection> model_projections(const std::string& model, int tp, bool
     f.fused_parts = field<std::vector<std::string>>(e, "parts", where);
     SKINNYGEMM_CHECK(f.fused_parts.size() >= 2, where << ": a fusion needs >= 2 parts, got " << f.fused_parts.size());
     shape_at(e, tp, where, &f.n, &f.k);
+    f.unpadded = f.n;  // a fusion's padding is its parts'
     f.in_step = false;
     f.note = optional_field<std::string>(e, "note", where, "");
     int64_t sum = 0;
@@ -225,6 +239,7 @@ std::vector<Projection> parse_shapes(const std::string& spec) {
       Projection p;
       SKINNYGEMM_CHECK(parse_shape(item, &p.n, &p.k),
                        "shape spec '" << spec << "': item '" << item << "' is not NxK with N, K >= 1" << expected);
+      p.unpadded = p.n;
       add(p);
       continue;
     }

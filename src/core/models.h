@@ -21,6 +21,8 @@ struct Projection {
   std::vector<std::string> fused_parts;  // the segments' names; empty unless a fusion
   std::vector<int64_t> segments;         // the segments' n, in order; empty unless a fusion
   std::string part_of;   // the fusion this is a segment of, when it has no weight of its own by default
+  int64_t unpadded = 0;  // rows that carry data: n, or fewer when n is padded with zero rows (KDA [f_a|b]: 140 of 144)
+  int64_t pad_to = 1;    // n = ceil(unpadded / pad_to) * pad_to
   bool in_step = true;   // counted in the per-step totals (false for fusions, split segments, MTP)
   std::string note;
 

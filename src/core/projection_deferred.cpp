@@ -49,9 +49,9 @@ RunResult FusedProjection::run_split_deferred(const void* x, int64_t ldx, int64_
     for (end = b; end < s.segs.size() && side[end] == side[b];) ++end;
     if (side[b]) continue;
     r.reason += " [" + s.segs[b].name + (end - b > 1 ? ".." + s.segs[end - 1].name : "") + "] ";
-    if (s.run_range(b, end, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, main_stream,
-                    end - b >= 2 ? options.rung : std::nullopt, &r) == Rung::FusedGemm)
-      r.rung = Rung::FusedGemm;
+    const Rung ran = s.run_range(b, end, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, main_stream,
+                                 end - b >= 2 ? options.rung : std::nullopt, &r);
+    if (ran != Rung::Separate) r.rung = ran;
     r.reason += ";";
   }
   s.log_once("split-deferred", m, r, name());

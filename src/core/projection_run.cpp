@@ -2,16 +2,45 @@
 // the copies out of the scratch output, the contiguous-output mode, the side-stream split, and the log.
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
+#include "core/backends.h"
 #include "core/projection_impl.h"
+#include "skinnygemm/select.h"
 
 namespace skinnygemm {
 
 namespace {
 
-constexpr const char* kNoFusedKernel = "the skinny kernels do not yet write per-segment destinations (issue 3/5)";
+// The fused-kernel rung: the merged problem through selection (a forced config, the table, the heuristic); when
+// the pick is a skinny kernel, one launch writes every segment's rows to its destination. When selection picks
+// cuBLASLt (it cannot write per-segment outputs), nothing runs and *why says so.
+std::optional<Choice> kernel_into_segments(const Problem& merged, const void* x, const void* w,
+                                           const std::vector<OutputSegment>& outs, const Options& g,
+                                           std::string* why) {
+  const DeviceInfo dev = device_info(Backend::Cuda);
+  const int alignment = operand_alignment(merged, x, w, nullptr);
+  Choice c;
+  if (!g.config.empty()) {
+    c.config = Config::parse(g.config);
+    std::string why_not;
+    SKINNYGEMM_CHECK(supports(c.config, merged, dev, alignment, &why_not),
+                     "forced config " << g.config << " cannot run " << merged.str() << ": " << why_not);
+    c.source = Source::Forced;
+    c.reason = "forced by Options::config";
+  } else {
+    c = select(merged, dev, g.table ? g.table : default_table(dev), alignment);
+  }
+  if (c.config.family == Family::Cublaslt || c.config.family == Family::Cpu) {
+    *why = "selection picked " + c.config.name() + " for the merged " + merged.str() +
+           " (" + source_name(c.source) + "), which cannot write per-segment outputs";
+    return std::nullopt;
+  }
+  cuda::gemm_segments(merged, x, w, outs.data(), static_cast<int>(outs.size()), c.config, g.stream);
+  return c;
+}
 
 bool logging_enabled() {
   const char* v = std::getenv("SKINNYGEMM_LOG");
@@ -50,7 +79,27 @@ std::vector<RungStatus> FusedProjection::Impl::ladder(std::size_t b, std::size_t
   } else {
     fused << ", into the scratch output, then " << end - b << " strided copies to the destinations";
   }
-  return {{Rung::FusedKernel, false, kNoFusedKernel},
+  // The fused kernel matters where the fused GEMM would need its scratch output and the copies after it.
+  std::string kernel_why;
+  bool kernel = false;
+  if (backend != Backend::Cuda) {
+    kernel_why = "the CPU backend has no launches to save: its fused GEMM writes through the scratch output";
+  } else if (end - b < 2) {
+    kernel_why = "one segment: nothing to fuse";
+  } else if (mode == Mode::Contiguous || outputs_adjacent(b, end)) {
+    kernel_why = "the output is one block already: the fused GEMM writes it in place";
+  } else if (end - b > static_cast<std::size_t>(kMaxOutputSegments)) {
+    kernel_why = std::to_string(end - b) + " segments; the kernels write at most " +
+                 std::to_string(kMaxOutputSegments);
+  } else if (m > 64) {
+    kernel_why = "M=" + std::to_string(m) + " exceeds the skinny kernels' 64 tokens";
+  } else {
+    kernel = true;
+    kernel_why = "one launch of N=" + std::to_string(offset[end] - offset[b]) +
+                 " whose epilogue writes each segment's rows to its destination (if selection picks a skinny "
+                 "kernel for the merged problem; else the fused GEMM)";
+  }
+  return {{Rung::FusedKernel, kernel, kernel_why},
           {Rung::FusedGemm, fusable, fused.str()},
           {Rung::Separate, true, "one gemm per segment (" + std::to_string(end - b) + ")"}};
 }
@@ -105,12 +154,24 @@ Rung FusedProjection::Impl::run_range(std::size_t b, std::size_t end, const void
     }
     return rung;
   }
+  if (rung == Rung::FusedKernel) {
+    std::vector<OutputSegment> outs;
+    for (std::size_t i = b; i < end; ++i) outs.push_back({offset[i] - offset[b], segs[i].n, dest(i), segs[i].ldy});
+    const Problem merged{m, offset[end] - offset[b], k, dtype, ldx, ldw, 0};
+    std::string skipped;
+    if (auto c = kernel_into_segments(merged, x, w + offset[b] * ldw * e, outs, g, &skipped)) {
+      out->choices.push_back(*c);
+      return rung;
+    }
+    SKINNYGEMM_CHECK(!forced, "rung 'fused kernel' was forced for m=" << m << " but " << skipped);
+    out->reason += "; fused kernel skipped: " + skipped + ", so the fused GEMM";
+  }
   // Fused GEMM: in place when the output is the caller's (contiguous or adjacent), else into the scratch.
   char* y = contiguous ? y0 + offset[b] * e : outputs_adjacent(b, end) ? dest(b) : nullptr;
   const int64_t ldy = contiguous ? ldy0 : y ? segs[b].ldy : total();
   const Problem p{m, offset[end] - offset[b], k, dtype, ldx, ldw, ldy};
   out->choices.push_back(gemm(p, x, w + offset[b] * ldw * e, y ? y : scratch + offset[b] * e, g));
-  if (y) return rung;
+  if (y) return Rung::FusedGemm;
   for (std::size_t i = b; i < end; ++i) {  // scratch -> each destination; padding columns are dropped
     const char* src = scratch + offset[i] * e;
     if (backend == Backend::Cuda) {
@@ -119,7 +180,7 @@ Rung FusedProjection::Impl::run_range(std::size_t b, std::size_t end, const void
       for (int64_t t = 0; t < m; ++t) std::memcpy(dest(i) + t * segs[i].ldy * e, src + t * total() * e, segs[i].n * e);
     }
   }
-  return rung;
+  return Rung::FusedGemm;
 }
 
 void FusedProjection::Impl::log_once(const char* what, int64_t m, const RunResult& r, const std::string& name) {
@@ -188,9 +249,9 @@ RunResult FusedProjection::run_split(const void* x, int64_t ldx, int64_t m, void
     if (side[b]) continue;
     r.reason += " [" + s.segs[b].name + (end - b > 1 ? ".." + s.segs[end - 1].name : "") + "] ";
     // A forced rung applies to runs that can fuse; a lone segment is separate by definition.
-    if (s.run_range(b, end, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, main_stream,
-                    end - b >= 2 ? options.rung : std::nullopt, &r) == Rung::FusedGemm)
-      r.rung = Rung::FusedGemm;
+    const Rung ran = s.run_range(b, end, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, main_stream,
+                                 end - b >= 2 ? options.rung : std::nullopt, &r);
+    if (ran != Rung::Separate) r.rung = ran;
     r.reason += ";";
   }
   r.reason += " side stream:";

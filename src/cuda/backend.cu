@@ -37,4 +37,13 @@ void gemm(const Problem& p, const void* x, const void* w, void* y, const Config&
   SKINNYGEMM_FAIL("config " << config.name() << " cannot run on the CUDA backend");
 }
 
+void gemm_segments(const Problem& p, const void* x, const void* w, const OutputSegment* segments, int count,
+                   const Config& config, void* stream) {
+  SKINNYGEMM_CHECK(config.family == Family::Mma || config.family == Family::Bulk || config.family == Family::Reg ||
+                       config.family == Family::Simt,
+                   "config " << config.name() << " cannot write per-segment outputs (only the skinny kernels can)");
+  SKINNYGEMM_CHECK(p.k > 0, "K=0 into segments: nothing to launch (the caller writes zeros)");
+  launch_skinny(p, config, x, w, nullptr, static_cast<cudaStream_t>(stream), segments, count);
+}
+
 }  // namespace skinnygemm::cuda

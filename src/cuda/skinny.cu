@@ -74,7 +74,8 @@ void allow_smem(SkinnyKernel kernel, std::size_t bytes) {
 }
 }  // namespace
 
-void launch_skinny(const Problem& p, const Config& c, const void* x, const void* w, void* y, cudaStream_t stream) {
+void launch_skinny(const Problem& p, const Config& c, const void* x, const void* w, void* y, cudaStream_t stream,
+                   const OutputSegment* segments, int count) {
   SkinnyKernel kernel = find_skinny_kernel(c, p.dtype);
   SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
   const Decomposition d = decompose(c, p);
@@ -93,6 +94,20 @@ void launch_skinny(const Problem& p, const Config& c, const void* x, const void*
   params.split_k = c.split_k;
   params.k_chunks = static_cast<int>(d.k_chunks);
   params.row_blocks = static_cast<int>(d.row_blocks);
+  SKINNYGEMM_CHECK(count >= 0 && count <= kMaxOutputSegments && (count == 0 || segments != nullptr),
+                   count << " output segments; expected 0.." << kMaxOutputSegments);
+  params.segments = count;
+  for (int s = 0; s < count; ++s) {
+    SKINNYGEMM_CHECK(segments[s].begin >= 0 && segments[s].rows >= 0 && segments[s].begin + segments[s].rows <= p.n &&
+                         (segments[s].rows == 0 || segments[s].y != nullptr) && segments[s].ldy >= segments[s].rows,
+                     "output segment " << s << " (rows [" << segments[s].begin << ", "
+                                       << segments[s].begin + segments[s].rows << "), ldy " << segments[s].ldy
+                                       << ") does not fit the N=" << p.n << " output rows or has no destination");
+    params.seg_begin[s] = static_cast<int>(segments[s].begin);
+    params.seg_rows[s] = static_cast<int>(segments[s].rows);
+    params.seg_y[s] = segments[s].y;
+    params.seg_ldy[s] = segments[s].ldy;
+  }
   LaunchShape shape;
   shape.block = dim3(static_cast<unsigned>(c.threads()), 1, 1);
   shape.smem = static_cast<std::size_t>(smem_bytes(c));

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include "core/backends.h"
 #include "cuda/kernels/skinny_common.cuh"
 #include "skinnygemm/config.h"
 #include "skinnygemm/problem.h"
@@ -23,8 +24,9 @@ SkinnyKernel find_simt_bf16(int tile_m, int unroll);
 SkinnyKernel find_simt_fp16(int tile_m, int unroll);
 SkinnyKernel find_skinny_kernel(const Config& config, DType dtype);
 
-// Launches config on problem (the caller checked supports()).
+// Launches config on problem (the caller checked supports()). With segments (count 1..4), the epilogue writes
+// each segment's output rows to its own destination instead of y (core/backends.h, OutputSegment).
 void launch_skinny(const Problem& problem, const Config& config, const void* x, const void* w, void* y,
-                   cudaStream_t stream);
+                   cudaStream_t stream, const OutputSegment* segments = nullptr, int count = 0);
 
 }  // namespace skinnygemm::cuda

@@ -210,7 +210,7 @@ TEST(Projection, LadderAndEligibility) {
   const Eligibility el = proj.eligibility(cpu_device_info(), 16);
   ASSERT_EQ(el.ladder.size(), 3u);
   EXPECT_FALSE(el.ladder[0].available);
-  EXPECT_THAT(el.ladder[0].reason, HasSubstr("do not yet write per-segment destinations (issue 3/5)"));
+  EXPECT_THAT(el.ladder[0].reason, HasSubstr("CPU backend has no launches to save"));
   EXPECT_EQ(el.rung, Rung::FusedGemm);
   EXPECT_THAT(el.reason, HasSubstr("fused kernel unavailable"));
   EXPECT_THAT(el.reason, HasSubstr("packed copy"));
@@ -233,7 +233,7 @@ TEST(Projection, LadderAndEligibility) {
   EXPECT_TRUE(s.equals_separate(80));
   expect_error([&] { proj.run(s.x.data(), kLdx, 17, cpu_options(Rung::FusedGemm)); }, {"fused GEMM", "max_m=16"});
   expect_error([&] { proj.run(s.x.data(), kLdx, 1, cpu_options(Rung::FusedKernel)); },
-               {"fused kernel", "issue 3/5"});
+               {"fused kernel", "CPU backend"});
   DeviceInfo gpu;
   gpu.is_cpu = false;
   gpu.name = "NVIDIA H200";

@@ -131,13 +131,26 @@ TEST(GpuProjection, KimiK3FusionsEqualSeparateProjections) {
       EXPECT_EQ(proj.zero_copy(), f->zero_copy) << f->name;
       EXPECT_EQ(proj.packed_bytes() == 0, f->zero_copy) << f->name;
       const Eligibility el = proj.eligibility(device_info(Backend::Cuda), 8);
-      EXPECT_EQ(el.rung, Rung::FusedGemm) << el.reason;
-      EXPECT_FALSE(el.ladder[0].available);
+      EXPECT_EQ(el.rung, Rung::FusedKernel) << el.reason;  // separate destinations: the kernel writes each
+      EXPECT_TRUE(el.ladder[0].available) << el.ladder[0].reason;
       for (int64_t m : kMs)
-        for (std::optional<Rung> rung : {std::optional<Rung>(), std::optional<Rung>(Rung::Separate)}) {
+        for (int variant = 0; variant < 3; ++variant) {
+          // 0: whatever the ladder picks (the fused kernel, or the fused GEMM where selection picks cuBLASLt for
+          // the merged problem); 1: separate; 2: the fused kernel forced, with a forced reg config.
+          const std::optional<Rung> rung = variant == 0 ? std::nullopt
+                                           : variant == 1 ? std::optional<Rung>(Rung::Separate)
+                                                          : std::optional<Rung>(Rung::FusedKernel);
+          RunOptions o = cuda_options(stream, rung);
+          if (variant == 2) o.gemm.config = m <= 8 ? "reg_m8_w1x8_u2_sk2" : "reg_m16_w1x8_u2_sk2";
           s.poison();
-          const RunResult r = proj.run(s.x(), kLdx, m, cuda_options(stream, rung));
-          EXPECT_EQ(r.rung, rung ? *rung : Rung::FusedGemm) << r.reason;
+          const RunResult r = proj.run(s.x(), kLdx, m, o);
+          if (rung) {
+            EXPECT_EQ(r.rung, *rung) << r.reason;
+          } else if (r.rung == Rung::FusedGemm) {
+            EXPECT_NE(r.reason.find("fused kernel skipped"), std::string::npos) << r.reason;
+          } else {
+            EXPECT_EQ(r.rung, Rung::FusedKernel) << r.reason;
+          }
           s.separate(m, stream);
           CUDA_OK(cudaStreamSynchronize(stream));
           ASSERT_TRUE(s.compare(m, std::string(f->name) + " " + rung_name(r.rung) + (small_ints ? " ints" : "")))
@@ -149,7 +162,11 @@ TEST(GpuProjection, KimiK3FusionsEqualSeparateProjections) {
       s.poison();
       const int side_segment = static_cast<int>(s.segs.size()) - 1;
       const RunResult r = proj.run_split(s.x(), kLdx, 8, stream, side, {side_segment}, cuda_options(stream));
-      EXPECT_EQ(r.rung, s.segs.size() > 2 ? Rung::FusedGemm : Rung::Separate) << r.reason;
+      if (s.segs.size() > 2) {
+        EXPECT_NE(r.rung, Rung::Separate) << r.reason;  // the fused kernel or, under cuBLASLt picks, the fused GEMM
+      } else {
+        EXPECT_EQ(r.rung, Rung::Separate) << r.reason;
+      }
       s.separate(8, stream);
       CUDA_OK(cudaStreamSynchronize(stream));  // the join makes the main stream wait for the side stream
       ASSERT_TRUE(s.compare(8, std::string(f->name) + " run_split")) << r.reason;

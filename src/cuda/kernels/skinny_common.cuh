@@ -31,6 +31,12 @@ struct SkinnyParams {
   int split_k;              // CTAs per cluster along K (== gridDim.x)
   int k_chunks;             // ceil(k / 32)
   int row_blocks;           // ceil(n / (16 warps_n))
+  // Fused-kernel rung: 0 = write y; else output row r goes to seg_y[s] at column r - seg_begin[s] for the
+  // segment s with seg_begin[s] <= r < seg_begin[s] + seg_rows[s], and rows in no segment (padding) nowhere.
+  int segments;
+  int seg_begin[4], seg_rows[4];
+  void* seg_y[4];
+  long long seg_ldy[4];
 };
 
 // Chunk range [begin, end) of K slice s out of slices: balanced, contiguous.
@@ -187,6 +193,23 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { re
 template <>
 __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 
+// Stores one output element: into y, or into the segment that owns output row `row`.
+template <typename T>
+__device__ __forceinline__ void store_output(const SkinnyParams& p, int token, int row, float v) {
+  if (p.segments == 0) {
+    static_cast<T*>(p.y)[token * p.ldy + row] = from_float<T>(v);
+    return;
+  }
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    const int local = row - p.seg_begin[s];
+    if (s < p.segments && local >= 0 && local < p.seg_rows[s]) {
+      static_cast<T*>(p.seg_y[s])[token * p.seg_ldy[s] + local] = from_float<T>(v);
+      return;
+    }
+  }
+}
+
 // Sums the partials of every warp (and every CTA of the cluster) in a fixed order and stores y.
 // partials: [warps_k][tile_m][pitch] FP32, already written by every warp; called by all threads.
 template <typename T, int kTileM>
@@ -207,12 +230,11 @@ __device__ __forceinline__ void reduce_and_store(const SkinnyParams& p, float* p
     partials[off] = s;
   }
   const int row0 = row_block * rows;
-  T* y = static_cast<T*>(p.y);
   if (p.split_k == 1) {
     __syncthreads();
     for (int i = threadIdx.x; i < outputs; i += threads) {
       const int token = i / rows, row = i % rows;
-      if (token < p.m && row0 + row < p.n) y[token * p.ldy + row0 + row] = from_float<T>(partials[token * pitch + row]);
+      if (token < p.m && row0 + row < p.n) store_output<T>(p, token, row0 + row, partials[token * pitch + row]);
     }
     __syncthreads();  // the partials are rewritten for the next row block
     return;
@@ -230,7 +252,7 @@ __device__ __forceinline__ void reduce_and_store(const SkinnyParams& p, float* p
     const int off = token * pitch + row;
     float s = 0.f;
     for (int r = 0; r < p.split_k; ++r) s += cluster.map_shared_rank(partials, r)[off];
-    y[token * p.ldy + row0 + row] = from_float<T>(s);
+    store_output<T>(p, token, row0 + row, s);
   }
   cluster.sync();  // keep every CTA's shared memory alive until all peers have read it
 }
