@@ -27,17 +27,13 @@
 #include "cuda/kernels/skinny_mma.cuh"
 #include "cuda/kernels/skinny_reg.cuh"
 
+#include "probe_harness.h"
+
 using namespace skinnygemm::cuda;
+using probe::launch_pdl;
+using probe::time_launches;
 using bf16 = __nv_bfloat16;
 
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
 
 enum Mode { kFull, kWaitEnd, kNoMma, kNoReduce, kXSmem, kLate, kMid, kPf, kPfEf };
 const char* mode_name(int m) {
@@ -134,49 +130,7 @@ __global__ void __launch_bounds__(512) gemm_probe(const bf16* x, const bf16* w, 
   }
 }
 
-double time_launches(cudaStream_t s, const std::function<void(int)>& launch_one) {
-  constexpr int kLaunches = 40, kReplays = 5, kTrials = 7;
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < kLaunches; ++i) launch_one(i);
-  CHECK(cudaStreamEndCapture(s, &graph));
-  CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  CHECK(cudaGraphLaunch(exec, s));
-  CHECK(cudaStreamSynchronize(s));
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  std::vector<double> us;
-  for (int trial = 0; trial < kTrials; ++trial) {
-    CHECK(cudaEventRecord(e0, s));
-    for (int r = 0; r < kReplays; ++r) CHECK(cudaGraphLaunch(exec, s));
-    CHECK(cudaEventRecord(e1, s));
-    CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    us.push_back(1000.0 * ms / (kLaunches * kReplays));
-  }
-  CHECK(cudaGraphExecDestroy(exec));
-  CHECK(cudaGraphDestroy(graph));
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
-}
 
-template <typename K, typename... Args>
-void launch_pdl(K kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t s, Args... args) {
-  cudaLaunchConfig_t c = {};
-  c.gridDim = grid;
-  c.blockDim = block;
-  c.dynamicSmemBytes = smem;
-  c.stream = s;
-  cudaLaunchAttribute a;
-  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  a.val.programmaticStreamSerializationAllowed = 1;
-  c.attrs = &a;
-  c.numAttrs = 1;
-  CHECK(cudaLaunchKernelEx(&c, kernel, args...));
-}
 
 template <int kU, int kMode>
 void run(cudaStream_t s, const bf16* x, bf16* y, const std::function<const bf16*(int)>& w_copy, int n, int k,
