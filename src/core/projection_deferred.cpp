@@ -1,7 +1,6 @@
 // FusedProjection::run_split_deferred and join_side: the side-stream mode with the join left to the caller, so
 // that the side segments overlap more than the main segments' GEMM (the MLA gate g beside qkv_a and the
-// attention, vLLM #54015; docs/mla.md). The fork, the per-range ladder and the side gemms are run_split's
-// (projection_run.cpp); only the join moved out. Capture-safe for the same reasons: the events were created at
+// attention, vLLM #54015; docs/mla.md). run_split (projection_run.cpp) is this plus join_side right away. Capture-safe for the same reasons: the events were created at
 // construction and nothing is allocated here.
 #include <sstream>
 
@@ -16,8 +15,7 @@ RunResult FusedProjection::run_split_deferred(const void* x, int64_t ldx, int64_
   ldx = ldx ? ldx : s.k;
   s.check_run(x, ldx, m, true);
   SKINNYGEMM_CHECK(options.gemm.stream == nullptr || options.gemm.stream == main_stream,
-                   "run_split_deferred takes its streams as arguments; options.gemm.stream must be null or "
-                   "main_stream");
+                   "run_split takes its streams as arguments; options.gemm.stream must be null or main_stream");
   std::vector<bool> side(s.segs.size(), false);
   for (int i : side_segments) {
     SKINNYGEMM_CHECK(i >= 0 && static_cast<std::size_t>(i) < s.segs.size(),
@@ -28,7 +26,7 @@ RunResult FusedProjection::run_split_deferred(const void* x, int64_t ldx, int64_
   }
   SKINNYGEMM_CHECK(s.backend != Backend::Cuda || (main_stream != nullptr && side_stream != nullptr &&
                                                   main_stream != side_stream),
-                   "run_split_deferred needs two distinct, non-default CUDA streams (got main "
+                   "run_split needs two distinct, non-default CUDA streams (got main "
                        << main_stream << ", side " << side_stream << ")");
   const bool cuda = s.backend == Backend::Cuda && m > 0;
   RunResult r;
@@ -36,25 +34,35 @@ RunResult FusedProjection::run_split_deferred(const void* x, int64_t ldx, int64_
   if (s.backend == Backend::Cpu) r.reason = "cpu backend: no streams, every segment ran in order on this thread; ";
   // Fork: the side stream waits for what main_stream has queued so far (whatever produced x).
   if (cuda) cuda::record_and_wait(s.fork_event, main_stream, side_stream);
-  // Side segments first, so that they are queued before the main stream's (longer) chain of work.
-  r.reason += "side stream (joined by the caller):";
-  for (std::size_t i = 0; i < s.segs.size(); ++i) {
-    if (!side[i]) continue;
-    r.reason += " [" + s.segs[i].name + "] ";
-    s.run_range(i, i + 1, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, side_stream, std::nullopt, &r);
-    r.reason += ";";
+  try {
+    // Side segments first, so that they are queued before the main stream's (longer) chain of work.
+    r.reason += "side stream:";
+    for (std::size_t i = 0; i < s.segs.size(); ++i) {
+      if (!side[i]) continue;
+      r.reason += " [" + s.segs[i].name + "] ";
+      s.run_range(i, i + 1, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, side_stream, std::nullopt, &r);
+      r.reason += ";";
+    }
+    r.reason += " main stream:";
+    for (std::size_t b = 0, end = 0; b < s.segs.size(); b = end) {  // each maximal run of main-stream segments
+      for (end = b; end < s.segs.size() && side[end] == side[b];) ++end;
+      if (side[b]) continue;
+      r.reason += " [" + s.segs[b].name + (end - b > 1 ? ".." + s.segs[end - 1].name : "") + "] ";
+      // A forced rung applies to runs that can fuse; a lone segment is separate by definition.
+      const Rung ran = s.run_range(b, end, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, main_stream,
+                                   end - b >= 2 ? options.rung : std::nullopt, &r);
+      if (ran != Rung::Separate) r.rung = ran;
+      r.reason += ";";
+    }
+  } catch (...) {
+    // Join before the error leaves: an unjoined side stream would break the caller's capture.
+    try {
+      if (cuda) cuda::record_and_wait(s.join_event, side_stream, main_stream);
+    } catch (...) {  // the original error says more than a failed join after it
+    }
+    throw;
   }
-  r.reason += " main stream:";
-  for (std::size_t b = 0, end = 0; b < s.segs.size(); b = end) {  // each maximal run of main-stream segments
-    for (end = b; end < s.segs.size() && side[end] == side[b];) ++end;
-    if (side[b]) continue;
-    r.reason += " [" + s.segs[b].name + (end - b > 1 ? ".." + s.segs[end - 1].name : "") + "] ";
-    const Rung ran = s.run_range(b, end, x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0, main_stream,
-                                 end - b >= 2 ? options.rung : std::nullopt, &r);
-    if (ran != Rung::Separate) r.rung = ran;
-    r.reason += ";";
-  }
-  s.log_once("split-deferred", m, r, name());
+  s.log_once("split", m, r, name());
   return r;
 }
 
