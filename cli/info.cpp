@@ -7,6 +7,7 @@
 #include "common.h"
 #include "core/backends.h"
 #include "core/models.h"
+#include "tune/step_comm.h"
 
 namespace skinnygemm::cli {
 namespace {
@@ -48,7 +49,8 @@ int run_info(const InfoArgs& args) {
   const std::optional<Table> explicit_table = load_table_arg(args.table);
   std::cout << "skinnygemm " << version() << "\n"
             << "build:    CUDA backend " << (cuda::built() ? "built (sm_90a kernels, cuBLASLt)" : "not built")
-            << ", data folder " << data_dir() << "\n"
+            << ", NCCL " << (tune::step_nccl_built() ? "built (step --ranks)" : "not built") << ", data folder "
+            << data_dir() << "\n"
             << "env:      SKINNYGEMM_LOG=" << env_or_unset("SKINNYGEMM_LOG")
             << " SKINNYGEMM_PDL=" << env_or_unset("SKINNYGEMM_PDL")
             << " SKINNYGEMM_DATA_DIR=" << env_or_unset("SKINNYGEMM_DATA_DIR") << "\n";

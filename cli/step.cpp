@@ -2,8 +2,7 @@
 // timed as one CUDA graph per variant against cuBLASLt and the stream-read floor (docs/step.md). Rows of kind
 // "step" (shared/design/BENCHMARKING.md). PDL is a process-wide switch read once (SKINNYGEMM_PDL), so the
 // no-PDL variants run in a child process of this binary with SKINNYGEMM_PDL=0; its rows join this one's file.
-#include <spawn.h>
-#include <sys/wait.h>
+// --ranks N (N >= 2) runs the step across N GPUs instead: cli/step_processes.cpp.
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,27 +18,20 @@
 
 #include "common.h"
 #include "core/models.h"
-#include "tune/bench.h"
-#include "tune/step_runner.h"
-
-extern char** environ;
+#include "spawn.h"
+#include "step.h"
+#include "tune/step_ranks.h"
 
 namespace skinnygemm::cli {
-namespace {
 
 using nlohmann::ordered_json;
 
-struct StepArgs {
-  std::string model = "kimi_k3", m = "1:64", variants, backend = "auto", json, pdl = "both";
-  int tp = 8;
-  double scale = 1.0;
-  int samples = 5;
-  bool no_sinks = false, check_all = false;
-};
-
+namespace {
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+}  // namespace
 
-ordered_json row_json(const tune::StepResult& r, const StepArgs& a, const tune::StepModel& model) {
+ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const tune::StepModel& model,
+                           const tune::StepReport& report) {
   const char* config = r.variant == tune::StepVariant::Cublaslt ? "cublaslt"
                        : r.variant == tune::StepVariant::Skinny ? "selection" : "selection+fusions";
   // n and k carry the hidden size: a step maps hidden states [M, hidden] to the next step's; the shapes of
@@ -48,6 +40,12 @@ ordered_json row_json(const tune::StepResult& r, const StepArgs& a, const tune::
                     {"n", model.hidden}, {"k", model.hidden},      {"m", r.m},             {"tp", a.tp},
                     {"scale", a.scale},  {"layers", model.layers}, {"config", config},     {"pdl", r.pdl},
                     {"gemms", r.gemms},  {"bytes", r.bytes},       {"checked", r.checked}, {"max_rel_error", r.max_rel_error}};
+  if (report.ranks > 1) {
+    o["ranks"] = report.ranks;
+    o["rank"] = report.rank;
+    o["scope"] = "rank";
+    o["all_reduces"] = r.all_reduces;
+  }
   if (!r.error.empty()) {
     o["error"] = r.error;
     return o;
@@ -64,6 +62,10 @@ ordered_json row_json(const tune::StepResult& r, const StepArgs& a, const tune::
     o["cublaslt_us"] = round_to(r.cublaslt_us, 0.01);
     o["speedup"] = round_to(r.speedup, 0.001);
   }
+  if (report.ranks > 1) {
+    o["comm_us"] = round_to(r.comm_us, 0.01);
+    o["comm_share"] = round_to(r.comm_share, 0.0001);
+  }
   o["sinks_us"] = round_to(r.sinks_us, 0.01);
   o["sinks"] = ordered_json::array();
   for (const tune::StepSink& s : r.sinks)
@@ -71,6 +73,47 @@ ordered_json row_json(const tune::StepResult& r, const StepArgs& a, const tune::
                           {"total_us", round_to(s.total_us, 0.01)}});
   return o;
 }
+
+ordered_json step_document(tune::BenchMeta meta, const ordered_json& rows) {
+  meta.revision = git_revision();
+  meta.command = command_line();
+  meta.date = utc_date();
+  return {{"meta", {{"gpu", meta.gpu}, {"sms", meta.sms}, {"l2_mib", meta.l2_mib}, {"cuda", meta.cuda},
+                    {"cublaslt", meta.cublaslt}, {"revision", meta.revision}, {"command", meta.command},
+                    {"date", meta.date}}},
+          {"stream_read_tbps", round_to(meta.stream_read_tbps, 0.001)},
+          {"rows", rows}};
+}
+
+std::vector<std::string> step_child_args(const StepArgs& a) {
+  std::ostringstream scale;
+  scale << std::setprecision(17) << a.scale;
+  std::vector<std::string> args = {"skinnygemm", "step", "--model", a.model, "--tp", std::to_string(a.tp), "--m", a.m,
+                                   "--scale", scale.str(), "--backend", "cuda", "--samples", std::to_string(a.samples)};
+  if (!a.variants.empty()) args.insert(args.end(), {"--variants", a.variants});
+  if (a.no_sinks) args.push_back("--no-sinks");
+  if (a.check_all) args.push_back("--check-all");
+  return args;
+}
+
+tune::StepRunOptions step_run_options(const StepArgs& a, Backend backend) {
+  tune::StepRunOptions o;
+  o.model = a.model;
+  o.tp = a.tp;
+  o.scale = a.scale;
+  o.ms = models::parse_m_range(a.m);
+  for (int64_t m : o.ms) SKINNYGEMM_CHECK(m >= 1 && m <= 64, "--m " << a.m << " holds M=" << m << "; expected 1..64");
+  o.backend = backend;
+  const bool gpu = backend == Backend::Cuda;
+  o.variants = tune::parse_variants(!a.variants.empty() ? a.variants : gpu ? "cublaslt,skinny,skinny_fused" : "skinny,skinny_fused");
+  o.samples = a.samples;
+  o.sinks = !a.no_sinks;
+  o.check_all = a.check_all;
+  o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+  return o;
+}
+
+namespace {
 
 void print_report(const tune::StepReport& rep, const tune::StepModel& model) {
   std::cout << "step of " << model.model << " at TP" << model.tp << (model.scale < 1 ? " (scaled)" : "") << " on "
@@ -111,31 +154,11 @@ void print_report(const tune::StepReport& rep, const tune::StepModel& model) {
 ordered_json run_nopdl_child(const StepArgs& a, double* tbps) {
   const std::string file = (std::filesystem::temp_directory_path() /
                             ("skinnygemm_step_nopdl_" + std::to_string(::getpid()) + ".json")).string();
-  std::ostringstream scale;
-  scale << std::setprecision(17) << a.scale;
-  std::vector<std::string> args = {"skinnygemm", "step", "--model", a.model, "--tp", std::to_string(a.tp), "--m", a.m,
-                                   "--scale", scale.str(), "--backend", "cuda", "--samples",
-                                   std::to_string(a.samples), "--pdl", "off", "--json", file};
-  if (!a.variants.empty()) args.insert(args.end(), {"--variants", a.variants});
-  if (a.no_sinks) args.push_back("--no-sinks");
-  if (a.check_all) args.push_back("--check-all");
-  std::vector<char*> argv;
-  for (std::string& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings{"SKINNYGEMM_PDL=0"};
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "SKINNYGEMM_PDL=", 15) != 0) env_strings.emplace_back(*e);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
+  std::vector<std::string> args = step_child_args(a);
+  args.insert(args.end(), {"--pdl", "off", "--json", file});
   std::cerr << "running the no-PDL variants in a child process (SKINNYGEMM_PDL=0)\n";
   std::cout.flush();
-  pid_t pid = 0;
-  const int err = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data());
-  SKINNYGEMM_CHECK(err == 0, "could not start the no-PDL child process: " << std::strerror(err));
-  int status = 0;
-  SKINNYGEMM_CHECK(waitpid(pid, &status, 0) == pid, "waiting for the no-PDL child failed: " << std::strerror(errno));
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const int code = wait_child(spawn_self(args, {"SKINNYGEMM_PDL=0"}, "the no-PDL child process"), "the no-PDL child");
   std::ifstream in(file);
   SKINNYGEMM_CHECK(in.good(), "the no-PDL child process (exit " << code << ") wrote no results to " << file);
   const ordered_json doc = ordered_json::parse(in);
@@ -145,19 +168,12 @@ ordered_json run_nopdl_child(const StepArgs& a, double* tbps) {
 }
 
 int run_step_command(const StepArgs& a) {
+  tune::check_rank_args({a.ranks, a.rank, a.nccl_id, a.json, a.backend});
+  if (a.rank >= 0) return run_step_rank(a);
+  if (a.ranks > 1) return run_step_ranks(a);
   const Backend backend = resolve_backend(parse_backend(a.backend));
   const bool gpu = backend == Backend::Cuda;
-  tune::StepRunOptions o;
-  o.model = a.model;
-  o.tp = a.tp;
-  o.scale = a.scale;
-  o.ms = models::parse_m_range(a.m);
-  o.backend = backend;
-  o.variants = tune::parse_variants(!a.variants.empty() ? a.variants : gpu ? "cublaslt,skinny,skinny_fused" : "skinny,skinny_fused");
-  o.samples = a.samples;
-  o.sinks = !a.no_sinks;
-  o.check_all = a.check_all;
-  o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+  const tune::StepRunOptions o = step_run_options(a, backend);
   const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
 
   const char* env = std::getenv("SKINNYGEMM_PDL");
@@ -178,7 +194,7 @@ int run_step_command(const StepArgs& a) {
     meta.stream_read_tbps = rep.stream_read_tbps;
     print_report(rep, model);
     for (const tune::StepResult& r : rep.results) {
-      rows.push_back(row_json(r, a, model));
+      rows.push_back(step_row_json(r, a, model, rep));
       failures += !r.error.empty();
     }
   }
@@ -189,15 +205,7 @@ int run_step_command(const StepArgs& a) {
     }
   }
   if (!a.json.empty()) {
-    meta.revision = git_revision();
-    meta.command = command_line();
-    meta.date = utc_date();
-    const ordered_json doc = {{"meta", {{"gpu", meta.gpu}, {"sms", meta.sms}, {"l2_mib", meta.l2_mib}, {"cuda", meta.cuda},
-                                        {"cublaslt", meta.cublaslt}, {"revision", meta.revision},
-                                        {"command", meta.command}, {"date", meta.date}}},
-                              {"stream_read_tbps", round_to(meta.stream_read_tbps, 0.001)},
-                              {"rows", rows}};
-    write_file(a.json, doc.dump(1) + "\n");
+    write_file(a.json, step_document(meta, rows).dump(1) + "\n");
     std::cerr << "wrote " << a.json << "\n";
   }
   if (failures) std::cout << "FAILED: " << failures << " (variant, M) cases did not pass the output check\n";
@@ -225,6 +233,11 @@ Command add_step(CLI::App& app) {
   sub->add_flag("--no-sinks", a->no_sinks, "skip timing each projection alone");
   sub->add_flag("--check-all", a->check_all, "check every GEMM's output, not a sample of layers");
   sub->add_option("--json", a->json, "write rows of kind \"step\" (shared schema) to FILE");
+  sub->add_option("--ranks", a->ranks, "GPUs to run the step across, one process each, NCCL all-reduces after the "
+                                       "row-parallel projections (1: this process on one GPU)")
+      ->capture_default_str();
+  sub->add_option("--rank", a->rank, "internal: this process's rank, given by the --ranks parent");
+  sub->add_option("--nccl-id", a->nccl_id, "internal: the file with the parent's NCCL id, given by the --ranks parent");
   return {sub, [a] { return run_step_command(*a); }};
 }
 

@@ -65,6 +65,8 @@ def library_prefix():
     cuda_mode = os.environ.get("SKINNYGEMM_CUDA", "AUTO" if torch.version.cuda else "OFF")
     configure = ["cmake", "-S", REPO, "-B", os.path.join(build, "cmake"), "-DCMAKE_BUILD_TYPE=Release",
                  "-DSKINNYGEMM_TESTS=OFF", "-DSKINNYGEMM_WERROR=OFF", f"-DSKINNYGEMM_CUDA={cuda_mode}",
+                 # no NCCL: the ops never run the multi-GPU step, and torch loads its own libnccl.so.2
+                 "-DSKINNYGEMM_NCCL=OFF",
                  f"-DCMAKE_CXX_FLAGS=-D_GLIBCXX_USE_CXX11_ABI={abi}", f"-DCMAKE_INSTALL_PREFIX={prefix}",
                  "-DCMAKE_INSTALL_LIBDIR=lib"]
     if CXX:  # the host side of the .cu files too: nvcc otherwise takes $CXX (measured: /opt/gcc, still crashing)

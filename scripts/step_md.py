@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Render whole-step results (rows of kind "step", docs/step.md) as Markdown plus a plot of step time per
 variant against M. Several files may be given (runs at different M); each keeps its own revision line.
+A run across GPUs (`step --ranks N`) is shown by its overall rows (the slowest rank), with the communication
+columns and each rank's time; its per-rank rows only feed the "ranks" column.
 
     scripts/step_md.py docs/benchmarks/h200/step-*.json --out-dir docs/benchmarks/h200
 """
@@ -22,24 +24,39 @@ def main():
     except ImportError:
         sys.exit("step_md.py: matplotlib is not importable (apt-get install python3-matplotlib)")
     docs = [(f, json.load(open(f))) for f in args.files]
-    rows = [r for _, d in docs for r in d["rows"] if r.get("kind") == "step"]
+    all_rows = [r for _, d in docs for r in d["rows"] if r.get("kind") == "step"]
+    rows = [r for r in all_rows if r.get("scope") != "rank"]
     if not rows:
         sys.exit("step_md.py: no rows of kind \"step\" in " + ", ".join(args.files))
     rows.sort(key=lambda r: (r["m"], not r["variant"].startswith("cublaslt"), r["variant"], not r.get("pdl", True)))
-    out = ["# Whole decode step (Kimi-K3, per rank)", ""]
+    ranks = max(r.get("ranks", 1) for r in rows)
+    comm = any("comm_us" in r for r in rows)
+    out = ["# Whole decode step (Kimi-K3, " + (f"across {ranks} GPUs, the slowest rank" if ranks > 1 else "per rank") + ")", ""]
     for f, d in docs:
         m = d["meta"]
         out.append(f"- `{os.path.basename(f)}`: {m['gpu']} ({m['sms']} SMs), CUDA {m['cuda']}, cuBLASLt {m['cublaslt']}, "
                    f"{m['date']}, revision `{m['revision']}`; stream read {d.get('stream_read_tbps', 0):.2f} TB/s; "
                    f"command `{m['command']}`")
-    out += ["", "| M | variant | PDL | GEMMs | GB | step µs | floor µs | efficiency | × cuBLASLt | checked | max rel. error |",
-            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    comm_head = " all-reduces | comm µs (alone) | comm share | ranks' µs |" if comm else ""
+    out += ["", "| M | variant | PDL | GEMMs | GB | step µs | floor µs | efficiency | × cuBLASLt | checked | max rel. error |"
+            + comm_head, "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|---|" if comm else "")]
     for r in rows:
-        out.append(f"| {r['m']} | {r['variant']} | {'on' if r.get('pdl', True) else 'off'} | {r['gemms']} | "
-                   f"{r['bytes'] / 1e9:.2f} | {r['us']:.1f} | {r['floor_us']:.1f} | {r['efficiency']:.2f} | "
-                   f"{r['speedup']:.2f} | {r['checked']} | {r['max_rel_error']:.1e} |")
-    out += ["", "## Largest time sinks (each projection alone, in a graph of its own launches)", ""]
-    for r in rows:
+        if "error" in r:
+            out.append(f"| {r['m']} | {r['variant']} | {'on' if r.get('pdl', True) else 'off'} | {r['gemms']} | "
+                       f"FAILED: {r['error']} |")
+            continue
+        line = (f"| {r['m']} | {r['variant']} | {'on' if r.get('pdl', True) else 'off'} | {r['gemms']} | "
+                f"{r['bytes'] / 1e9:.2f} | {r['us']:.1f} | {r['floor_us']:.1f} | {r['efficiency']:.2f} | "
+                f"{r.get('speedup', 0):.2f} | {r['checked']} | {r['max_rel_error']:.1e} |")
+        if comm:
+            line += (f" {r.get('all_reduces', 0)} | {r.get('comm_us', 0):.1f} | {100 * r.get('comm_share', 0):.1f}% | "
+                     + " / ".join(f"{u:.0f}" for u in r.get("rank_us", [])) + " |")
+        out.append(line)
+    # Across GPUs the sinks are each rank's own (no communication in them): rank 0's stand for all.
+    sink_rows = rows if ranks == 1 else [r for r in all_rows if r.get("scope") == "rank" and r.get("rank") == 0]
+    out += ["", "## Largest time sinks (each projection alone, in a graph of its own launches"
+            + (", rank 0)" if ranks > 1 else ")"), ""]
+    for r in sink_rows:
         if not r.get("sinks"):
             continue
         out.append(f"**{r['variant']}, M = {r['m']}** (all sinks {r['sinks_us']:.0f} µs vs step {r['us']:.0f} µs): " +
@@ -49,15 +66,17 @@ def main():
     fig, ax = plt.subplots(figsize=(7, 4.2))
     variants = sorted({(r["variant"], r.get("pdl", True)) for r in rows})
     for v, pdl in variants:
-        pts = sorted((r["m"], r["us"] / 1000) for r in rows if r["variant"] == v and r.get("pdl", True) == pdl)
+        pts = sorted((r["m"], r["us"] / 1000) for r in rows
+                     if r["variant"] == v and r.get("pdl", True) == pdl and "error" not in r)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=v + ("" if pdl else " (no PDL)"))
-    floor = sorted({(r["m"], r["floor_us"] / 1000) for r in rows if r["variant"].startswith("cublaslt")})
+    floor = sorted({(r["m"], r["floor_us"] / 1000) for r in rows if r["variant"].startswith("cublaslt") and "floor_us" in r})
     ax.plot([p[0] for p in floor], [p[1] for p in floor], "k--", label="floor (bytes / stream read)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("M (tokens)")
     ax.set_ylabel("step time (ms)")
     ax.set_ylim(bottom=0)
-    ax.set_title("Kimi-K3 TP8: every dense projection of one decode step, one CUDA graph")
+    ax.set_title("Kimi-K3 TP8: every dense projection of one decode step, one CUDA graph"
+                 + (f" per rank, {ranks} GPUs, NCCL all-reduces" if ranks > 1 else ""), fontsize=9 if ranks > 1 else None)
     ax.legend(fontsize=8)
     fig.tight_layout()
     png = os.path.join(args.out_dir, "step.png")

@@ -24,6 +24,15 @@ bool available() {
   return ok;
 }
 
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // "no device" must not poison later calls
+    return 0;
+  }
+  return count;
+}
+
 namespace {
 std::string version_string(int v, int major_div, int minor_div) {
   return std::to_string(v / major_div) + "." + std::to_string((v % major_div) / minor_div);

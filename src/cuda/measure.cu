@@ -1,6 +1,9 @@
 // The GPU half of the benchmark protocol (docs/BENCHMARKING.md): cold weights in rotating copies
 // (>= 4x L2, >= 2 copies), one CUDA graph of R launches, warm-up, >= 5 samples of >= 20 replays, median per
 // call; cuBLASLt and the stream-read limit measured the same way in the same process.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -9,28 +12,15 @@
 #include <vector>
 
 #include "core/backends.h"
-#include "core/stats.h"
+#include "cuda/bench_common.cuh"
 #include "cuda/check.cuh"
 #include "cuda/cublaslt.h"
-#include "cuda/launch.cuh"
-#include "cuda/stream_read.cuh"
 
 namespace skinnygemm::cuda {
 
 namespace {
 
 int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
-
-// Random values in [-1, 1) (never zeros or constants: they hide unwritten outputs and run fast).
-__global__ void fill_random(uint16_t* out, long long count, uint32_t seed, bool bf16) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    uint32_t h = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed ^ static_cast<uint32_t>(i >> 32) * 0x85EBCA77u;
-    h ^= h >> 15; h *= 0x2C1B3C6Du; h ^= h >> 12; h *= 0x297A2D39u; h ^= h >> 15;
-    const float v = (static_cast<float>(h >> 8) / 8388608.0f) - 1.0f;
-    out[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v)) : __half_as_ushort(__float2half_rn(v));
-  }
-}
 
 template <typename T>
 __device__ double to_double(uint16_t v);
@@ -79,16 +69,15 @@ struct Buffers {
     const int64_t e = static_cast<int64_t>(dtype_size(p.dtype));
     w_stride_bytes = round_up(((p.n - 1) * p.w_stride() + p.k) * e, 256);
     y_stride_bytes = round_up(((p.m - 1) * p.y_stride() + p.n) * e, 256);
-    copies = static_cast<int>(std::clamp<int64_t>((4 * l2_bytes + w_stride_bytes - 1) / w_stride_bytes, 2, 1024));
+    copies = cold_copies(w_stride_bytes, l2_bytes);
     probe_pad = round_up(p.total_bytes(), 256);
     SKINNYGEMM_CUDA_CHECK(cudaMalloc(&w, copies * w_stride_bytes + probe_pad));
     SKINNYGEMM_CUDA_CHECK(cudaMalloc(&x, round_up(((p.m - 1) * p.x_stride() + p.k) * e, 256)));
     SKINNYGEMM_CUDA_CHECK(cudaMalloc(&y, copies * y_stride_bytes));
     SKINNYGEMM_CUDA_CHECK(cudaMalloc(&sink, sizeof(uint32_t)));
     stream = bench_stream();
-    const bool bf16 = p.dtype == DType::BF16;
-    fill_random<<<1024, 256, 0, stream>>>(w, (copies * w_stride_bytes + probe_pad) / 2, 0x1234u, bf16);
-    fill_random<<<256, 256, 0, stream>>>(x, ((p.m - 1) * p.x_stride() + p.k), 0xBEEFu, bf16);
+    fill_random(w, (copies * w_stride_bytes + probe_pad) / 2, 0x1234u, p.dtype, stream, 1024);
+    fill_random(x, ((p.m - 1) * p.x_stride() + p.k), 0xBEEFu, p.dtype, stream, 256);
     SKINNYGEMM_CUDA_CHECK(cudaGetLastError());
     SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
@@ -101,71 +90,15 @@ struct Buffers {
     w = x = y = nullptr;
     sink = nullptr;
   }
-  // One stream for the whole process: cuBLASLt keeps a workspace per stream, so a new stream per problem
-  // would leak 32 MB each time (a tuning run switches problems hundreds of times).
-  static cudaStream_t bench_stream() {
-    static cudaStream_t s = [] {
-      cudaStream_t created = nullptr;
-      SKINNYGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
-      return created;
-    }();
-    return s;
-  }
   const void* w_copy(int r) const { return reinterpret_cast<const char*>(w) + r * w_stride_bytes; }
   void* y_copy(int r) const { return reinterpret_cast<char*>(y) + r * y_stride_bytes; }
 };
 
-struct Timing {
-  double median_us = 0, spread = 0;
-};
+using Timing = GraphTiming;
 
-// Captures launch(r) for every copy r into one graph and times its replays.
+// Captures launch(r) for every copy r into one graph and times its replays (bench_common.cuh).
 Timing time_graph(Buffers& b, int samples, int replays, const std::function<void(int)>& launch_copy) {
-  // Owns what this function creates, so that an exception on any line leaves nothing behind.
-  struct Objects {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    cudaEvent_t start = nullptr, stop = nullptr;
-    ~Objects() {
-      if (start) cudaEventDestroy(start);
-      if (stop) cudaEventDestroy(stop);
-      if (exec) cudaGraphExecDestroy(exec);
-      if (graph) cudaGraphDestroy(graph);
-    }
-  } o;
-  SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(b.stream, cudaStreamCaptureModeThreadLocal));
-  try {
-    for (int r = 0; r < b.copies; ++r) launch_copy(r);
-  } catch (...) {
-    // A launch that throws mid-capture would leave the stream capturing for every later benchmark.
-    cudaGraph_t aborted = nullptr;
-    cudaStreamEndCapture(b.stream, &aborted);
-    if (aborted) cudaGraphDestroy(aborted);
-    cudaGetLastError();
-    throw;
-  }
-  SKINNYGEMM_CUDA_CHECK(cudaStreamEndCapture(b.stream, &o.graph));
-  SKINNYGEMM_CUDA_CHECK(cudaGraphInstantiate(&o.exec, o.graph, 0));
-  cudaGraphExec_t exec = o.exec;
-  SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&o.start));
-  SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&o.stop));
-  cudaEvent_t start = o.start, stop = o.stop;
-  for (int i = 0; i < 3; ++i) SKINNYGEMM_CUDA_CHECK(cudaGraphLaunch(exec, b.stream));
-  std::vector<double> per_call;
-  for (int s = 0; s < samples; ++s) {
-    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(start, b.stream));
-    for (int i = 0; i < replays; ++i) SKINNYGEMM_CUDA_CHECK(cudaGraphLaunch(exec, b.stream));
-    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(stop, b.stream));
-    SKINNYGEMM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    SKINNYGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    per_call.push_back(1e3 * ms / (static_cast<double>(replays) * b.copies));
-  }
-  const SampleSummary s = summarize_samples(per_call);
-  Timing t;
-  t.median_us = s.median;
-  t.spread = s.spread;
-  return t;
+  return cuda::time_graph(b.stream, b.copies, samples, replays, launch_copy);
 }
 
 // Output of config (copy 0, poisoned first) against the FP64 reference: relative Frobenius error.
@@ -210,18 +143,6 @@ double check_output(Buffers& b, const Config& config) {
   return norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
 }
 
-template <int kInflight>
-Timing time_probe(Buffers& b, int blocks_per_sm, int sms, int samples, int replays) {
-  const long long vectors = b.p.total_bytes() / 16;
-  const unsigned grid = static_cast<unsigned>(blocks_per_sm * sms);
-  return time_graph(b, samples, replays, [&](int r) {
-    LaunchShape shape;
-    shape.grid = dim3(grid);
-    shape.block = dim3(512);
-    launch(stream_read_kernel<kInflight>, shape, b.stream, static_cast<const uint4*>(b.w_copy(r)), vectors, b.sink);
-  });
-}
-
 BenchResult bench_on(Buffers& b, const BenchRequest& req, const DeviceInfo& dev) {
   BenchResult out;
   // Set up cuBLASLt (handle, workspace, heuristics) and the config once before any capture.
@@ -256,12 +177,9 @@ BenchResult bench_on(Buffers& b, const BenchRequest& req, const DeviceInfo& dev)
       out.cublaslt_best_config = lt.name();
     }
   }
-  double best = 1e30;
-  for (int bps : {1, 2, 4}) {
-    best = std::min(best, time_probe<4>(b, bps, dev.sms, req.samples, req.replays).median_us);
-    best = std::min(best, time_probe<8>(b, bps, dev.sms, req.samples, req.replays).median_us);
-  }
-  out.stream_read_us = best;
+  out.stream_read_us =
+      stream_read_us(b.stream, b.w, b.w_stride_bytes, b.copies, b.p.total_bytes(), b.sink, dev.sms, req.samples,
+                     req.replays);
   return out;
 }
 

@@ -88,7 +88,7 @@ struct Graph {
 
 class CudaStepDevice final : public StepDevice {
  public:
-  CudaStepDevice(const StepModel& model, int64_t max_m)
+  CudaStepDevice(const StepModel& model, int64_t max_m, StepRank rank)
       : model_(model), info_(cuda::device_info()), max_m_(max_m) {
     std::size_t free_bytes = 0, total_bytes = 0;
     SKINNYGEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -105,11 +105,16 @@ class CudaStepDevice final : public StepDevice {
     reference_ = mem_.get(max_m * widest * e, "the checks' reference output");
     probe_ = mem_.get(kProbeBytes, "the stream-read probe");
     sink_ = reinterpret_cast<uint32_t*>(mem_.get(sizeof(uint32_t), "the probe's sink"));
-    // Weights uniform in +-sqrt(3/K): each GEMM keeps its input's variance across all 93 layers.
+    // Weights uniform in +-sqrt(3/K): each GEMM keeps its input's variance across all 93 layers. Across ranks
+    // (StepRank) each rank draws its own values, and a row-parallel weight's partial products, summed over the
+    // ranks by the all-reduce, get 1/ranks of the variance each.
+    const std::vector<bool> row_parallel = row_parallel_blocks(model);
     for (std::size_t i = 0; i < model.blocks.size(); ++i) {
       const StepBlock& b = model.blocks[i];
-      fill(memory_.arena + b.offset, b.rows * b.k, 0xA5000000u + static_cast<uint32_t>(i),
-           static_cast<float>(std::sqrt(3.0 / static_cast<double>(b.k))));
+      const double fan_in = static_cast<double>(b.k) * (row_parallel[i] ? rank.ranks : 1);
+      fill(memory_.arena + b.offset, b.rows * b.k,
+           0xA5000000u + static_cast<uint32_t>(i) + 0x10000u * static_cast<uint32_t>(rank.rank),
+           static_cast<float>(std::sqrt(3.0 / fan_in)));
     }
     fill(probe_, kProbeBytes / 2, 0x0BEu, 1.0f);
     SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream_.s));
@@ -145,7 +150,8 @@ class CudaStepDevice final : public StepDevice {
     SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&g.stop));
     g.replay_ms(stream_.s, 2);  // warm-up: first-launch costs, clocks
     const double one = std::max(g.replay_ms(stream_.s, 1), 1e-3);
-    const int replays = static_cast<int>(std::clamp(std::ceil(kSampleMs / one), 1.0, 1000.0));
+    int replays = static_cast<int>(std::clamp(std::ceil(kSampleMs / one), 1.0, 1000.0));
+    if (comm_) replays = static_cast<int>(comm_->max(replays, stream_.s));  // the same on every rank
     std::vector<double> us;
     for (int s = 0; s < samples; ++s) us.push_back(1e3 * g.replay_ms(stream_.s, replays) / replays);
     const SampleSummary s = summarize_samples(us);
@@ -240,9 +246,11 @@ class CudaStepDevice final : public StepDevice {
 
 }  // namespace
 
-std::unique_ptr<StepDevice> make_cuda_step_device(const StepModel& model, int64_t max_m) {
+std::unique_ptr<StepDevice> make_cuda_step_device(const StepModel& model, int64_t max_m, StepRank rank) {
   SKINNYGEMM_CHECK(max_m >= 1 && max_m <= 64, "max_m=" << max_m << " must be in 1..64");
-  return std::make_unique<CudaStepDevice>(model, max_m);
+  SKINNYGEMM_CHECK(rank.ranks >= 1 && rank.rank >= 0 && rank.rank < rank.ranks,
+                   "rank " << rank.rank << " of " << rank.ranks << ": expected 0 <= rank < ranks");
+  return std::make_unique<CudaStepDevice>(model, max_m, rank);
 }
 
 }  // namespace skinnygemm::tune

@@ -68,6 +68,32 @@ std::map<std::string, int> op_counts(const std::vector<StepOp>& ops) {
   return counts;
 }
 
+std::vector<std::size_t> all_reduce_points(const StepModel& model, const std::vector<StepOp>& ops) {
+  std::vector<std::size_t> points;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const StepOp& op = ops[i];
+    const bool row = std::any_of(op.segments.begin(), op.segments.end(), [](const StepSegment& s) { return s.parallel == "row"; });
+    if (!row) continue;
+    SKINNYGEMM_CHECK(!op.fused(), op.name << " (layer " << op.layer << ") fuses a row-parallel projection with others; "
+                                          << "expected row-parallel projections to run alone (their output is all-reduced)");
+    const StepSlice& y = op.segments[0].y;
+    SKINNYGEMM_CHECK(y.col == 0 && y.n == model.buffers.at(static_cast<std::size_t>(y.buffer)).width,
+                     op.name << " (layer " << op.layer << ") writes columns [" << y.col << ", " << y.col + y.n << ") of "
+                             << model.buffers[y.buffer].name << " (width " << model.buffers[y.buffer].width
+                             << "); expected whole rows, which the all-reduce sums in place");
+    points.push_back(i);
+  }
+  return points;
+}
+
+std::vector<bool> row_parallel_blocks(const StepModel& model) {
+  std::vector<bool> row(model.blocks.size(), false);
+  for (const StepOp& op : model.ops_unfused)
+    for (const StepSegment& s : op.segments)
+      if (s.parallel == "row") row.at(static_cast<std::size_t>(s.block)) = true;
+  return row;
+}
+
 void verify_order(const StepModel& model, const std::vector<StepOp>& ops) {
   std::vector<std::vector<char>> written;
   for (const StepBuffer& b : model.buffers) written.emplace_back(static_cast<std::size_t>(b.width), b.input);
@@ -137,7 +163,7 @@ struct Builder {
   StepSlice slice(const char* buffer, int64_t col, int64_t width) const { return {m.buffer_index(buffer), col, width}; }
   StepSegment seg(const std::string& name, int blk, int64_t row, StepSlice y) const {
     const int64_t kk = k(name);
-    return {name, n(name), kk, blk, row, y};
+    return {name, n(name), kk, blk, row, y, p(name).parallel};
   }
   // A projection that reads the hidden state (K must be the hidden size) or writes it (N must be).
   void check_hidden(const std::string& name, bool reads) const {
@@ -270,6 +296,8 @@ StepModel build_step_model(const std::string& model, int tp, double scale) {
   }
   verify_order(b.m, b.unfused);
   verify_order(b.m, b.fused);
+  all_reduce_points(b.m, b.unfused);  // throws now, not in a multi-GPU run, when the layout cannot be reduced
+  all_reduce_points(b.m, b.fused);
   b.m.ops_unfused = std::move(b.unfused);
   b.m.ops_fused = std::move(b.fused);
   return b.m;

@@ -58,6 +58,8 @@ struct StepSegment {
   int block = -1;    // weights: rows [row, row + n) of the block
   int64_t row = 0;
   StepSlice y;       // n columns
+  std::string parallel;  // the model file's "parallel": col, row, repl or mixed (a row-parallel output is a
+                         // partial sum that the ranks all-reduce, see all_reduce_points)
 };
 
 // One launch unit: a single GEMM, or a fusion (several segments sharing x, adjacent rows and outputs).
@@ -105,6 +107,15 @@ StepModel build_step_model(const std::string& model, int tp, double scale = 1.0)
 void verify_order(const StepModel& model, const std::vector<StepOp>& ops);
 
 int64_t step_bytes(const std::vector<StepOp>& ops, int64_t m, std::size_t elem);
+
+// Where the ranks of a tensor-parallel step all-reduce (docs/step.md, "Several GPUs"): the indices of the ops
+// with a row-parallel segment (o_proj of MLA and KDA, shared.down, dense.down), in order. Each one's output is
+// a partial sum over the rank's K shard that every rank needs whole before the next op reads it. An Error
+// when such an op is a fusion or does not write whole rows of its buffer (the all-reduce sums [M, width] in
+// place, so the rows must be contiguous).
+std::vector<std::size_t> all_reduce_points(const StepModel& model, const std::vector<StepOp>& ops);
+// Blocks whose weights are row-parallel (their products are summed over the ranks), by block index.
+std::vector<bool> row_parallel_blocks(const StepModel& model);
 std::map<std::string, int> op_counts(const std::vector<StepOp>& ops);  // launches per op name
 
 // Bytes a run of the step needs beyond the weights and activations: the stream-read probe's buffer (1 GiB),

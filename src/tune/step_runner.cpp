@@ -21,8 +21,12 @@ char* StepMemory::at(const StepModel& model, const StepSlice& s) const {
   return buffers.at(static_cast<std::size_t>(s.buffer)) + s.col * static_cast<int64_t>(model.elem());
 }
 
-StepExecutor::StepExecutor(const StepModel& model, const StepMemory& memory, StepVariant variant, int64_t max_m)
-    : model_(&model), memory_(memory), variant_(variant), max_m_(max_m), ops_(model.ops(variant)) {
+StepExecutor::StepExecutor(const StepModel& model, const StepMemory& memory, StepVariant variant, int64_t max_m,
+                           StepComm* comm)
+    : model_(&model), memory_(memory), variant_(variant), max_m_(max_m), ops_(model.ops(variant)), comm_(comm),
+      reduce_(ops_.size(), false) {
+  if (comm)
+    for (std::size_t i : all_reduce_points(model, ops_)) reduce_[i] = true;
   SKINNYGEMM_CHECK(variant != StepVariant::Cublaslt || memory.backend == Backend::Cuda,
                    "the cublaslt step variant needs the cuda backend (cuBLASLt runs on the GPU); on the "
                    << backend_name(memory.backend) << " backend run skinny or skinny_fused");
@@ -62,14 +66,60 @@ void StepExecutor::run(std::size_t i, int64_t m, void* stream, const void* weigh
   gemm(p, x, weights ? weights : memory_.weights(*model_, s), memory_.at(*model_, s.y), o);
 }
 
+void StepExecutor::reduce_after(std::size_t i, int64_t m, void* stream) {
+  if (!reduce_.at(i)) return;
+  const StepSlice& y = ops_[i].segments[0].y;  // whole rows (all_reduce_points checked): [m, width] contiguous
+  comm_->all_reduce(memory_.at(*model_, y), m * y.n, model_->dtype, stream);
+}
+
 void StepExecutor::run_all(int64_t m, void* stream) {
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    run(i, m, stream);
+    reduce_after(i, m, stream);
+  }
+}
+
+void StepExecutor::run_gemms(int64_t m, void* stream) {
   for (std::size_t i = 0; i < ops_.size(); ++i) run(i, m, stream);
 }
+
+void StepExecutor::run_comm(int64_t m, void* stream) {
+  for (std::size_t i = 0; i < ops_.size(); ++i) reduce_after(i, m, stream);
+}
+
+int StepExecutor::all_reduces() const { return static_cast<int>(std::count(reduce_.begin(), reduce_.end(), true)); }
 
 namespace {
 
 void say(const StepRunOptions& o, const std::string& line) {
   if (o.progress) o.progress(line);
+}
+
+// The op's segments against the device's reference on the op's input as it stands now.
+void check_op(StepDevice& dev, const StepModel& model, const StepOp& op, int64_t m, double tolerance, StepResult* r) {
+  for (const StepSegment& s : op.segments) {
+    const Problem p{m, s.n, s.k, model.dtype, model.buffers[op.x.buffer].width, s.k, s.n};
+    const std::vector<double> want = dev.reference(p, dev.memory().at(model, op.x), dev.memory().weights(model, s));
+    const std::vector<uint16_t> got =
+        dev.read(dev.memory().at(model, s.y), m, s.n, model.buffers[s.y.buffer].width);
+    double err = 0, norm = 0;
+    for (int64_t t = 0; t < m; ++t)
+      for (int64_t j = 0; j < s.n; ++j) {
+        const double g = half_to_float(model.dtype, got[t * s.n + j]), w = want[t * s.n + j];
+        SKINNYGEMM_CHECK(std::isfinite(g) && std::isfinite(w),
+                         r->name << " m=" << m << ": " << op.name << " (layer " << op.layer << ") segment " << s.name
+                                 << " y[" << t << "," << j << "] = " << g << " (reference " << w
+                                 << "): not finite, so an input it read was never written");
+        err += (g - w) * (g - w);
+        norm += w * w;
+      }
+    const double rel = norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
+    SKINNYGEMM_CHECK(rel <= tolerance, r->name << " m=" << m << ": " << op.name << " (layer " << op.layer
+                                               << ") segment " << s.name << " [" << s.n << "x" << s.k
+                                               << "]: relative error " << rel << " vs the reference exceeds " << tolerance);
+    r->max_rel_error = std::max(r->max_rel_error, rel);
+    ++r->checked;
+  }
 }
 
 // One eager run with every non-input activation poisoned: each sampled op's segments against the device's
@@ -82,34 +132,21 @@ void check_variant(StepExecutor& ex, StepDevice& dev, const StepModel& model, in
     if (op.kind == "mla" && !first_mla) first_mla = op.layer;
   const double tolerance = model.dtype == DType::BF16 ? 8e-3 : 2e-3;  // a few output ulps, Frobenius
   dev.reset_activations(static_cast<uint32_t>(0x5EED0000u + m));
+  // With several ranks a rank that left this loop early would leave the others waiting in an all-reduce, so
+  // a failure is kept and the run goes on (every op, every all-reduce); the first failure is thrown at the end.
+  std::string failed;
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    ex.run(i, m, dev.stream());
     const StepOp& op = ops[i];
-    if (!all && op.layer > 2 && op.layer != first_mla && op.layer < model.layers) continue;
-    for (const StepSegment& s : op.segments) {
-      const Problem p{m, s.n, s.k, model.dtype, model.buffers[op.x.buffer].width, s.k, s.n};
-      const std::vector<double> want = dev.reference(p, dev.memory().at(model, op.x), dev.memory().weights(model, s));
-      const std::vector<uint16_t> got =
-          dev.read(dev.memory().at(model, s.y), m, s.n, model.buffers[s.y.buffer].width);
-      double err = 0, norm = 0;
-      for (int64_t t = 0; t < m; ++t)
-        for (int64_t j = 0; j < s.n; ++j) {
-          const double g = half_to_float(model.dtype, got[t * s.n + j]), w = want[t * s.n + j];
-          SKINNYGEMM_CHECK(std::isfinite(g) && std::isfinite(w),
-                           r->name << " m=" << m << ": " << op.name << " (layer " << op.layer << ") segment " << s.name
-                                   << " y[" << t << "," << j << "] = " << g << " (reference " << w
-                                   << "): not finite, so an input it read was never written");
-          err += (g - w) * (g - w);
-          norm += w * w;
-        }
-      const double rel = norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
-      SKINNYGEMM_CHECK(rel <= tolerance, r->name << " m=" << m << ": " << op.name << " (layer " << op.layer
-                                                 << ") segment " << s.name << " [" << s.n << "x" << s.k
-                                                 << "]: relative error " << rel << " vs the reference exceeds " << tolerance);
-      r->max_rel_error = std::max(r->max_rel_error, rel);
-      ++r->checked;
+    try {
+      ex.run(i, m, dev.stream());
+      if (failed.empty() && (all || op.layer <= 2 || op.layer == first_mla || op.layer >= model.layers))
+        check_op(dev, model, op, m, tolerance, r);
+    } catch (const Error& e) {
+      if (failed.empty()) failed = e.what();
     }
+    ex.reduce_after(i, m, dev.stream());  // after the check: the op's own output is compared, not the sum
   }
+  if (!failed.empty()) throw Error(failed);
 }
 
 // Each op name timed alone, in a graph of its per-step launches (rotating over weight copies when those
@@ -159,8 +196,13 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
   report.device = dev.name();
   report.pdl = dev.pdl();
   report.weight_bytes = model.arena_bytes;
+  if (o.comm) {
+    report.rank = o.comm->rank();
+    report.ranks = o.comm->ranks();
+    dev.attach(o.comm);
+  }
   std::vector<StepExecutor> executors;
-  for (StepVariant v : o.variants) executors.emplace_back(model, dev.memory(), v, max_m);
+  for (StepVariant v : o.variants) executors.emplace_back(model, dev.memory(), v, max_m, o.comm);
   if (!cpu) say(o, "stream-read probe");
   report.stream_read_tbps = dev.stream_read_tbps(o.samples);
   const std::size_t total = o.ms.size() * executors.size();
@@ -175,16 +217,27 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       r.bytes = step_bytes(ex.ops(), m, model.elem());
       std::ostringstream head;
       head << "[" << report.results.size() + 1 << "/" << total << "] " << r.name << " m=" << m << ": ";
-      say(o, head.str() + "check (eager run, poisoned activations)");
+      r.all_reduces = ex.all_reduces();
+      say(o, head.str() + "check (eager run, poisoned activations" + (o.comm ? ", with the all-reduces)" : ")"));
+      bool failed = false;
       try {
         check_variant(ex, dev, model, m, o.check_all, &r);
       } catch (const Error& e) {  // a wrong step has no speed: report it, measure the other variants
         r.error = e.what();
+        failed = true;
+      }
+      // Every rank times the case or none does: the graphs hold collectives that need all of them.
+      if (o.comm && o.comm->max(failed ? 1 : 0, dev.stream()) && !failed) {
+        r.error = "another rank failed the check of this case (rank " + std::to_string(report.rank) + " passed)";
+        failed = true;
+      }
+      if (failed) {
         say(o, head.str() + "FAILED the check: " + r.error);
         report.results.push_back(std::move(r));
         continue;
       }
-      say(o, head.str() + "time the step (" + std::to_string(r.gemms) + " GEMM launches)");
+      say(o, head.str() + "time the step (" + std::to_string(r.gemms) + " GEMM launches" +
+                 (o.comm ? ", " + std::to_string(r.all_reduces) + " all-reduces)" : ")"));
       const StepTiming t = dev.time([&] { ex.run_all(m, dev.stream()); }, o.samples);
       r.us = t.median_us;
       r.spread = t.spread;
@@ -192,6 +245,13 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       if (o.sinks) {
         say(o, head.str() + "time each projection alone (sinks)");
         time_sinks(ex, dev, m, o.samples, model.elem(), &r);
+      }
+      if (o.comm) {
+        // Last for this case: summing `hidden` into itself 2 x layers times overflows it (inf/NaN, which costs
+        // NCCL's adds nothing extra); the next case's check resets every activation first.
+        say(o, head.str() + "time the all-reduces alone");
+        r.comm_us = dev.time([&] { ex.run_comm(m, dev.stream()); }, o.samples).median_us;
+        r.comm_share = r.comm_us / r.us;
       }
       report.results.push_back(std::move(r));
     }
@@ -225,8 +285,12 @@ StepReport run_step(const StepRunOptions& o) {
   what << "allocating " << static_cast<double>(model.arena_bytes) / 1e9 << " GB of weights (" << model.ops_unfused.size()
        << " GEMMs unfused) on the " << backend_name(backend) << " backend and filling them with random values";
   say(o, what.str());
+  SKINNYGEMM_CHECK(!o.comm || backend == Backend::Cuda, "a step across " << o.comm->ranks() << " ranks needs the cuda "
+                                                        << "backend (NCCL); the " << backend_name(backend)
+                                                        << " backend runs one rank");
+  const StepRank rank = o.comm ? StepRank{o.comm->rank(), o.comm->ranks()} : StepRank{};
   const std::unique_ptr<StepDevice> dev =
-      backend == Backend::Cuda ? make_cuda_step_device(model, max_m) : make_cpu_step_device(model, max_m);
+      backend == Backend::Cuda ? make_cuda_step_device(model, max_m, rank) : make_cpu_step_device(model, max_m);
   return run_step(o, model, *dev);
 }
 

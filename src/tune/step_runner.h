@@ -3,6 +3,8 @@
 // step_stub.cpp's errors in builds without CUDA), and run_step, the protocol both share (docs/step.md):
 // one eager run per (M, variant) with every non-input activation poisoned and sampled outputs checked against a
 // reference on the same input, then the whole step timed (GPU: one CUDA graph), then each op name timed alone.
+// With a communicator (several GPUs, tune/step_comm.h) every row-parallel op is followed by an all-reduce of its
+// output, in the checked run and in the graph, and the communication is also timed alone.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include "skinnygemm/projection.h"
 #include "skinnygemm/skinnygemm.h"
 #include "tune/step.h"
+#include "tune/step_comm.h"
 
 namespace skinnygemm::tune {
 
@@ -30,10 +33,12 @@ struct StepMemory {
 
 // Launches a variant's ops: cublaslt forces config "cublaslt", skinny selects, and fused ops run through a
 // FusedProjection built here once (zero-copy weights, outputs adjacent: written in place), so that run()
-// allocates nothing and can be captured into a graph.
+// allocates nothing and can be captured into a graph. With comm, each op of all_reduce_points is followed by
+// an in-place all-reduce of its output rows.
 class StepExecutor {
  public:
-  StepExecutor(const StepModel& model, const StepMemory& memory, StepVariant variant, int64_t max_m);
+  StepExecutor(const StepModel& model, const StepMemory& memory, StepVariant variant, int64_t max_m,
+               StepComm* comm = nullptr);
   ~StepExecutor();
   StepExecutor(StepExecutor&&) noexcept;
   const std::vector<StepOp>& ops() const { return ops_; }
@@ -41,7 +46,12 @@ class StepExecutor {
   // Op i for m tokens on stream. weights (single-segment ops only) replaces the op's weights: the sinks
   // rotate over copies so that a small group still reads them from DRAM.
   void run(std::size_t i, int64_t m, void* stream, const void* weights = nullptr);
-  void run_all(int64_t m, void* stream);
+  // The all-reduce that follows op i (nothing when op i has none or no comm is attached).
+  void reduce_after(std::size_t i, int64_t m, void* stream);
+  void run_all(int64_t m, void* stream);     // the step: every op, each followed by its all-reduce
+  void run_gemms(int64_t m, void* stream);   // the step without its all-reduces
+  void run_comm(int64_t m, void* stream);    // only the all-reduces, back to back
+  int all_reduces() const;                   // per step (0 without comm)
 
  private:
   const StepModel* model_;
@@ -50,6 +60,8 @@ class StepExecutor {
   int64_t max_m_;
   std::vector<StepOp> ops_;
   std::vector<std::unique_ptr<FusedProjection>> fused_;  // per op; null unless the op is a fusion
+  StepComm* comm_ = nullptr;
+  std::vector<bool> reduce_;  // per op: an all-reduce follows (only with comm)
 };
 
 struct StepTiming {
@@ -78,11 +90,25 @@ class StepDevice {
   // copies of at least that size owned by the device (valid until the next call).
   virtual int64_t cold_bytes() const = 0;
   virtual const void* rotation_weights(int64_t bytes) = 0;
+  // Ranks replaying a graph that holds collectives must replay it equally often, or the ones with more
+  // replays wait forever: with a communicator attached, time() takes the largest replay count over the ranks.
+  void attach(StepComm* comm) { comm_ = comm; }
+
+ protected:
+  StepComm* comm_ = nullptr;
+};
+
+// This process's place in a tensor-parallel run. Weights are seeded by rank (the ranks hold different shards)
+// and row-parallel weights are scaled by 1/sqrt(ranks), so that the all-reduced sum of the ranks' partial
+// products keeps its inputs' variance over all the layers, as on one rank.
+struct StepRank {
+  int rank = 0;
+  int ranks = 1;
 };
 
 std::unique_ptr<StepDevice> make_cpu_step_device(const StepModel& model, int64_t max_m);
 // Checks memory_fit against the device's free memory before allocating (an Error with the numbers).
-std::unique_ptr<StepDevice> make_cuda_step_device(const StepModel& model, int64_t max_m);
+std::unique_ptr<StepDevice> make_cuda_step_device(const StepModel& model, int64_t max_m, StepRank rank = {});
 
 struct StepSink {
   std::string name;  // op name (projection or fusion)
@@ -107,6 +133,10 @@ struct StepResult {
   double max_rel_error = 0;
   std::vector<StepSink> sinks;           // the ten largest total_us, largest first
   double sinks_us = 0;                   // every sink's total_us together
+  // With a communicator: all-reduces per step, their time alone (a graph of only the all-reduces), its share
+  // of the step (comm_us / us), and the same step without its all-reduces (0: no communicator).
+  int all_reduces = 0;
+  double comm_us = 0, comm_share = 0, no_comm_us = 0;
 };
 
 struct StepRunOptions {
@@ -120,10 +150,12 @@ struct StepRunOptions {
   bool sinks = true;
   bool check_all = false;  // check every op's outputs, not a sample (layers 1-2, the first MLA layer, the last, lm_head)
   std::function<void(const std::string&)> progress;  // one line per stage (the CLI prints it on stderr)
+  StepComm* comm = nullptr;  // several GPUs (cuda only): this process's rank; null: one GPU, no communication
 };
 
 struct StepReport {
   std::string device;
+  int rank = 0, ranks = 1;
   bool pdl = false;
   double stream_read_tbps = 0;  // the best of the probes run before and after the measurements
   int64_t weight_bytes = 0;
