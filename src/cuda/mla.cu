@@ -14,6 +14,7 @@
 #include "core/stats.h"
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
+#include "cuda/owned.cuh"
 #include "cuda/mla_ops.h"
 #include "cuda/mla_reference.cuh"
 #include "cuda/stream_read.cuh"
@@ -22,6 +23,10 @@
 namespace skinnygemm::tune {
 
 namespace {
+
+using cuda::Allocations;
+using cuda::Graph;
+using cuda::Stream;
 
 constexpr int64_t kProbeChunk = int64_t{64} << 20;  // 16 back-to-back reads of 64 MiB, as the step's probe
 constexpr int64_t kProbeBytes = 16 * kProbeChunk;
@@ -40,53 +45,6 @@ __global__ void fill_uniform(__nv_bfloat16* out, long long count, uint32_t seed,
   }
 }
 
-// Device memory freed in reverse order when the owner goes away (also when its constructor throws).
-struct Allocations {
-  std::vector<void*> ptrs;
-  ~Allocations() {
-    for (auto it = ptrs.rbegin(); it != ptrs.rend(); ++it) cudaFree(*it);
-  }
-  char* get(int64_t bytes, const char* what) {
-    void* p = nullptr;
-    const cudaError_t err = cudaMalloc(&p, static_cast<std::size_t>(std::max<int64_t>(bytes, 256)));
-    if (err != cudaSuccess) cudaGetLastError();  // a failed allocation must not poison later checks
-    SKINNYGEMM_CHECK(err == cudaSuccess, "cudaMalloc of " << bytes << " bytes for " << what << " failed: "
-                                                          << cudaGetErrorName(err));
-    ptrs.push_back(p);
-    return static_cast<char*>(p);
-  }
-  void release(void* p) {
-    ptrs.erase(std::remove(ptrs.begin(), ptrs.end(), p), ptrs.end());
-    cudaFree(p);
-  }
-};
-
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { SKINNYGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s); }
-};
-
-struct Graph {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  ~Graph() {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-  }
-  double replay_ms(cudaStream_t stream, int replays) const {
-    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(start, stream));
-    for (int i = 0; i < replays; ++i) SKINNYGEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(stop, stream));
-    SKINNYGEMM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    SKINNYGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms;
-  }
-};
 
 void check_launch() { SKINNYGEMM_CUDA_CHECK(cudaGetLastError()); }
 

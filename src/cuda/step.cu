@@ -13,12 +13,17 @@
 #include "core/stats.h"
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
+#include "cuda/owned.cuh"
 #include "cuda/stream_read.cuh"
 #include "tune/step_runner.h"
 
 namespace skinnygemm::tune {
 
 namespace {
+
+using cuda::Allocations;
+using cuda::Graph;
+using cuda::Stream;
 
 // The probe reads 16 chunks of 64 MiB back to back: the size of the step's large GEMMs (latent down/up
 // 51 MB, KDA in_proj 90 MB at TP8), and 1 GiB in all, far past the L2.
@@ -37,54 +42,6 @@ __global__ void fill_uniform(uint16_t* out, long long count, uint32_t seed, floa
   }
 }
 
-// Device memory freed in reverse order when the owner goes away (also when its constructor throws).
-struct Allocations {
-  std::vector<void*> ptrs;
-  ~Allocations() {
-    for (auto it = ptrs.rbegin(); it != ptrs.rend(); ++it) cudaFree(*it);
-  }
-  char* get(int64_t bytes, const char* what) {
-    void* p = nullptr;
-    const cudaError_t err = cudaMalloc(&p, static_cast<std::size_t>(std::max<int64_t>(bytes, 256)));
-    if (err != cudaSuccess) cudaGetLastError();  // a failed allocation must not poison later checks
-    SKINNYGEMM_CHECK(err == cudaSuccess, "cudaMalloc of " << bytes << " bytes for " << what << " failed: "
-                                                          << cudaGetErrorName(err));
-    ptrs.push_back(p);
-    return static_cast<char*>(p);
-  }
-  void release(void* p) {
-    ptrs.erase(std::remove(ptrs.begin(), ptrs.end(), p), ptrs.end());
-    cudaFree(p);
-  }
-};
-
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { SKINNYGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s); }
-};
-
-struct Graph {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  ~Graph() {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-  }
-  // Milliseconds of `replays` back-to-back replays on stream.
-  double replay_ms(cudaStream_t stream, int replays) const {
-    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(start, stream));
-    for (int i = 0; i < replays; ++i) SKINNYGEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(stop, stream));
-    SKINNYGEMM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    SKINNYGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms;
-  }
-};
 
 class CudaStepDevice final : public StepDevice {
  public:
