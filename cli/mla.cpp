@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "run_fields.h"
 #include "core/models.h"
 #include "tune/bench.h"
 #include "tune/mla_runner.h"
@@ -28,7 +29,6 @@ struct MlaArgs {
   bool no_attention = false;
 };
 
-double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
 const char* config_of(tune::MlaVariant v) {
   switch (v) {
@@ -53,18 +53,7 @@ ordered_json row_json(const tune::MlaResult& r, const tune::MlaReport& rep, bool
     o["error"] = r.error;
     return o;
   }
-  o["us"] = round_to(r.us, 0.01);
-  o["spread"] = round_to(r.spread, 0.0001);
-  o["tbps"] = round_to(r.tbps, 0.001);
-  if (r.floor_us > 0) {
-    o["floor_us"] = round_to(r.floor_us, 0.01);
-    o["stream_read_us"] = o["floor_us"];  // the gemm rows' name for the same limit
-    o["efficiency"] = round_to(r.efficiency, 0.001);
-  }
-  if (r.cublaslt_us > 0) {
-    o["cublaslt_us"] = round_to(r.cublaslt_us, 0.01);
-    o["speedup"] = round_to(r.speedup, 0.001);
-  }
+  add_run_timing(o, r.us, r.spread, r.tbps, r.floor_us, r.efficiency, r.cublaslt_us, r.speedup);
   if (r.attention_us > 0) {
     o["attention_us"] = round_to(r.attention_us, 0.01);
     o["attention_tbps"] = round_to(r.attention_tbps, 0.001);

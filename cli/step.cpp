@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "run_fields.h"
 #include "core/models.h"
 #include "spawn.h"
 #include "step.h"
@@ -27,7 +28,6 @@ namespace skinnygemm::cli {
 using nlohmann::ordered_json;
 
 namespace {
-double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 }  // namespace
 
 ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const tune::StepModel& model,
@@ -50,18 +50,7 @@ ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const t
     o["error"] = r.error;
     return o;
   }
-  o["us"] = round_to(r.us, 0.01);
-  o["spread"] = round_to(r.spread, 0.0001);
-  o["tbps"] = round_to(r.tbps, 0.001);
-  if (r.floor_us > 0) {
-    o["floor_us"] = round_to(r.floor_us, 0.01);
-    o["stream_read_us"] = o["floor_us"];  // the gemm rows' name for the same limit
-    o["efficiency"] = round_to(r.efficiency, 0.001);
-  }
-  if (r.cublaslt_us > 0) {
-    o["cublaslt_us"] = round_to(r.cublaslt_us, 0.01);
-    o["speedup"] = round_to(r.speedup, 0.001);
-  }
+  add_run_timing(o, r.us, r.spread, r.tbps, r.floor_us, r.efficiency, r.cublaslt_us, r.speedup);
   if (report.ranks > 1) {
     o["comm_us"] = round_to(r.comm_us, 0.01);
     o["comm_share"] = round_to(r.comm_share, 0.0001);
