@@ -147,11 +147,14 @@ Rung FusedProjection::Impl::run_range(std::size_t b, std::size_t end, const void
   g.backend = backend;
   g.stream = stream;
   const bool contiguous = mode == Mode::Contiguous;
-  if (rung == Rung::Separate) {
+  auto run_separate = [&] {
     for (std::size_t i = b; i < end; ++i) {
       const Problem p{m, segs[i].n, k, dtype, ldx, ldw, contiguous ? ldy0 : segs[i].ldy};
       out->choices.push_back(gemm(p, x, w + offset[i] * ldw * e, contiguous ? y0 + offset[i] * e : dest(i), g));
     }
+  };
+  if (rung == Rung::Separate) {
+    run_separate();
     return rung;
   }
   if (rung == Rung::FusedKernel) {
@@ -164,6 +167,12 @@ Rung FusedProjection::Impl::run_range(std::size_t b, std::size_t end, const void
       return rung;
     }
     SKINNYGEMM_CHECK(!forced, "rung 'fused kernel' was forced for m=" << m << " but " << skipped);
+    if (!contiguous && !outputs_adjacent(b, end) && m > max_m) {  // the scratch output has max_m rows
+      out->reason += "; fused kernel skipped: " + skipped + ", and M=" + std::to_string(m) +
+                     " exceeds the scratch output's max_m=" + std::to_string(max_m) + ", so separate";
+      run_separate();
+      return Rung::Separate;
+    }
     out->reason += "; fused kernel skipped: " + skipped + ", so the fused GEMM";
   }
   // Fused GEMM: in place when the output is the caller's (contiguous or adjacent), else into the scratch.

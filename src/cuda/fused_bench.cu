@@ -58,6 +58,7 @@ class CudaFusedDevice final : public FusedBenchDevice {
   Backend backend() const override { return Backend::Cuda; }
   void* stream() const override { return stream_; }
   int copies() const override { return copies_; }
+  int64_t l2_bytes() const override { return info_.l2_bytes; }
   const void* x() const override { return x_.ptr; }
   const void* weights(int copy) const override { return w_.ptr + copy * w_stride_; }
   void* output(int copy, std::size_t segment) const override {

@@ -121,6 +121,7 @@ std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow
       if (s.pad_to > 1) seg["pad_to"] = s.pad_to;
       seg["us"] = round_to(s.us, 3);
       seg["spread"] = round_to(s.spread, 4);
+      if (s.l2_warm) seg["l2_warm"] = true;
       seg["config"] = s.config;
       seg["source"] = s.source;
       segments.push_back(seg);

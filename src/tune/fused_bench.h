@@ -46,6 +46,9 @@ struct FusedSegmentResult {
   int64_t n = 0, pad_to = 1;
   double us = 0, spread = 0;  // this segment's gemm alone, in a graph of its launches
   std::string config, source;  // what selection picked for it
+  // The copies are sized for the whole fusion: this segment's slices of them together are < 4x L2, so its time
+  // alone is partly from L2 (warm). The fused, separate and contiguous times are not affected.
+  bool l2_warm = false;
 };
 
 struct FusedRow {

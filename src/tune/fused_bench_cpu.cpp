@@ -32,6 +32,7 @@ class CpuFusedDevice final : public FusedBenchDevice {
   Backend backend() const override { return Backend::Cpu; }
   void* stream() const override { return nullptr; }
   int copies() const override { return 1; }
+  int64_t l2_bytes() const override { return 0; }
   const void* x() const override { return x_.data(); }
   const void* weights(int) const override { return w_.data(); }
   void* output(int, std::size_t segment) const override { return out_.at(segment).data(); }

@@ -27,6 +27,7 @@ class FusedBenchDevice {
   virtual void* stream() const = 0;      // null on the CPU
   // Weight copies the timed passes rotate over (GPU: >= 4x L2 together, so that weights come from DRAM; CPU: 1).
   virtual int copies() const = 0;
+  virtual int64_t l2_bytes() const = 0;  // the last-level cache that cold copies must exceed (0 on the CPU)
   virtual const void* x() const = 0;                // [max_m, k], random
   virtual const void* weights(int copy) const = 0;  // [rows, k], the segments' rows adjacent in order, random
   virtual void* output(int copy, std::size_t segment) const = 0;  // [max_m, n_i], row stride n_i

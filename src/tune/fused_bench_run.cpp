@@ -120,6 +120,8 @@ class FusionBench {
           timed([&](int r) { gemm(segment_problem(i), dev_.x(), seg_w(r, i), dev_.output(r, i), gemm_); });
       row->segments[i].us = alone.median_us;
       row->segments[i].spread = alone.spread;
+      row->segments[i].l2_warm =
+          dev_.l2_bytes() > 0 && segment_problem(i).weight_bytes() * dev_.copies() < 4 * dev_.l2_bytes();
     }
     row->contiguous_us = timed([&](int r) {
       proj_[r].run_contiguous(dev_.x(), spec_.k, m_, dev_.merged_output(r), row->n, run_options());

@@ -129,6 +129,7 @@ class CorruptingDevice final : public FusedBenchDevice {
   Backend backend() const override { return inner_->backend(); }
   void* stream() const override { return inner_->stream(); }
   int copies() const override { return inner_->copies(); }
+  int64_t l2_bytes() const override { return 0; }
   const void* x() const override { return inner_->x(); }
   const void* weights(int copy) const override { return inner_->weights(copy); }
   void* output(int copy, std::size_t segment) const override { return inner_->output(copy, segment); }
