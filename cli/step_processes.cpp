@@ -4,6 +4,7 @@
 // the CUDA graph) and writes its rows; the parent merges them (tune/step_ranks.h), prints and writes the result.
 // A process per rank, not a thread: PDL is a process-wide switch (the no-PDL pass needs fresh processes anyway)
 // and one failing rank cannot take the others' state down with it.
+#include <cstdlib>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -210,11 +211,13 @@ int run_step_ranks(const StepArgs& a) {
 
 int run_step_rank(const StepArgs& a) {
   const std::string prefix = "[rank " + std::to_string(a.rank) + "/" + std::to_string(a.ranks) + "] ";
+  bool joined = false;  // whether this rank is in the communicator: then an error must not unwind through it
   try {
     const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
     // First: it selects GPU `rank` for everything after it in this process.
     const std::unique_ptr<tune::StepComm> comm =
         tune::make_nccl_step_comm(a.rank, a.ranks, read_text(a.nccl_id, "the NCCL id"), model.dtype);
+    joined = true;
     tune::StepRunOptions o = step_run_options(a, Backend::Cuda);
     o.comm = comm.get();
     o.progress = nullptr;
@@ -233,6 +236,9 @@ int run_step_rank(const StepArgs& a) {
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << prefix << e.what() << std::endl;
+    // NOTE: destroying the communicator waits for NCCL's streams, which may wait for peers stuck in a
+    // collective this rank will never issue: exit at once and let the parent stop the others.
+    if (joined) std::_Exit(kExitError);
     return kExitError;
   }
 }

@@ -457,7 +457,9 @@ def bench_m(stock, skinny, m, context, seed=0, iters=30, warmup=5, graph=True, b
     row = dict(m=m, context=context)
     logits, routes = {}, {}
     for key, model in (("stock", stock), ("skinny", skinny)):
-        ds = DecodeStep(model, prompt, step_ids)
+        # NOTE: the dynamic cache: with transformers 5.x a static cache ignores cache_position and advances its
+        # own write index on every call, which runs past a context + 1 cache (review of 2026-11-29).
+        ds = DecodeStep(model, prompt, step_ids, try_static=False)
         with torch.inference_mode():
             with RoutingRecorder(model) as rec:
                 logits[key] = ds.step().float().clone()

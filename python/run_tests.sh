@@ -37,6 +37,19 @@ export SKINNYGEMM_TORCH_BUILD="$build/skinnygemm"
 (cd "$here" && "$PYTHON" setup.py -q build --build-base "$build/setup" --build-lib "$build/pylib" \
    --build-temp "$build/tmp")
 
+# torch links libstdc++ dynamically; a library or extension that carries its own static copy crashed torch 2.11
+# at the first op call (the GPU machine's CXX did that, 2026-11-29): say so now instead of as a segfault.
+if command -v readelf >/dev/null 2>&1; then
+  for so in "${SKINNYGEMM_PREFIX:-$build/skinnygemm/prefix}"/lib*/libskinnygemm.so "$build"/pylib/skinnygemm_torch/_C*.so; do
+    [ -e "$so" ] || continue
+    if ! readelf -d "$so" | grep -q 'NEEDED.*libstdc++'; then
+      echo "skinnygemm_torch: FAILED: $so does not load libstdc++.so dynamically (its compiler linked it statically);" \
+           "build with the compiler torch uses (SKINNYGEMM_TORCH_CXX, default /usr/bin/c++)" >&2
+      exit 1
+    fi
+  done
+fi
+
 cd "$build"  # not python/: the source package there has no _C and would shadow the built one
 PYTHONPATH="$build/pylib${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m pytest -p no:cacheprovider \
   "$here/tests" -q -rs "$@"
