@@ -32,8 +32,8 @@ def table(rows, gpu):
             "| contiguous µs | each segment alone µs |")
     sep = "|---|---|---|---:|---|---:|---:|---:|:-:|---:|---|"
     if gpu:
-        head += " limit µs | efficiency | cuBLASLt µs | best cuBLASLt µs |"
-        sep += "---:|---:|---:|---:|"
+        head += " rung 1 forced µs | limit µs | efficiency | cuBLASLt µs | best cuBLASLt µs |"
+        sep += "---:|---:|---:|---:|---:|"
     head += " configs (fused; separate) |"
     sep += "---|"
     out = [head, sep]
@@ -43,7 +43,8 @@ def table(rows, gpu):
         line = (f"| {r['name']} | {segments_text(r)} | {r['n']}×{r['k']} | {r['m']} | {r['rung']} | {fmt(r['us'])} "
                 f"| {fmt(r['separate_us'])} | {r['ratio']:.3f} | {ok} | {fmt(r.get('contiguous_us'))} | {alone} |")
         if gpu:
-            line += (f" {fmt(r.get('stream_read_us'))} | {fmt(r.get('efficiency'))} | {fmt(r.get('cublaslt_us'))} "
+            forced = f"{fmt(r['kernel_us'])} ({r['kernel_config']})" if r.get("kernel_us") else "-"
+            line += (f" {forced} | {fmt(r.get('stream_read_us'))} | {fmt(r.get('efficiency'))} | {fmt(r.get('cublaslt_us'))} "
                      f"| {fmt(r.get('cublaslt_best_us'))} |")
         line += f" {'+'.join(r['configs'])}; {'+'.join(s.get('config', '?') for s in r['segments'])} |"
         out.append(line)
@@ -91,7 +92,8 @@ def render(data, path):
                    "acceptance targets below are meant for an H200 run.")
     out += ["", "fused: `FusedProjection::run`, one call writing each segment to its own destination; separate: "
             "one `skinnygemm::gemm` per segment, back to back (one graph on the GPU); contiguous: `run_contiguous`, "
-            "the merged GEMM into one output; limit: a streaming read of the merged problem's bytes. All measured in "
+            "the merged GEMM into one output; rung 1 forced: `run()` with the fused kernel forced and the heuristic's "
+            "kernel, where `run()` itself took the fused GEMM because selection picked cuBLASLt; limit: a streaming read of the merged problem's bytes. All measured in "
             "the same run, outputs checked against the separate calls first (rtol 1e-2, atol 1e-3). A segment time "
             "marked * is partly from L2: the weight copies are sized for the whole fusion, and that segment's slices "
             "of them together are under 4x L2.", ""]

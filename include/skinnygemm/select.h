@@ -33,6 +33,9 @@ Choice select(const Problem& problem, const DeviceInfo& device, const Table* tab
 // The heuristic alone (no table, no cache): the best-scoring supported config, if any, with its score
 // in the reason. Returns false when no kernel config supports the problem.
 bool heuristic_choice(const Problem& problem, const DeviceInfo& device, int alignment, Choice* out);
+// The heuristic's best-scoring supported kernel config (never cuBLASLt), if any: what heuristic_choice compares
+// with cuBLASLt's prediction, for callers that need a kernel (e.g. to force a fused projection's kernel rung).
+bool heuristic_kernel(const Problem& problem, const DeviceInfo& device, int alignment, Choice* out);
 
 // Predicted time (microseconds) of config on problem by the cost model; used by the heuristic and shown
 // by SKINNYGEMM_LOG. Only for kernel families (mma, simt, cpu).

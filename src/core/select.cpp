@@ -79,7 +79,7 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
 
 double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { return estimate(c, p, dev).us; }
 
-bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
+bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
   // On the GPU, the register-ring configs heuristic_scores() admits (cost_model.h says why).
   const std::vector<Family> families = dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Reg};
   double best = std::numeric_limits<double>::infinity();
@@ -99,8 +99,15 @@ bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Ch
   if (!found) return false;
   out->source = Source::Heuristic;
   out->reason = "heuristic: " + estimate(out->config, p, dev).str();
+  return true;
+}
+
+bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
+  const bool found = heuristic_kernel(p, dev, alignment, out);
+  if (!found) return false;
   // On a GPU the kernel must also beat cuBLASLt's predicted time; otherwise cuBLASLt is the pick.
   if (!dev.is_cpu) {
+    const double best = predicted_us(out->config, p, dev);
     const Config lt = Config::parse("cublaslt");
     const double lt_us = predicted_us(lt, p, dev);
     if (lt_us < best) {

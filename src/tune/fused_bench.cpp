@@ -135,6 +135,10 @@ std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow
                       {"separate_spread", round_to(r.separate_spread, 4)},
                       {"ratio", round_to(r.ratio(), 4)},
                       {"contiguous_us", round_to(r.contiguous_us, 3)}};
+    if (r.kernel_us > 0) {
+      o["kernel_config"] = r.kernel_config;
+      o["kernel_us"] = round_to(r.kernel_us, 3);
+    }
     if (r.stream_read_us > 0) {
       o["stream_read_us"] = round_to(r.stream_read_us, 3);
       o["efficiency"] = round_to(r.efficiency, 3);

@@ -61,6 +61,10 @@ struct FusedRow {
   double us = 0, spread = 0, tbps = 0;       // run(): one call with per-segment destinations
   double separate_us = 0, separate_spread = 0;  // every segment's gemm back to back, one graph
   double contiguous_us = 0;  // run_contiguous: the merged GEMM into one output, no copies
+  // GPU, where run() did not take the fused kernel (selection picked cuBLASLt for the merged shape): run() with
+  // rung 1 forced and the heuristic's kernel for the merged problem (empty / 0 when not measured).
+  std::string kernel_config;
+  double kernel_us = 0;
   // GPU only (0 when not measured)
   double stream_read_us = 0, efficiency = 0;  // the merged problem's bytes; stream_read_us / us
   double cublaslt_us = 0, cublaslt_best_us = 0;

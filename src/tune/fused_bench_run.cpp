@@ -6,10 +6,12 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "core/half.h"
 #include "skinnygemm/projection.h"
+#include "skinnygemm/select.h"
 #include "tune/fused_bench_device.h"
 
 namespace skinnygemm::tune {
@@ -126,6 +128,8 @@ class FusionBench {
     row->contiguous_us = timed([&](int r) {
       proj_[r].run_contiguous(dev_.x(), spec_.k, m_, dev_.merged_output(r), row->n, run_options());
     }).median_us;
+    if (const std::optional<RunOptions> ro = kernel_options(*row); ro && !row->kernel_config.empty())
+      row->kernel_us = timed([&](int r) { proj_[r].run(dev_.x(), spec_.k, m_, *ro); }).median_us;
   }
 
   // cuBLASLt's default and best of its heuristics over the merged weights, and the merged bytes' read limit.
@@ -162,6 +166,19 @@ class FusionBench {
   RunOptions run_options() const {
     RunOptions ro;
     ro.gemm = gemm_;
+    return ro;
+  }
+  // Rung 1 forced with the heuristic's kernel for the merged problem, where run() took another rung (selection
+  // picked cuBLASLt for the merged shape) but the kernel rung can run: what the fused kernel itself costs.
+  std::optional<RunOptions> kernel_options(const FusedRow& row) const {
+    if (dev_.backend() != Backend::Cuda || row.rung == rung_name(Rung::FusedKernel)) return std::nullopt;
+    const DeviceInfo info = device_info(Backend::Cuda);
+    if (!proj_[0].eligibility(info, m_).ladder[0].available) return std::nullopt;
+    Choice kernel;
+    if (!heuristic_kernel(merged_problem(), info, 16, &kernel)) return std::nullopt;
+    RunOptions ro = run_options();
+    ro.rung = Rung::FusedKernel;
+    ro.gemm.config = kernel.config.name();
     return ro;
   }
   std::vector<Choice> run_separate(int copy) {
@@ -213,6 +230,16 @@ class FusionBench {
     dev_.poison();
     proj_[0].run_contiguous(dev_.x(), spec_.k, m_, dev_.merged_output(0), row->n, run_options());
     compare_merged("run_contiguous()");
+    if (const std::optional<RunOptions> ro = kernel_options(*row)) {
+      dev_.poison();
+      proj_[0].run(dev_.x(), spec_.k, m_, *ro);
+      row->kernel_config = ro->gemm.config;
+      for (std::size_t i = 0; i < spec_.segments.size(); ++i) {
+        const std::vector<uint16_t> got = dev_.read(dev_.output(0, i), m_, spec_.segments[i].n, spec_.segments[i].n);
+        agree.compare("run() with the fused kernel forced (" + row->kernel_config + ")", i, got.data(),
+                      spec_.segments[i].n);
+      }
+    }
     if (with_cublaslt) {
       dev_.poison();
       cublaslt(0, "cublaslt");
