@@ -13,11 +13,11 @@
 #include "core/backends.h"
 #include "core/stats.h"
 #include "cuda/check.cuh"
+#include "cuda/bench_common.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/owned.cuh"
 #include "cuda/mla_ops.h"
 #include "cuda/mla_reference.cuh"
-#include "cuda/stream_read.cuh"
 #include "tune/mla_runner.h"
 
 namespace skinnygemm::tune {
@@ -250,14 +250,12 @@ class CudaMlaDevice final : public MlaDevice {
     return out;
   }
 
-  // The fastest of several read variants (loads in flight per thread, blocks per SM), as in measure.cu.
+  // The stream-read limit exactly as `skinnygemm bench` measures it (bench_common: the fastest of several read
+  // variants), over the probe's 64 MiB chunks back to back.
   double stream_read_tbps(int samples) override {
-    double best_us = 1e30;
-    for (int bps : {1, 2, 4}) {
-      best_us = std::min(best_us, probe<4>(bps, samples));
-      best_us = std::min(best_us, probe<8>(bps, samples));
-    }
-    return static_cast<double>(kProbeBytes) / (best_us * 1e6);
+    const double us = cuda::stream_read_us(main_.s, probe_, kProbeChunk, static_cast<int>(kProbeBytes / kProbeChunk),
+                                           kProbeChunk, sink_, info_.sms, samples, /*replays=*/20);
+    return static_cast<double>(kProbeChunk) / (us * 1e6);
   }
 
  private:
@@ -286,20 +284,6 @@ class CudaMlaDevice final : public MlaDevice {
   void fill(void* p, int64_t count, uint32_t seed, float center, float amp) {
     fill_uniform<<<1024, 256, 0, main_.s>>>(static_cast<__nv_bfloat16*>(p), count, seed, center, amp);
     check_launch();
-  }
-  template <int kInflight>
-  double probe(int blocks_per_sm, int samples) {
-    const MlaTiming t = time(
-        [&] {
-          cuda::LaunchShape shape;
-          shape.grid = dim3(static_cast<unsigned>(blocks_per_sm * info_.sms));
-          shape.block = dim3(512);
-          for (int64_t c = 0; c < kProbeBytes / kProbeChunk; ++c)
-            cuda::launch(cuda::stream_read_kernel<kInflight>, shape, main_.s,
-                         reinterpret_cast<const uint4*>(probe_ + c * kProbeChunk), kProbeChunk / 16, sink_);
-        },
-        samples);
-    return t.median_us;
   }
 
   MlaDims dims_;

@@ -1,6 +1,6 @@
 // The step's GPU device (tune/step_runner.h): every weight of one rank's decode step in one device arena with
 // random values, the activation buffers, CUDA-graph timing, cuBLASLt as the checks' reference, and the
-// stream-read probe of src/cuda/stream_read.cuh for the floor. The protocol itself (check, time, sinks) is
+// stream-read probe of src/cuda/bench_common.cuh for the floor. The protocol itself (check, time, sinks) is
 // run_step in src/tune/step_runner.cpp, shared with the CPU device.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -12,9 +12,9 @@
 #include "core/backends.h"
 #include "core/stats.h"
 #include "cuda/check.cuh"
+#include "cuda/bench_common.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/owned.cuh"
-#include "cuda/stream_read.cuh"
 #include "tune/step_runner.h"
 
 namespace skinnygemm::tune {
@@ -143,14 +143,12 @@ class CudaStepDevice final : public StepDevice {
     return out;
   }
 
-  // The fastest of several read variants (loads in flight per thread, blocks per SM), as in measure.cu.
+  // The stream-read limit exactly as `skinnygemm bench` measures it (bench_common: the fastest of several read
+  // variants), over the probe's 64 MiB chunks back to back.
   double stream_read_tbps(int samples) override {
-    double best_us = 1e30;
-    for (int bps : {1, 2, 4}) {
-      best_us = std::min(best_us, probe<4>(bps, samples));
-      best_us = std::min(best_us, probe<8>(bps, samples));
-    }
-    return static_cast<double>(kProbeBytes) / (best_us * 1e6);
+    const double us = cuda::stream_read_us(stream_.s, probe_, kProbeChunk, static_cast<int>(kProbeBytes / kProbeChunk),
+                                           kProbeChunk, sink_, info_.sms, samples, /*replays=*/20);
+    return static_cast<double>(kProbeChunk) / (us * 1e6);
   }
 
   int64_t cold_bytes() const override { return 4 * info_.l2_bytes; }
@@ -172,20 +170,6 @@ class CudaStepDevice final : public StepDevice {
   void fill(void* p, int64_t count, uint32_t seed, float amp) {
     fill_uniform<<<1024, 256, 0, stream_.s>>>(static_cast<uint16_t*>(p), count, seed, amp, model_.dtype == DType::BF16);
     SKINNYGEMM_CUDA_CHECK(cudaGetLastError());
-  }
-  template <int kInflight>
-  double probe(int blocks_per_sm, int samples) {
-    const StepTiming t = time(
-        [&] {
-          cuda::LaunchShape shape;
-          shape.grid = dim3(static_cast<unsigned>(blocks_per_sm * info_.sms));
-          shape.block = dim3(512);
-          for (int64_t c = 0; c < kProbeBytes / kProbeChunk; ++c)
-            cuda::launch(cuda::stream_read_kernel<kInflight>, shape, stream_.s,
-                         reinterpret_cast<const uint4*>(probe_ + c * kProbeChunk), kProbeChunk / 16, sink_);
-        },
-        samples);
-    return t.median_us;
   }
 
   const StepModel& model_;
