@@ -71,6 +71,9 @@ def library_prefix():
                  "-DCMAKE_INSTALL_LIBDIR=lib"]
     if CXX:  # the host side of the .cu files too: nvcc otherwise takes $CXX (measured: /opt/gcc, still crashing)
         configure += [f"-DCMAKE_CXX_COMPILER={CXX}", f"-DCMAKE_CUDA_HOST_COMPILER={CXX}"]
+    # CMake seeds the link flags from $LDFLAGS on a first configure; a -static-libstdc++ there would undo the
+    # compiler choice above (the CUDA build still lacked libstdc++.so on the GPU machine, 2026-11-29).
+    configure += ["-DCMAKE_SHARED_LINKER_FLAGS=", "-DCMAKE_EXE_LINKER_FLAGS=", "-DCMAKE_MODULE_LINKER_FLAGS="]
     try:
         import ninja  # noqa: F401  (only to prefer the Ninja generator when it is there)
         configure += ["-G", "Ninja"]

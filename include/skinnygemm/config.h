@@ -4,8 +4,9 @@
 //   mma_m16_w1x8_u4_sk2   tensor-core family (mma.sync m16n8k16, weights on the 16-row side):
 //                         m = token tile (max M per launch), w = warps along N x warps along K in a CTA,
 //                         u = 32-wide K chunks in flight per warp, sk = CTAs of a cluster splitting K
-//   bulk_m8_w1x4_u2_sk1   the same MMAs fed by bulk asynchronous copies (one instruction per row and
-//                         128-wide K stage); u = stages in flight per warp
+//   bulk_m8_w1x4_u2_sk1   the same MMAs fed by a CTA-wide ring of bulk asynchronous copies (one instruction
+//                         per row and 256-wide K stage); u: the ring has 4 x u stages, all in flight before
+//                         the PDL wait; one row block per CTA; only w1x4 and w1x8 layouts
 //   reg_m8_w1x4_u4_sk1    the same MMAs with w and x in a per-lane register ring (u chunks deep)
 //   simt_m2_w1x8_u4_sk2   CUDA-core family for the smallest M, same work decomposition
 //   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm

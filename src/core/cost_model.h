@@ -16,7 +16,7 @@ struct Decomposition {
   int64_t row_tiles = 0;    // ceil(N / 16)
   int64_t row_blocks = 0;   // ceil(row_tiles / warps_n): CTAs along N
   int64_t ctas = 0;         // row_blocks * split_k
-  int64_t k_chunks = 0;     // ceil(K / 32); bulk: ceil(K / 128)
+  int64_t k_chunks = 0;     // ceil(K / 32); bulk: ceil(K / 256) stages
   int64_t chunks_per_warp = 0;  // ceil(k_chunks / (warps_k * split_k))
 };
 Decomposition decompose(const Config& config, const Problem& problem);
@@ -44,6 +44,6 @@ bool better_pick(double us, const Config& c, double best_us, const Config& best)
 // Registers per thread and shared memory per CTA the kernel instance needs (estimates kept in step with
 // ptxas -v of the built instances; see docs/kernels.md).
 int estimated_registers(const Config& config);
-int64_t smem_bytes(const Config& config);  // dynamic shared memory per CTA
+int64_t smem_bytes(const Config& config, const Problem& problem);  // dynamic shared memory per CTA (bulk: depends on M)
 
 }  // namespace skinnygemm

@@ -10,6 +10,7 @@
 
 #include "core/backends.h"
 #include "core/cost_model.h"
+#include "core/tiling.h"
 #include "skinnygemm/table.h"
 
 namespace skinnygemm {
@@ -64,12 +65,18 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
         return fail(why_not, "operands are " + std::to_string(alignment) +
                                  "-byte aligned; 16-byte loads need 16 (pointers and row strides)");
       const Decomposition d = decompose(c, p);
-      if (d.k_chunks < static_cast<int64_t>(c.warps_k) * c.split_k)
+      if (c.family == Family::Bulk && (c.warps_n != 1 || bulk_slots(c.unroll) % c.warps_k != 0))
+        return fail(why_not, c.name() + ": the bulk ring needs one warp row (w1xK) and its " +
+                                 std::to_string(bulk_slots(c.unroll)) + " slots shared evenly by the K warps");
+      if (c.family == Family::Bulk && d.k_chunks < c.split_k)  // warps without a stage idle: allowed
+        return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) +
+                                 " stages of 256, fewer than the " + std::to_string(c.split_k) + " CTAs splitting K");
+      if (c.family != Family::Bulk && d.k_chunks < static_cast<int64_t>(c.warps_k) * c.split_k)
  return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) +
                                  " chunks, fewer than the " + std::to_string(c.warps_k * c.split_k) +
                                  " K slices of " + c.name());
       if (d.row_blocks > 65535) return fail(why_not, "N=" + std::to_string(p.n) + " needs too many CTAs along N");
-      if (smem_bytes(c) > dev.smem_per_block_optin)
+      if (smem_bytes(c, p) > dev.smem_per_block_optin)
         return fail(why_not, "needs more shared memory than the device allows per block");
       return true;
     }

@@ -29,13 +29,17 @@ SKINNYGEMM_HD constexpr int skinny_smem_bytes(bool mma, int tile_m, int warps_n,
          partial_floats(tile_m, warps_n, warps_k) * 4;
 }
 
-// The bulk-copy family (kernels/skinny_bulk.cuh): stages of 128 K; rows padded to 320 bytes.
-constexpr int kBulkChunkK = 128;
-SKINNYGEMM_HD constexpr int bulk_stages(int unroll) { return unroll + 1; }
-SKINNYGEMM_HD constexpr int bulk_bars_bytes(int warps, int stages) { return (warps * stages * 8 + 127) / 128 * 128; }
-SKINNYGEMM_HD constexpr int bulk_smem_bytes(int tile_m, int warps_n, int warps_k, int unroll) {
-  return bulk_bars_bytes(warps_n * warps_k, bulk_stages(unroll)) +
-         warps_n * warps_k * bulk_stages(unroll) * (16 + tile_m) * 320 + partial_floats(tile_m, warps_n, warps_k) * 4;
+// The bulk-copy family (kernels/skinny_bulk.cuh): a CTA-wide ring of 4 x unroll stages of 16 weight rows x
+// 256 K (and the tokens' x rows at the same K); rows padded to 576 bytes. Shared memory depends on M: only
+// min(M, tile_m) x rows are staged.
+constexpr int kBulkChunkK = 256;
+constexpr int kBulkPitchBytes = 2 * kBulkChunkK + 64;
+constexpr int kBulkBarsBytes = 128;  // up to 16 slot mbarriers
+SKINNYGEMM_HD constexpr int bulk_slots(int unroll) { return 4 * unroll; }
+SKINNYGEMM_HD constexpr int bulk_x_rows(int tile_m, int m) { return m < tile_m ? m : tile_m; }
+SKINNYGEMM_HD constexpr int bulk_slot_bytes(int tile_m, int m) { return (16 + bulk_x_rows(tile_m, m)) * kBulkPitchBytes; }
+SKINNYGEMM_HD constexpr int bulk_smem_bytes(int tile_m, int m, int warps_k, int unroll) {
+  return kBulkBarsBytes + bulk_slots(unroll) * bulk_slot_bytes(tile_m, m) + partial_floats(tile_m, 1, warps_k) * 4;
 }
 
 }  // namespace skinnygemm

@@ -110,12 +110,14 @@ void launch_skinny(const Problem& p, const Config& c, const void* x, const void*
   }
   LaunchShape shape;
   shape.block = dim3(static_cast<unsigned>(c.threads()), 1, 1);
-  shape.smem = static_cast<std::size_t>(smem_bytes(c));
+  shape.smem = static_cast<std::size_t>(smem_bytes(c, p));
   shape.cluster_x = c.split_k;
   allow_smem(kernel, shape.smem);
   const int resident = resident_row_ctas(kernel, shape, device_info().sms);
-  shape.grid = dim3(static_cast<unsigned>(c.split_k),
-                    static_cast<unsigned>(std::min<int64_t>(d.row_blocks, resident)), 1);
+  // The bulk ring owns one row block per CTA (kernels/skinny_bulk.cuh: a persistent grid would keep the next
+  // kernel's CTAs off the SMs); the other families walk the row blocks with as many CTAs as are resident.
+  const int64_t row_ctas = c.family == Family::Bulk ? d.row_blocks : std::min<int64_t>(d.row_blocks, resident);
+  shape.grid = dim3(static_cast<unsigned>(c.split_k), static_cast<unsigned>(row_ctas), 1);
   try {
     launch(kernel, shape, stream, params);
   } catch (const Error& e) {

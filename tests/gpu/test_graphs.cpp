@@ -64,20 +64,29 @@ TEST(GpuGraphs, BackToBackPdlChainReadsFinishedInputs) {
     weights.push_back(std::make_unique<DeviceArray>(host_w.back()));
     acts.push_back(std::make_unique<DeviceArray>(std::vector<uint16_t>(m * widths[l + 1], kPoison)));
   }
-  Options o;
-  o.backend = Backend::Cuda;
-  for (int round = 0; round < 2; ++round)  // second round: everything warm, pure back-to-back launches
+  // Selection's picks, then the bulk ring forced: it lets the next kernel in at its start and reads x only
+  // after griddepcontrol.wait, so a missing wait would show here as a stale activation.
+  for (const char* config : {"", "bulk_m8_w1x4_u2_sk1"}) {
+    Options o;
+    o.backend = Backend::Cuda;
+    o.config = config;
     for (int l = 0; l < layers; ++l)
-      gemm(Problem{m, widths[l + 1], widths[l], DType::BF16}, acts[l]->get(), weights[l]->get(), acts[l + 1]->get(), o);
-  CUDA_OK(cudaDeviceSynchronize());
-  for (int l = 0; l < layers; ++l) {
-    const Problem p{m, widths[l + 1], widths[l], DType::BF16};
-    HostOperands h{acts[l]->download(m * widths[l]), host_w[l]};
-    std::vector<uint16_t> nv(m * widths[l + 1]);
-    cpu::reference_naive(p, h.x.data(), h.w.data(), nv.data());
-    std::vector<double> ref(m * widths[l + 1]);
-    cpu::reference_f64(p, h.x.data(), h.w.data(), ref.data());
-    ASSERT_TRUE(within_naive_bound(p, h, acts[l + 1]->download(nv.size()), ref, nv, "layer " + std::to_string(l)));
+      CUDA_OK(cudaMemset(acts[l + 1]->get(), 0xff, m * widths[l + 1] * 2));
+    for (int round = 0; round < 2; ++round)  // second round: everything warm, pure back-to-back launches
+      for (int l = 0; l < layers; ++l)
+        gemm(Problem{m, widths[l + 1], widths[l], DType::BF16}, acts[l]->get(), weights[l]->get(),
+             acts[l + 1]->get(), o);
+    CUDA_OK(cudaDeviceSynchronize());
+    for (int l = 0; l < layers; ++l) {
+      const Problem p{m, widths[l + 1], widths[l], DType::BF16};
+      HostOperands h{acts[l]->download(m * widths[l]), host_w[l]};
+      std::vector<uint16_t> nv(m * widths[l + 1]);
+      cpu::reference_naive(p, h.x.data(), h.w.data(), nv.data());
+      std::vector<double> ref(m * widths[l + 1]);
+      cpu::reference_f64(p, h.x.data(), h.w.data(), ref.data());
+      ASSERT_TRUE(within_naive_bound(p, h, acts[l + 1]->download(nv.size()), ref, nv,
+                                     std::string(config) + " layer " + std::to_string(l)));
+    }
   }
 }
 
