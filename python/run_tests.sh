@@ -44,9 +44,10 @@ if command -v readelf >/dev/null 2>&1; then
     [ -e "$so" ] || continue
     if ! readelf -d "$so" | grep -q 'NEEDED.*libstdc++'; then
       echo "skinnygemm_torch: $so NEEDED: $(readelf -d "$so" | grep NEEDED | sed 's/.*\[//; s/\]//' | tr '\n' ' ')"
-      echo "skinnygemm_torch: c++ = $(readlink -f "$(command -v c++)"), CXX=${CXX:-} LDFLAGS=${LDFLAGS:-} CXXFLAGS=${CXXFLAGS:-}"
-      link_cmd="$(ninja -C "$build/skinnygemm/cmake" -t commands skinnygemm 2>/dev/null | grep -- '-shared' | head -1 | cut -c1-400)"
-      [ -n "$link_cmd" ] && echo "skinnygemm_torch: link: $link_cmd"
+      echo "skinnygemm_torch: c++ = $(readlink -f "$(command -v c++)"), CXX=${CXX:-} LDFLAGS=${LDFLAGS:-}" \
+           "LIBRARY_PATH=${LIBRARY_PATH:-} CXXFLAGS=${CXXFLAGS:-}"
+      link_cmd="$(ninja -C "$build/skinnygemm/cmake" -t commands skinnygemm 2>/dev/null | grep -- '-shared' | head -1)"
+      [ -n "$link_cmd" ] && echo "skinnygemm_torch: link: ${link_cmd:0:300} ... $(tr ' ' '\n' <<< "$link_cmd" | grep -v '\.o$' | tail -22 | tr '\n' ' ')"
       echo "skinnygemm_torch: FAILED: $so does not load libstdc++.so dynamically (its compiler linked it statically);" \
            "build with the compiler torch uses (SKINNYGEMM_TORCH_CXX, default /usr/bin/c++)" >&2
       exit 1

@@ -48,6 +48,25 @@ def torch_compatible_cxx():
     return None
 
 
+def torch_libstdcxx():
+    """The libstdc++ this interpreter loaded with torch: the one every library next to torch must bind to.
+
+    On the GPU machine (2026-11-29) even the system g++-13 produced a CUDA-enabled libskinnygemm.so without a
+    libstdc++.so dependency (its std:: symbols came from a static copy), while a CPU-only build was fine. Naming
+    torch's own libstdc++.so.6 on the link line, before the objects, binds the std:: symbols to it."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1]
+                if os.path.basename(path).startswith("libstdc++.so") and os.path.exists(path):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+LIBSTDCXX = torch_libstdcxx()
+LINK_LIBSTDCXX = f"-Wl,--no-as-needed {LIBSTDCXX} -Wl,--as-needed" if LIBSTDCXX else ""
 CXX = torch_compatible_cxx()
 if CXX:
     os.environ["CXX"] = CXX  # torch.utils.cpp_extension compiles and links the extension with $CXX
@@ -73,7 +92,8 @@ def library_prefix():
         configure += [f"-DCMAKE_CXX_COMPILER={CXX}", f"-DCMAKE_CUDA_HOST_COMPILER={CXX}"]
     # CMake seeds the link flags from $LDFLAGS on a first configure; a -static-libstdc++ there would undo the
     # compiler choice above (the CUDA build still lacked libstdc++.so on the GPU machine, 2026-11-29).
-    configure += ["-DCMAKE_SHARED_LINKER_FLAGS=", "-DCMAKE_EXE_LINKER_FLAGS=", "-DCMAKE_MODULE_LINKER_FLAGS="]
+    configure += [f"-DCMAKE_SHARED_LINKER_FLAGS={LINK_LIBSTDCXX}", f"-DCMAKE_EXE_LINKER_FLAGS={LINK_LIBSTDCXX}",
+                  "-DCMAKE_MODULE_LINKER_FLAGS="]
     try:
         import ninja  # noqa: F401  (only to prefer the Ninja generator when it is there)
         configure += ["-G", "Ninja"]
@@ -122,7 +142,7 @@ ext = Extension(
     libraries=["skinnygemm"],
     define_macros=[("SKINNYGEMM_TORCH_CUDA", "1")] if with_cuda else [],
     extra_compile_args={"cxx": cxx_flags, "nvcc": ["-O2"]} if with_cuda else cxx_flags,
-    extra_link_args=[f"-Wl,-rpath,{libdir}"],
+    extra_link_args=[f"-Wl,-rpath,{libdir}"] + LINK_LIBSTDCXX.split(),
 )
 
 setup(
