@@ -72,10 +72,46 @@ CostBreakdown estimate_reg(const Config& c, const Problem& p, const DeviceInfo& 
 }
 }  // namespace
 
+namespace {
+// The stage ring (skinny_bulk.cuh, v6 in docs/kernels.md). A CTA owns 16 rows and K / split of them; its ring
+// of `slots` stages refills once per HBM round trip; CTAs per SM are set by shared memory (depends on M) and
+// threads; CTAs beyond one resident wave wait for a second. Constants fitted (Nelder-Mead, squared log error)
+// to every bulk_m8/m16 config timed on 8 shapes x M = 1, 4, 8, 16 (sweeps/bulk-stage-ring-1df3129-*.json,
+// 378 points): median |error| 20%; at M <= 8 the model's fastest config is the measured fastest at 13 of 24
+// points, the others 6-16% off it.
+CostBreakdown estimate_bulk(const Config& c, const Problem& p, const DeviceInfo& dev, double bytes) {
+  constexpr double kGapUs = 0.0018;         // the fit puts the fixed cost into the round trips
+  constexpr double kHbmBytesPerUs = 4.148e6;
+  constexpr double kRoundUs = 3.145;        // one ring refill under load (PDL wait, HBM round trip)
+  constexpr double kStageUs = 0.578;        // a warp's MMAs and shared loads of one stage (8 KB)
+  constexpr double kSplitUs = 0.2965;       // per doubling of the cluster split (DSMEM reduction)
+  constexpr double kXRowCost = 0.0739;      // per extra staged x row, relative to a stage's work
+  CostBreakdown b;
+  const double sms = std::max(1, dev.sms);
+  const int64_t smem = smem_bytes(c, p) + 1024;
+  const int64_t per_sm = std::max<int64_t>(
+      1, std::min<int64_t>({(228 * 1024) / smem, 2048 / c.threads(), 32}));
+  const int64_t ctas = ceil_div(p.n, 16) * c.split_k;
+  const int64_t stages_per_cta = ceil_div(ceil_div(p.k, kBulkChunkK), c.split_k);
+  const double waves = std::ceil(static_cast<double>(ctas) / (sms * static_cast<double>(per_sm)));
+  const double cta_bytes = 16.0 * (static_cast<double>(p.k) / c.split_k) * 2;
+  b.stream_us = bytes / kHbmBytesPerUs;
+  const double mem_us = std::max(b.stream_us, waves * per_sm * cta_bytes / (kHbmBytesPerUs / sms));
+  const double x_rows = static_cast<double>(std::min<int64_t>(p.m, c.tile_m));
+  b.chain_us = waves * (static_cast<double>(ceil_div(stages_per_cta, bulk_slots(c.unroll))) * kRoundUs +
+                        static_cast<double>(stages_per_cta) / c.warps_k * kStageUs * (1 + kXRowCost * (x_rows - 1)));
+  b.ctas_per_sm = static_cast<int>(per_sm);
+  b.waves = static_cast<double>(ctas) / (sms * static_cast<double>(per_sm));
+  b.wave_eff = b.waves / waves;
+  b.inflight_eff = b.stream_us / mem_us;
+  b.us = kGapUs + std::max(mem_us, b.chain_us) + kSplitUs * std::log2(static_cast<double>(c.split_k));
+  return b;
+}
+}  // namespace
+
 bool heuristic_scores(const Config& c, const Problem& p) {
-  if (c.family != Family::Reg || c.tile_m < p.m || (c.tile_m >= 16 && c.tile_m / 2 >= p.m)) return false;
-  return (c.warps_n == 1 && (c.warps_k == 8 || c.warps_k == 4)) || (c.warps_n == 2 && c.warps_k == 4) ||
-         (c.warps_n == 4 && c.warps_k == 2);
+  return c.family == Family::Bulk && c.tile_m == 8 && p.m <= 8 && c.warps_n == 1 &&
+         (c.warps_k == 4 || c.warps_k == 8);
 }
 
 bool better_pick(double us, const Config& c, double best_us, const Config& best) {
@@ -143,6 +179,7 @@ CostBreakdown estimate(const Config& c, const Problem& p, const DeviceInfo& dev)
     return b;
   }
   if (c.family == Family::Reg) return estimate_reg(c, p, dev, bytes);
+  if (c.family == Family::Bulk) return estimate_bulk(c, p, dev, bytes);
   const Decomposition d = decompose(c, p);
   const int threads = c.threads();
   const int regs = (estimated_registers(c) + 7) / 8 * 8;

@@ -87,14 +87,16 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
 double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { return estimate(c, p, dev).us; }
 
 bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
-  // On the GPU, the register-ring configs heuristic_scores() admits (cost_model.h says why).
-  const std::vector<Family> families = dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Reg};
+  // On the GPU, the stage-ring configs heuristic_scores() admits (cost_model.h says why), in one wave only:
+  // the model misses what a second wave costs (7168x1536 M = 1: predicted 0.82x cuBLASLt, measured 1.04x).
+  const std::vector<Family> families = dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Bulk};
   double best = std::numeric_limits<double>::infinity();
   bool found = false;
   for (Family f : families) {
     for (const Config& c : listed_configs(f)) {
       if (!dev.is_cpu && !heuristic_scores(c, p)) continue;
       if (!supports(c, p, dev, alignment)) continue;
+      if (!dev.is_cpu && estimate(c, p, dev).waves > 1.0) continue;
       const double us = predicted_us(c, p, dev);
       if (!found || better_pick(us, c, best, out->config)) {
         best = us;
@@ -111,17 +113,33 @@ bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Ch
 
 bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
   const bool found = heuristic_kernel(p, dev, alignment, out);
-  if (!found) return false;
-  // On a GPU the kernel must also beat cuBLASLt's predicted time; otherwise cuBLASLt is the pick.
+  if (!found) {
+    // On a GPU where some kernel could run but none is scored (M > 8, or every stage ring would take a second
+    // wave), cuBLASLt is the heuristic's pick; where no kernel can run at all, selection falls back.
+    if (dev.is_cpu) return false;
+    std::string why_not;
+    bool runnable = false;
+    for (const Config& c : all_listed_configs())
+      if (c.family != Family::Cublaslt && c.family != Family::Cpu && supports(c, p, dev, alignment, &why_not)) {
+        runnable = true;
+        break;
+      }
+    if (!runnable) return false;
+    out->config = Config::parse("cublaslt");
+    out->source = Source::Heuristic;
+    out->reason = "heuristic: cuBLASLt (no stage-ring config in one wave at M <= 8 for " + p.str() + ")";
+    return true;
+  }
+  // On a GPU the kernel must also beat cuBLASLt's predicted time by the margin; otherwise cuBLASLt is the pick.
   if (!dev.is_cpu) {
     const double best = predicted_us(out->config, p, dev);
     const Config lt = Config::parse("cublaslt");
     const double lt_us = predicted_us(lt, p, dev);
-    if (lt_us < best) {
+    if (best > kHeuristicKernelMargin * lt_us) {
       std::ostringstream os;
       os.precision(3);
-      os << "heuristic: cuBLASLt predicted " << lt_us << " us beats the best kernel " << out->config.name() << " ("
-         << best << " us)";
+      os << "heuristic: cuBLASLt predicted " << lt_us << " us; the best kernel " << out->config.name() << " ("
+         << best << " us) is not below " << kHeuristicKernelMargin << "x that";
       out->config = lt;
       out->reason = os.str();
     }
