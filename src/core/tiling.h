@@ -38,6 +38,9 @@ constexpr int kBulkBarsBytes = 128;  // up to 16 slot mbarriers
 SKINNYGEMM_HD constexpr int bulk_slots(int unroll) { return 4 * unroll; }
 SKINNYGEMM_HD constexpr int bulk_x_rows(int tile_m, int m) { return m < tile_m ? m : tile_m; }
 SKINNYGEMM_HD constexpr int bulk_slot_bytes(int tile_m, int m) { return (16 + bulk_x_rows(tile_m, m)) * kBulkPitchBytes; }
+// Shared memory the leader-reduction experiment adds (skinny_bulk_kernel's kLeaderReduce): an mbarrier, then the sums
+// the other split_k - 1 CTAs of the cluster push into rank 0.
+SKINNYGEMM_HD constexpr int bulk_leader_bytes(int tile_m, int split_k) { return 16 + (split_k - 1) * tile_m * 16 * 4; }
 SKINNYGEMM_HD constexpr int bulk_smem_bytes(int tile_m, int m, int warps_k, int unroll) {
   return kBulkBarsBytes + bulk_slots(unroll) * bulk_slot_bytes(tile_m, m) + partial_floats(tile_m, 1, warps_k) * 4;
 }

@@ -50,10 +50,26 @@ TEST(Heldout, AtLeast24ShapesNoneOfThemKimiK3) {
   }
 }
 
+// The second, blind set (models/heldout_blind.json): written before any measurement on it, disjoint from the
+// first set (which the session-3 heuristic's rules were chosen after), from Kimi-K3 and from the tables.
+TEST(Heldout, BlindSetIsNewAtLeast24ShapesNoneKimiNoneOfTheFirstSet) {
+  std::set<Shape> first;
+  for (const models::Projection& p : models::parse_shapes("model:heldout:tp1")) first.insert({p.n, p.k});
+  const std::vector<models::Projection> blind = models::parse_shapes("model:heldout_blind:tp1");
+  EXPECT_GE(blind.size(), 24u);
+  const std::set<Shape> kimi = kimi_shapes();
+  for (const models::Projection& p : blind) {
+    EXPECT_EQ(p.k % 8, 0) << p.name << " " << p.shape();
+    EXPECT_EQ(kimi.count({p.n, p.k}), 0u) << p.name << " " << p.shape() << " is a Kimi-K3 shape";
+    EXPECT_EQ(first.count({p.n, p.k}), 0u) << p.name << " " << p.shape() << " is in heldout.json";
+  }
+}
+
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points).
 TEST(Heldout, NoShippedTableHasAHeldoutShape) {
   std::set<Shape> heldout;
-  for (const models::Projection& p : models::parse_shapes("model:heldout:tp1")) heldout.insert({p.n, p.k});
+  for (const char* set : {"model:heldout:tp1", "model:heldout_blind:tp1"})
+    for (const models::Projection& p : models::parse_shapes(set)) heldout.insert({p.n, p.k});
   for (const auto& file : fs::directory_iterator(fs::path(SKINNYGEMM_SOURCE_DIR) / "tables")) {
     if (file.path().extension() != ".json") continue;
     for (const auto& [key, entry] : Table::load(file.path().string()).entries)

@@ -165,7 +165,7 @@ int main() {
     std::vector<bf16> wh(static_cast<size_t>(n) * k);
     std::vector<float> wf(wh.size());
     for (size_t i = 0; i < wh.size(); ++i)
-      wh[i] = __float2bfloat16_rn(((i * 2654435761u) % 31 - 15) / 64.f), wf[i] = __bfloat162float(wh[i]);
+      wh[i] = __float2bfloat16_rn((static_cast<int>((i * 2654435761u) % 31) - 15) / 64.f), wf[i] = __bfloat162float(wh[i]);
     for (int c = 0; c < copies; ++c) CHECK(cudaMemcpy(pool + c * bytes, wh.data(), bytes, cudaMemcpyHostToDevice));
     auto w_copy = [&](int i) { return reinterpret_cast<const bf16*>(pool + size_t(i % copies) * bytes); };
     {  // correctness of the stage kernel at split 1 (the probe's timing rows are only worth it if this holds)

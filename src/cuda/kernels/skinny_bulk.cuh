@@ -55,7 +55,67 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned b
       : "memory");
 }
 
-template <typename T, int kTileM, int kUnroll>
+// Split-K across the cluster without holding it (experiment, skinny_bulk_kernel's kLeaderReduce; measured by
+// tools/probes/cluster_reduce.cu before it may replace reduce_and_store here): ranks > 0 push their CTA's sums
+// into rank 0's shared memory, arrive on its mbarrier (every thread, release at cluster scope) and exit; rank 0
+// waits once and adds in rank order, 0 + rank 0 + rank 1 + ..., the order reduce_and_store uses, so the bits
+// are the same. reduce_and_store instead holds every CTA for two cluster barriers (~1 us at split 4-8, v6 in
+// docs/kernels.md). Needs cluster_arrive_early() at the kernel's start, after recv_bar was initialized with
+// (split_k - 1) x blockDim.x arrivals.
+__device__ __forceinline__ void cluster_arrive_early() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+
+template <typename T, int kTileM>
+__device__ __forceinline__ void reduce_to_leader(const SkinnyParams& p, float* partials, float* recv,
+                                                 uint64_t* recv_bar, int row_block) {
+  namespace cg = cooperative_groups;
+  constexpr int kRows = 16;  // one warp row (w1xK)
+  constexpr int kOutputs = kTileM * kRows;
+  const int pitch = partial_pitch(1);
+  const int slice_floats = kTileM * pitch;
+  __syncthreads();
+  for (int i = threadIdx.x; i < kOutputs; i += blockDim.x) {  // warps of this CTA, in warp order
+    const int off = (i / kRows) * pitch + i % kRows;
+    float s = partials[off];
+    for (int wk = 1; wk < p.warps_k; ++wk) s += partials[wk * slice_floats + off];
+    partials[off] = s;
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  cluster_wait();  // every CTA of the cluster has started: rank 0's mbarrier is initialized
+  if (rank != 0) {
+    float* dst = cluster.map_shared_rank(recv, 0) + (rank - 1) * kOutputs;
+    for (int i = threadIdx.x; i < kOutputs; i += blockDim.x) dst[i] = partials[(i / kRows) * pitch + i % kRows];
+    const unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(recv_bar));
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(local));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+    return;
+  }
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(recv_bar));
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], 0;\n"
+      "@!done bra wait_%=;\n"
+      "}\n" ::"r"(addr)
+      : "memory");
+  const int row0 = row_block * kRows;
+  for (int i = threadIdx.x; i < kOutputs; i += blockDim.x) {
+    const int token = i / kRows, row = i % kRows;
+    if (token >= p.m || row0 + row >= p.n) continue;
+    float s = 0.f;
+    s += partials[token * pitch + row];
+    for (int r = 1; r < p.split_k; ++r) s += recv[(r - 1) * kOutputs + i];
+    store_output<T>(p, token, row0 + row, s);
+  }
+}
+
+// kLeaderReduce: split-K through reduce_to_leader (tools/probes/cluster_reduce.cu; the launch must add
+// bulk_leader_bytes of shared memory and a cluster of split_k CTAs). The library's instances leave it false, so
+// they carry none of that code (with a run-time flag the m64 instance spilled 20 bytes, ptxas -v).
+template <typename T, int kTileM, int kUnroll, bool kLeaderReduce = false>
 __global__ void __launch_bounds__(256) skinny_bulk_kernel(const SkinnyParams p) {
   static_assert(kTileM % 8 == 0 && kTileM <= 64, "token tile must be 8..64 in steps of 8 (n8 MMA tiles)");
   constexpr int kTiles = kTileM / 8;
@@ -81,11 +141,19 @@ __global__ void __launch_bounds__(256) skinny_bulk_kernel(const SkinnyParams p) 
 
   // Early: the next kernel's CTAs take the free SM slots now and land their own weights during our tail
   // (the probe measured early ahead of late for this design: 1536x7168 6.64 vs 6.79 us).
-  pdl_launch_dependents();
-  if (threadIdx.x == 0)
+  if (!p.late_trigger) pdl_launch_dependents();
+  const bool leader_reduce = kLeaderReduce && p.split_k > 1;
+  if (leader_reduce && cooperative_groups::this_cluster().num_blocks() != static_cast<unsigned>(p.split_k))
+    __trap();  // every CTA would be rank 0 of its own cluster and wait forever for the others' sums
+  float* recv = reinterpret_cast<float*>(reinterpret_cast<char*>(partials + partial_floats(kTileM, 1, warps)) + 16);
+  uint64_t* recv_bar = reinterpret_cast<uint64_t*>(recv) - 2;
+  if (threadIdx.x == 0) {
     for (int i = 0; i < kSlots; ++i) mbar_init(bars + i, 1);
+    if (leader_reduce) mbar_init(recv_bar, (p.split_k - 1) * blockDim.x);
+  }
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   __syncthreads();
+  if (leader_reduce) cluster_arrive_early();
 
   auto stage_bytes = [&](int j) {  // bytes of each row stage j copies (the last stage of K may be short)
     const int left = (p.k - (s0 + j) * kBulkChunkK) * 2;
@@ -143,8 +211,15 @@ __global__ void __launch_bounds__(256) skinny_bulk_kernel(const SkinnyParams p) 
     produce_w(j + kSlots);
     produce_x(j + kSlots);
   }
+  if (p.late_trigger) pdl_launch_dependents();
   // Weight rows past N were never copied: those outputs hold stale sums and reduce_and_store skips them.
   store_mma_partials<kTileM>(partials, acc, partial_pitch(1), warp, 0, g, t);
+  if constexpr (kLeaderReduce) {
+    if (leader_reduce) {
+      reduce_to_leader<T, kTileM>(p, partials, recv, recv_bar, static_cast<int>(blockIdx.y));
+      return;
+    }
+  }
   reduce_and_store<T, kTileM>(p, partials, static_cast<int>(blockIdx.y));
 }
 

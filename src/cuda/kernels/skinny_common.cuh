@@ -37,6 +37,9 @@ struct SkinnyParams {
   int seg_begin[4], seg_rows[4];
   void* seg_y[4];
   long long seg_ldy[4];
+  // Bulk family only, for tools/probes/chain_pairs.cu: 1 = let the next kernel in after the main loop instead
+  // of at the start (the library launches with 0).
+  int late_trigger;
 };
 
 // Chunk range [begin, end) of K slice s out of slices: balanced, contiguous.
