@@ -135,9 +135,12 @@ template <bool kLate>
 void stage_configs(cudaStream_t s, const bf16* x, bf16* y, const std::function<const bf16*(int)>& w_copy, int n, int k) {
   for (int warps : {4, 8})
     for (int split : {1, 2, 4, 8}) {
-      run_stage<8, kLate>(s, x, y, w_copy, n, k, warps, split, 1);    // 36 KB: 4+ CTAs per SM
-      run_stage<16, kLate>(s, x, y, w_copy, n, k, warps, split, 1);   // 72 KB
-      if (warps == 4) run_stage<12, kLate>(s, x, y, w_copy, n, k, warps, split, 1);  // 54 KB
+      // Slots of 9 KB (16 rows x 576 B) plus the slice's x: 4 slots fit 4 CTAs per SM at split 1 of K = 7168,
+      // 8 slots 2, 12 and 16 slots 1 (the ctas_per_sm column says what the occupancy API found).
+      if (warps == 4) run_stage<4, kLate>(s, x, y, w_copy, n, k, warps, split, 1);
+      run_stage<8, kLate>(s, x, y, w_copy, n, k, warps, split, 1);
+      run_stage<16, kLate>(s, x, y, w_copy, n, k, warps, split, 1);
+      if (warps == 4) run_stage<12, kLate>(s, x, y, w_copy, n, k, warps, split, 1);
     }
 }
 
@@ -157,7 +160,10 @@ int main() {
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   std::printf("kernel,n,k,config,smem,ctas_per_sm,us,tbps\n");
-  const int shapes[][2] = {{1536, 7168}, {3648, 7168}, {7168, 1536}, {896, 7168}, {144, 7168}, {2304, 1536}};
+  // Session 4 adds the merged MoE shapes: 280 and 376 row blocks, more than one wave of 2 CTAs per SM (the
+  // tuner kept cuBLASLt for them), to see whether smaller rings (more CTAs per SM, one wave) win there.
+  const int shapes[][2] = {{1536, 7168}, {3648, 7168}, {7168, 1536}, {896, 7168}, {144, 7168}, {2304, 1536},
+                           {4480, 7168}, {6016, 7168}};
   for (const auto& sh : shapes) {
     const int n = sh[0], k = sh[1];
     const size_t bytes = size_t(n) * k * 2;
