@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Replace the entries of some M buckets in a table with those of another table of the same device signature.
+
+For when the whole step says a bucket's per-kernel winners lose together (docs/kernels.md, session 3: the M = 8
+entries of the session-3 table made the unfused Kimi-K3 step 0.90x cuBLASLt; the session-2 entries measured
+1.03x). Both tables are measured; this only chooses, per bucket, which measurement to ship.
+
+    scripts/table_take_m.py tables/nvidia-h200.json --from OLD.json --m 8 [--out FILE]
+"""
+import argparse
+import json
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("table")
+    ap.add_argument("--from", dest="source", required=True, help="table whose entries of those Ms to take")
+    ap.add_argument("--m", required=True, help="comma-separated M buckets, e.g. 8 or 8,16")
+    ap.add_argument("--out", help="where to write (default: overwrite TABLE)")
+    args = ap.parse_args()
+    ms = {int(v) for v in args.m.split(",")}
+    table, source = json.load(open(args.table)), json.load(open(args.source))
+    for field in ("gpu", "sms"):
+        if table["meta"].get(field) != source["meta"].get(field):
+            sys.exit(f"table_take_m.py: {field} differs: {table['meta'].get(field)} vs {source['meta'].get(field)}")
+    taken = [e for e in source["entries"] if e["m"] in ms]
+    if not taken:
+        sys.exit(f"table_take_m.py: {args.source} has no entries at M = {sorted(ms)}")
+    kept = [e for e in table["entries"] if e["m"] not in ms]
+    table["entries"] = sorted(kept + taken, key=lambda e: (e["dtype"], e["n"], e["k"], e["m"]))
+    out = args.out or args.table
+    compact = lambda o: json.dumps(o, separators=(",", ":"))  # the layout skinnygemm tune writes
+    with open(out, "w") as f:
+        f.write('{\n  "meta": ' + compact(table["meta"]) + ',\n  "entries": [\n')
+        f.write(",\n".join("    " + compact(e) for e in table["entries"]))
+        f.write("\n  ]\n}\n")
+    print(f"{out}: {len(kept)} entries kept, {len(taken)} taken from {args.source} at M = {sorted(ms)}")
+
+
+if __name__ == "__main__":
+    main()
