@@ -12,6 +12,9 @@ RATIO_TARGET = 0.95          # fused time / the separate calls' time, same run
 TARGET_SHAPE = (3648, 7168)  # Kimi-K3 TP8 qkv_a + g
 TARGET_MAX_M = 16
 TARGET_US = 12.7
+# Separate calls back to back slower than the sum of each segment timed alone by more than this: the kernels
+# interact on the chain (docs/kernels.md, session 3: a stage ring before a register-ring grid, 35 vs 22 us).
+INTERACTION = 1.15
 
 
 def fmt(v, digits=2):
@@ -74,6 +77,22 @@ def acceptance(rows):
     return out
 
 
+def interactions(rows):
+    out = ["## Interactions (separate calls back to back vs each segment alone)", ""]
+    found = []
+    for r in rows:
+        alone = [s.get("us") for s in r.get("segments", [])]
+        if not alone or any(a is None for a in alone) or not r.get("separate_us"):
+            continue
+        ratio = r["separate_us"] / sum(alone)
+        if ratio > INTERACTION:
+            configs = " + ".join(s.get("config", "?") for s in r["segments"])
+            found.append(f"- {r['name']} M={r['m']}: {r['separate_us']:.2f} µs back to back vs {sum(alone):.2f} µs "
+                         f"alone ({ratio:.2f}x): {configs}")
+    out += found or [f"- none above {INTERACTION}x"]
+    return out
+
+
 def render(data, path):
     meta = data["meta"]
     rows = [r for r in data["rows"] if r.get("kind") == "fused"]
@@ -99,6 +118,7 @@ def render(data, path):
             "of them together are under 4x L2.", ""]
     out += table(rows, gpu)
     out += [""] + acceptance(rows)
+    out += [""] + interactions(rows)
     return "\n".join(out) + "\n"
 
 

@@ -29,8 +29,11 @@ def document(gpu):
             row("mla.qkv_a_g", mla, 3648, 16, 13.0, 13.5, gpu),    # 0.963, 13.0 us: misses both
             row("mla.qkv_a_g", mla, 3648, 32, 20.0, 30.0, gpu),    # M > 16: not a 12.7 us row
             row("kda.qkvg_fab", kda, 6288, 1, 18.0, 20.0, gpu),    # 0.9
+            row("kda.qkvg_fab", kda, 6288, 8, 23.0, 35.0, gpu),    # separate 35 us vs 2 x 11 alone: an interaction
             {"kind": "gemm", "n": 1, "k": 1, "m": 1, "us": 1.0}]   # another kind: ignored
     rows[3]["segments"][1]["pad_to"] = 8
+    for s in rows[4]["segments"]:
+        s["us"] = 11.0
     return {"meta": {"gpu": "SYNTHETIC" if gpu else "cpu", "sms": 132, "l2_mib": 60, "cuda": "13.0" if gpu else "",
                      "cublaslt": "13" if gpu else "", "revision": "test", "command": "synthetic", "date": "2026-01-01"},
             "stream_read_tbps": 4.5 if gpu else 0.0, "rows": rows}
@@ -48,9 +51,11 @@ def main(script):
         r = render(script, tmp, document(True), "fused.json")
         assert r.returncode == 0, r.stderr
         md = r.stdout
-        assert "fused ≤ 0.95 × separate (same run): **3 of 4 rows**" in md, md
+        assert "fused ≤ 0.95 × separate (same run): **4 of 5 rows**" in md, md
         assert "mla.qkv_a_g: 2 of 3; above 0.95 at M=16 (0.963)" in md, md
-        assert "kda.qkvg_fab: 1 of 1" in md, md
+        assert "kda.qkvg_fab: 2 of 2" in md, md
+        assert "- kda.qkvg_fab M=8: 35.00 µs back to back vs 22.00 µs alone (1.59x)" in md, md
+        assert "mla.qkv_a_g M=1:" not in md.split("## Interactions")[1], md
         assert "fused 3648×7168 at M ≤ 16 ≤ 12.7 µs: **1 of 2 rows** (slowest 13.00 µs at M=16" in md, md
         assert "kda.fab 140→144" in md, md
         assert "limit µs" in md and "cuBLASLt µs" in md, md
