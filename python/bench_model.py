@@ -377,8 +377,22 @@ def _capture(step):
     return graph, out
 
 
-def _busy_us(fn, reset, n=5):
-    """Mean GPU busy time of fn (sum of its device events' durations, torch.profiler), or None."""
+def kernel_table(events, steps, top=10, width=90):
+    """The largest kernels of a step: [(name, us per step, launches per step)] from (name, us) device events of
+    `steps` steps, largest total first; names cut to `width` characters (templated kernels run long)."""
+    totals = {}
+    for name, us in events:
+        t = totals.setdefault(name, [0.0, 0])
+        t[0] += us
+        t[1] += 1
+    rows = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
+    return [dict(name=name if len(name) <= width else name[:width - 3] + "...", us=t / steps, count=c / steps)
+            for name, (t, c) in rows]
+
+
+def _busy_profile(fn, reset, n=5):
+    """(mean GPU busy time of fn, its largest kernels per step) from torch.profiler's device events, or
+    (None, None) where the profiler does not work."""
     try:
         from torch.autograd import DeviceType
         from torch.profiler import ProfilerActivity, profile
@@ -388,16 +402,17 @@ def _busy_us(fn, reset, n=5):
                 fn()
                 torch.cuda.synchronize()
                 reset()
-        total = sum(e.time_range.elapsed_us() for e in prof.events() if e.device_type == DeviceType.CUDA)
-        return total / n if total > 0 else None
+        events = [(e.name, e.time_range.elapsed_us()) for e in prof.events() if e.device_type == DeviceType.CUDA]
+        total = sum(us for _, us in events)
+        return (total / n, kernel_table(events, n)) if total > 0 else (None, None)
     except Exception:  # noqa: BLE001 - a profiler that does not work here: no number
-        return None
+        return None, None
 
 
 def time_step(ds, iters=30, warmup=5, graph=True, busy=True):
     """Times ds.step(). Returns dict(us=median, samples, mode, mode_note, busy_us, graph_rel_err)."""
     cuda = ds.step_ids.is_cuda
-    res = dict(mode="eager", mode_note=None, busy_us=None, graph_rel_err=None)
+    res = dict(mode="eager", mode_note=None, busy_us=None, kernels=None, graph_rel_err=None)
     with torch.inference_mode():
         for _ in range(warmup):
             ds.step()
@@ -436,7 +451,7 @@ def time_step(ds, iters=30, warmup=5, graph=True, busy=True):
                 times.append((time.perf_counter() - t0) * 1e6)
             reset()
         if cuda and busy:
-            res["busy_us"] = _busy_us(run, reset)
+            res["busy_us"], res["kernels"] = _busy_profile(run, reset)
     res["us"] = statistics.median(times)
     res["samples"] = len(times)
     return res
@@ -468,6 +483,7 @@ def bench_m(stock, skinny, m, context, seed=0, iters=30, warmup=5, graph=True, b
         t = time_step(ds, iters=iters, warmup=warmup, graph=graph, busy=busy)
         row[f"{key}_us"] = t["us"]
         row[f"{key}_busy_us"] = t["busy_us"]
+        row[f"{key}_kernels"] = t["kernels"]
         row[f"{key}_mode"] = t["mode"]
         row[f"{key}_notes"] = [n for n in ds.notes + [t["mode_note"]] if n]
         row[f"{key}_cache"] = ds.cache_kind
@@ -510,6 +526,15 @@ def render_markdown(doc):
                    f"| {r['logits_rel_err']:.2e} | {r['argmax_agree']:.2f} "
                    f"| {'-' if r['routing_flips'] is None else r['routing_flips']} "
                    f"| {r['stock_mode']}/{r['stock_cache']}; {r['skinny_mode']}/{r['skinny_cache']} |")
+    # Where the busy time goes: the largest kernels of one step at the smallest and the largest M.
+    ends = sorted({min(r["m"] for r in rows), max(r["m"] for r in rows)}) if rows else []
+    for r in [r for r in rows if r["m"] in ends]:
+        for key in ("stock", "skinny"):
+            ks = r.get(f"{key}_kernels")
+            if not ks:
+                continue
+            out += ["", f"Largest kernels of one {key} step at M = {r['m']} (µs per step, launches per step):", ""]
+            out += [f"- {k['us']:.1f} µs, {k['count']:g}x `{k['name']}`" for k in ks]
     notes = sorted({n for r in rows for k in ("stock_notes", "skinny_notes") for n in r.get(k, [])})
     if notes:
         out += ["", "Notes (why not a CUDA graph / static cache):", ""] + [f"- {n}" for n in notes]

@@ -333,6 +333,15 @@ def test_bench_pipeline_on_a_toy_model_cpu(tmp_path):
     assert json.loads(path.read_text())["rows"][1]["m"] == 3
     md = bm.render_markdown(doc)
     assert "| M | stock µs |" in md and "\n| 3 |" in md and "## Left as they are (4)" in md
+    assert "Largest kernels" not in md  # no CUDA profile on the CPU
+
+    # the per-kernel table the GPU profile feeds it: totals per step, largest first, long names cut
+    events = [("gemm_a", 10.0), ("norm", 1.0), ("gemm_a", 12.0), ("x" * 120, 4.0), ("norm", 1.0)]
+    table = bm.kernel_table(events, steps=2, top=2, width=20)
+    assert [k["name"] for k in table] == ["gemm_a", "x" * 17 + "..."]
+    assert table[0]["us"] == 11.0 and table[0]["count"] == 1.0
+    doc["rows"][0]["skinny_kernels"] = table
+    assert "- 11.0 µs, 1x `gemm_a`" in bm.render_markdown(doc)
 
 
 def test_compare_and_flips():
