@@ -131,6 +131,16 @@ std::string model_path(const std::string& model) {
   return (fs::path(data_dir()) / "models" / (model + ".json")).string();
 }
 
+int64_t config_int(const ModelInfo& info, const std::string& key, const std::string& needed_by) {
+  for (const auto& [k, v] : info.config) {
+    if (k != key) continue;
+    SKINNYGEMM_CHECK(!v.empty() && v.size() < 12 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }),
+                     "model " << info.name << ": config '" << key << "' is '" << v << "'; expected a whole number");
+    return std::stoll(v);
+  }
+  SKINNYGEMM_FAIL("model " << info.name << ": config has no '" << key << "', which " << needed_by << " needs");
+}
+
 ModelInfo model_info(const std::string& model) {
   const json doc = load_json(model);
   const std::string where = model_path(model);

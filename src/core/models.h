@@ -40,6 +40,10 @@ struct ModelInfo {
   std::vector<std::pair<std::string, std::string>> config;  // model config values, in file order
 };
 
+// A whole-number config value of the model; throws Error naming the model, the key and `needed_by` when the key
+// is missing or its value is not a whole number.
+int64_t config_int(const ModelInfo& info, const std::string& key, const std::string& needed_by);
+
 // Names of the model files under data_dir()/models (without .json), sorted.
 std::vector<std::string> available_models();
 std::string model_path(const std::string& model);

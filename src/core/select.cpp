@@ -96,8 +96,9 @@ bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Ch
     for (const Config& c : listed_configs(f)) {
       if (!dev.is_cpu && !heuristic_scores(c, p)) continue;
       if (!supports(c, p, dev, alignment)) continue;
-      if (!dev.is_cpu && estimate(c, p, dev).waves > 1.0) continue;
-      const double us = predicted_us(c, p, dev);
+      const CostBreakdown cost = estimate(c, p, dev);
+      if (!dev.is_cpu && cost.waves > 1.0) continue;
+      const double us = cost.us;
       if (!found || better_pick(us, c, best, out->config)) {
         best = us;
         out->config = c;

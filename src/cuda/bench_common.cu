@@ -11,6 +11,7 @@
 #include "core/stats.h"
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
+#include "cuda/owned.cuh"
 #include "cuda/stream_read.cuh"
 
 namespace skinnygemm::cuda {
@@ -62,18 +63,7 @@ int cold_copies(int64_t copy_bytes, int64_t l2_bytes) {
 
 GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays,
                        const std::function<void(int)>& launch_copy) {
-  // Owns what this function creates, so that an exception on any line leaves nothing behind.
-  struct Objects {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    cudaEvent_t start = nullptr, stop = nullptr;
-    ~Objects() {
-      if (start) cudaEventDestroy(start);
-      if (stop) cudaEventDestroy(stop);
-      if (exec) cudaGraphExecDestroy(exec);
-      if (graph) cudaGraphDestroy(graph);
-    }
-  } o;
+  Graph o;  // owns what this function creates, so that an exception on any line leaves nothing behind
   SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   try {
     for (int r = 0; r < copies; ++r) launch_copy(r);
@@ -85,23 +75,11 @@ GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays
     cudaGetLastError();
     throw;
   }
-  SKINNYGEMM_CUDA_CHECK(cudaStreamEndCapture(stream, &o.graph));
-  SKINNYGEMM_CUDA_CHECK(cudaGraphInstantiate(&o.exec, o.graph, 0));
-  cudaGraphExec_t exec = o.exec;
-  SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&o.start));
-  SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&o.stop));
-  cudaEvent_t start = o.start, stop = o.stop;
-  for (int i = 0; i < 3; ++i) SKINNYGEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  o.end_capture(stream);
+  o.replay_ms(stream, 3);  // warm-up
   std::vector<double> per_call;
-  for (int s = 0; s < samples; ++s) {
-    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(start, stream));
-    for (int i = 0; i < replays; ++i) SKINNYGEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    SKINNYGEMM_CUDA_CHECK(cudaEventRecord(stop, stream));
-    SKINNYGEMM_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    SKINNYGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    per_call.push_back(1e3 * ms / (static_cast<double>(replays) * copies));
-  }
+  for (int s = 0; s < samples; ++s)
+    per_call.push_back(1e3 * o.replay_ms(stream, replays) / (static_cast<double>(replays) * copies));
   const SampleSummary s = summarize_samples(per_call);
   GraphTiming t;
   t.median_us = s.median;

@@ -178,13 +178,8 @@ class CudaMlaDevice final : public MlaDevice {
       throw;
     }
     // Fails (cudaErrorStreamCaptureUnjoined) if the side stream was not joined back into the main stream.
-    SKINNYGEMM_CUDA_CHECK(cudaStreamEndCapture(main_.s, &g.graph));
-    SKINNYGEMM_CUDA_CHECK(cudaGraphInstantiate(&g.exec, g.graph, 0));
-    SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&g.start));
-    SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&g.stop));
-    g.replay_ms(main_.s, 2);  // warm-up: first-launch costs, clocks
-    const double one = std::max(g.replay_ms(main_.s, 1), 1e-3);
-    const int replays = static_cast<int>(std::clamp(std::ceil(kSampleMs / one), 1.0, 1000.0));
+    g.end_capture(main_.s);
+    const int replays = g.replays_for(main_.s, kSampleMs);
     std::vector<double> us;
     for (int s = 0; s < samples; ++s) us.push_back(1e3 * g.replay_ms(main_.s, replays) / replays);
     const SampleSummary s = summarize_samples(us);

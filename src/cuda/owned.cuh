@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -56,6 +57,20 @@ struct Graph {
     if (graph) cudaGraphDestroy(graph);
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);
+  }
+  // Ends the capture on stream into this graph, instantiates it and creates its timing events.
+  void end_capture(cudaStream_t stream) {
+    SKINNYGEMM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    SKINNYGEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&start));
+    SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  // After two warm-up replays (first-launch costs, clocks): how many back-to-back replays take about
+  // sample_ms (1..1000).
+  int replays_for(cudaStream_t stream, double sample_ms) const {
+    replay_ms(stream, 2);
+    const double one = std::max(replay_ms(stream, 1), 1e-3);
+    return static_cast<int>(std::clamp(std::ceil(sample_ms / one), 1.0, 1000.0));
   }
   // Milliseconds of `replays` back-to-back replays on stream.
   double replay_ms(cudaStream_t stream, int replays) const {

@@ -101,13 +101,8 @@ class CudaStepDevice final : public StepDevice {
       cudaGetLastError();
       throw;
     }
-    SKINNYGEMM_CUDA_CHECK(cudaStreamEndCapture(stream_.s, &g.graph));
-    SKINNYGEMM_CUDA_CHECK(cudaGraphInstantiate(&g.exec, g.graph, 0));
-    SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&g.start));
-    SKINNYGEMM_CUDA_CHECK(cudaEventCreate(&g.stop));
-    g.replay_ms(stream_.s, 2);  // warm-up: first-launch costs, clocks
-    const double one = std::max(g.replay_ms(stream_.s, 1), 1e-3);
-    int replays = static_cast<int>(std::clamp(std::ceil(kSampleMs / one), 1.0, 1000.0));
+    g.end_capture(stream_.s);
+    int replays = g.replays_for(stream_.s, kSampleMs);
     if (comm_) replays = static_cast<int>(comm_->max(replays, stream_.s));  // the same on every rank
     std::vector<double> us;
     for (int s = 0; s < samples; ++s) us.push_back(1e3 * g.replay_ms(stream_.s, replays) / replays);

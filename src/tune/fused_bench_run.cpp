@@ -69,6 +69,17 @@ class Agreement {
   int64_t checked_ = 0;
 };
 
+// A row naming the point (fusion, dtype, merged N, K, M) and nothing measured yet.
+FusedRow point_row(const FusedSpec& spec, int64_t m) {
+  FusedRow row;
+  row.name = spec.name;
+  row.dtype = spec.dtype;
+  row.n = spec.merged_n();
+  row.k = spec.k;
+  row.m = m;
+  return row;
+}
+
 class FusionBench {
  public:
   FusionBench(const FusedSpec& spec, FusedBenchDevice& dev, int64_t max_m, const FusedBenchOptions& o)
@@ -92,12 +103,7 @@ class FusionBench {
   }
 
   FusedRow point(int64_t m) {
-    FusedRow row;
-    row.name = spec_.name;
-    row.dtype = spec_.dtype;
-    row.n = spec_.merged_n();
-    row.k = spec_.k;
-    row.m = m;
+    FusedRow row = point_row(spec_, m);
     m_ = m;
     const bool gpu_baselines = o_.baselines && dev_.backend() == Backend::Cuda;
     check(&row, gpu_baselines);
@@ -273,12 +279,7 @@ int64_t max_m(const FusedBenchOptions& o) { return *std::max_element(o.ms.begin(
 
 // A row for a point that could not be measured: error says why; nothing was timed.
 FusedRow failed_row(const FusedSpec& spec, int64_t m, const std::string& why) {
-  FusedRow row;
-  row.name = spec.name;
-  row.dtype = spec.dtype;
-  row.n = spec.merged_n();
-  row.k = spec.k;
-  row.m = m;
+  FusedRow row = point_row(spec, m);
   row.error = why;
   return row;
 }

@@ -16,13 +16,7 @@ constexpr MlaVariant kVariants[] = {MlaVariant::Cublaslt, MlaVariant::SkinnySepa
                                     MlaVariant::SkinnySideGate};
 
 int64_t config_int(const models::ModelInfo& info, const std::string& key) {
-  for (const auto& [k, v] : info.config) {
-    if (k != key) continue;
-    SKINNYGEMM_CHECK(!v.empty() && v.size() < 12 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }),
-                     "model " << info.name << ": config '" << key << "' is '" << v << "'; expected a whole number");
-    return std::stoll(v);
-  }
-  SKINNYGEMM_FAIL("model " << info.name << ": config has no '" << key << "', which the MLA layer needs");
+  return models::config_int(info, key, "the MLA layer");
 }
 
 int64_t align256(int64_t v) { return (v + 255) / 256 * 256; }

@@ -124,13 +124,7 @@ void verify_order(const StepModel& model, const std::vector<StepOp>& ops) {
 namespace {
 
 int64_t config_int(const models::ModelInfo& info, const std::string& key) {
-  for (const auto& [k, v] : info.config) {
-    if (k != key) continue;
-    SKINNYGEMM_CHECK(!v.empty() && v.size() < 12 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }),
-                     "model " << info.name << ": config '" << key << "' is '" << v << "'; expected a whole number");
-    return std::stoll(v);
-  }
-  SKINNYGEMM_FAIL("model " << info.name << ": config has no '" << key << "', which the step needs");
+  return models::config_int(info, key, "the step");
 }
 
 struct Builder {
