@@ -152,7 +152,8 @@ int estimated_registers(const Config& c) {
 
 int64_t smem_bytes(const Config& c, const Problem& p) {
   if (c.family == Family::Bulk)
-    return bulk_smem_bytes(c.tile_m, static_cast<int>(std::min<int64_t>(p.m, c.tile_m)), c.warps_k, c.unroll);
+    return bulk_launch_smem_bytes(c.tile_m, static_cast<int>(std::min<int64_t>(p.m, c.tile_m)), c.warps_k, c.unroll,
+                                  c.split_k);
   if (c.family == Family::Reg) return static_cast<int64_t>(partial_floats(c.tile_m, c.warps_n, c.warps_k)) * 4;
   return skinny_smem_bytes(c.family == Family::Mma, c.tile_m, c.warps_n, c.warps_k, c.unroll);
 }

@@ -31,6 +31,10 @@ TEST(GpuGraphs, CaptureAndReplayWithNewInputs) {
       x.upload(h.x);
       w.upload(h.w);
       CUDA_OK(cudaMemset(y.get(), 0xFF, matrix_elems(p.m, p.n, p.y_stride()) * 2));
+      // cudaMemset and the uploads go to the legacy stream, which the non-blocking stream does not wait for:
+      // without this the poison could land after the replay's output (seen once at 85bb96e under ctest -j 4:
+      // y[0][0] = NaN, the poison).
+      CUDA_OK(cudaDeviceSynchronize());
       CUDA_OK(cudaGraphLaunch(exec, stream));
       CUDA_OK(cudaStreamSynchronize(stream));
       std::vector<uint16_t> nv(matrix_elems(p.m, p.n, p.y_stride()));

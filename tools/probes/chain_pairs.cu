@@ -39,7 +39,7 @@ struct Gemm {
 
 using Kernel = void (*)(SkinnyParams);
 Kernel kernel_of(const Gemm& g) {
-  if (g.bulk) return g.unroll == 2 ? skinny_bulk_kernel<bf16, 8, 2> : skinny_bulk_kernel<bf16, 8, 4>;
+  if (g.bulk) return g.unroll == 2 ? skinny_bulk_kernel<bf16, 8, 2, true> : skinny_bulk_kernel<bf16, 8, 4, true>;
   return g.unroll == 2 ? skinny_reg_kernel<bf16, 8, 2> : skinny_reg_kernel<bf16, 8, 4>;
 }
 
@@ -63,7 +63,7 @@ Launch make_launch(const Gemm& g, const bf16* x, bf16* y, bool late, bool flat) 
   p.k_chunks = g.bulk ? (g.k + skinnygemm::kBulkChunkK - 1) / skinnygemm::kBulkChunkK : (g.k + 31) / 32;
   p.late_trigger = late ? 1 : 0;
   l.block = dim3(32 * g.warps_n * g.warps_k);
-  l.smem = g.bulk ? skinnygemm::bulk_smem_bytes(8, kM, g.warps_k, g.unroll)
+  l.smem = g.bulk ? skinnygemm::bulk_launch_smem_bytes(8, kM, g.warps_k, g.unroll, g.split)
                   : skinnygemm::partial_floats(8, g.warps_n, g.warps_k) * 4;
   // The largest limit once: two launches of the same instance may ask for different sizes.
   CHECK(cudaFuncSetAttribute(l.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
@@ -147,6 +147,26 @@ int main() {
       });
       std::printf("%s,%s,%s,%.3f,%.3f,%u,%u\n", names[v], a.name().c_str(), b.name().c_str(), us, 2 * us, la.grid.y,
                   lb.grid.y);
+      std::fflush(stdout);
+    }
+    // Session 4: "carve" = as the library, with both kernels asking for the largest shared-memory carveout (the
+    // driver otherwise gives the register ring, with little shared memory, a small one, and an SM must drain
+    // to switch). Then back to the default for the next pair.
+    const Launch la = make_launch(a, x, y, false, false), lb = make_launch(b, x, y, false, false);
+    for (int carve : {cudaSharedmemCarveoutMaxShared, cudaSharedmemCarveoutDefault}) {
+      CHECK(cudaFuncSetAttribute(la.kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
+      CHECK(cudaFuncSetAttribute(lb.kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
+      if (carve == cudaSharedmemCarveoutDefault) break;
+      for (const Launch* l : {&la, &lb}) {
+        const double us = probe::time_launches(s, [&](int i) { launch(*l, l == &la ? w_a(i) : w_b(i), s); });
+        const std::string name = (l == &la ? a : b).name();
+        std::printf("carve-alone,%s,%s,%.3f,%.3f,%u,%u\n", name.c_str(), name.c_str(), us, 0.0, l->grid.y, l->grid.y);
+      }
+      const double us = probe::time_launches(s, [&](int i) {
+        if (i % 2 == 0) launch(la, w_a(i / 2), s);
+        else launch(lb, w_b(i / 2), s);
+      });
+      std::printf("carve,%s,%s,%.3f,%.3f,%u,%u\n", a.name().c_str(), b.name().c_str(), us, 2 * us, la.grid.y, lb.grid.y);
       std::fflush(stdout);
     }
   }

@@ -7,7 +7,7 @@ namespace skinnygemm::cuda {
 struct BulkKernels {
   static constexpr const int (&kTiles)[std::size(kMmaTileM)] = kMmaTileM;
   template <typename T, int kTile, int kUnroll>
-  static SkinnyKernel get() { return &skinny_bulk_kernel<T, kTile, kUnroll>; }
+  static SkinnyKernel get() { return &skinny_bulk_kernel<T, kTile, kUnroll, bulk_leader_reduce(kTile)>; }
 };
 
 SkinnyKernel find_bulk_fp16(int tile_m, int unroll) { return find_instance<BulkKernels, __half>(tile_m, unroll); }

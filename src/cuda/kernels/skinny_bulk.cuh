@@ -9,8 +9,9 @@
 // register ring in the same harness: 1536x7168 6.64 vs 8.09 us, 896x7168 3.88 vs 5.91, 144x7168 1.66 vs
 // 3.06, 2304x1536 2.55 vs 4.60, 3648x7168 14.20 vs 14.78.
 //
-// Decomposition: a CTA owns one 16-row block (grid.y = row blocks, not persistent: a persistent grid would
-// keep the next kernel's CTAs off the SMs) and a K slice (grid.x = split_k CTAs of a cluster). The slice is
+// Decomposition: a CTA owns up to 16 consecutive rows, an equal share of N (grid.y >= N / 16 CTAs, not
+// persistent: a persistent grid would keep the next kernel's CTAs off the SMs; launch_skinny picks grid.y)
+// and a K slice (grid.x = split_k CTAs of a cluster). The slice is
 // cut into stages of 16 rows x 256 K; stage j lives in slot j % kSlots, is consumed by warp j % warps_k,
 // which then refills the slot with stage j + kSlots (kSlots % warps_k == 0, so a slot has one owner warp).
 // A slot holds the 16 weight rows, then min(M, kTileM) x rows; its mbarrier expects both, the weight copies
@@ -55,8 +56,8 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned b
       : "memory");
 }
 
-// Split-K across the cluster without holding it (experiment, skinny_bulk_kernel's kLeaderReduce; measured by
-// tools/probes/cluster_reduce.cu before it may replace reduce_and_store here): ranks > 0 push their CTA's sums
+// Split-K across the cluster without holding it (skinny_bulk_kernel's kLeaderReduce; measured by
+// tools/probes/cluster_reduce.cu, core/tiling.h bulk_leader_reduce): ranks > 0 push their CTA's sums
 // into rank 0's shared memory, arrive on its mbarrier (every thread, release at cluster scope) and exit; rank 0
 // waits once and adds in rank order, 0 + rank 0 + rank 1 + ..., the order reduce_and_store uses, so the bits
 // are the same. reduce_and_store instead holds every CTA for two cluster barriers (~1 us at split 4-8, v6 in
@@ -67,7 +68,7 @@ __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.w
 
 template <typename T, int kTileM>
 __device__ __forceinline__ void reduce_to_leader(const SkinnyParams& p, float* partials, float* recv,
-                                                 uint64_t* recv_bar, int row_block) {
+                                                 uint64_t* recv_bar, int row0, int row_end) {
   namespace cg = cooperative_groups;
   constexpr int kRows = 16;  // one warp row (w1xK)
   constexpr int kOutputs = kTileM * kRows;
@@ -101,10 +102,9 @@ __device__ __forceinline__ void reduce_to_leader(const SkinnyParams& p, float* p
       "@!done bra wait_%=;\n"
       "}\n" ::"r"(addr)
       : "memory");
-  const int row0 = row_block * kRows;
   for (int i = threadIdx.x; i < kOutputs; i += blockDim.x) {
     const int token = i / kRows, row = i % kRows;
-    if (token >= p.m || row0 + row >= p.n) continue;
+    if (token >= p.m || row0 + row >= row_end) continue;
     float s = 0.f;
     s += partials[token * pitch + row];
     for (int r = 1; r < p.split_k; ++r) s += recv[(r - 1) * kOutputs + i];
@@ -112,9 +112,9 @@ __device__ __forceinline__ void reduce_to_leader(const SkinnyParams& p, float* p
   }
 }
 
-// kLeaderReduce: split-K through reduce_to_leader (tools/probes/cluster_reduce.cu; the launch must add
-// bulk_leader_bytes of shared memory and a cluster of split_k CTAs). The library's instances leave it false, so
-// they carry none of that code (with a run-time flag the m64 instance spilled 20 bytes, ptxas -v).
+// kLeaderReduce: split-K through reduce_to_leader (the launch adds bulk_leader_bytes of shared memory and a
+// cluster of split_k CTAs). The library sets it for tiles 8 and 16 (core/tiling.h, bulk_leader_reduce, with the
+// measurements); tiles 32 and 64 leave it false and carry none of that code (the m64 instance spilled, ptxas -v).
 template <typename T, int kTileM, int kUnroll, bool kLeaderReduce = false>
 __global__ void __launch_bounds__(256) skinny_bulk_kernel(const SkinnyParams p) {
   static_assert(kTileM % 8 == 0 && kTileM <= 64, "token tile must be 8..64 in steps of 8 (n8 MMA tiles)");
@@ -133,8 +133,11 @@ __global__ void __launch_bounds__(256) skinny_bulk_kernel(const SkinnyParams p) 
   int s0, s1;  // this CTA's stages of K (p.k_chunks counts 256-wide stages for this family)
   slice_range(p.k_chunks, blockIdx.x, p.split_k, s0, s1);
   const int stages = s1 - s0;
-  const int row0 = static_cast<int>(blockIdx.y) * 16;
-  const int rows = min(16, p.n - row0);
+  // This CTA's rows: an equal share of N, at most 16 (the launcher sizes gridDim.y; with gridDim.y = N / 16
+  // these are the 16-row blocks). Rows past row_end are never copied and never stored.
+  const int row0 = static_cast<int>(static_cast<long long>(blockIdx.y) * p.n / gridDim.y);
+  const int row_end = static_cast<int>(static_cast<long long>(blockIdx.y + 1) * p.n / gridDim.y);
+  const int rows = row_end - row0;
   const long long ldw_bytes = p.ldw * 2, ldx_bytes = p.ldx * 2;
   const char* w_rows = static_cast<const char*>(p.w) + row0 * ldw_bytes;
   const char* x_rows_ptr = static_cast<const char*>(p.x);
@@ -216,11 +219,11 @@ __global__ void __launch_bounds__(256) skinny_bulk_kernel(const SkinnyParams p) 
   store_mma_partials<kTileM>(partials, acc, partial_pitch(1), warp, 0, g, t);
   if constexpr (kLeaderReduce) {
     if (leader_reduce) {
-      reduce_to_leader<T, kTileM>(p, partials, recv, recv_bar, static_cast<int>(blockIdx.y));
+      reduce_to_leader<T, kTileM>(p, partials, recv, recv_bar, row0, row_end);
       return;
     }
   }
-  reduce_and_store<T, kTileM>(p, partials, static_cast<int>(blockIdx.y));
+  reduce_and_store<T, kTileM>(p, partials, row0, row_end);
 }
 
 }  // namespace skinnygemm::cuda
