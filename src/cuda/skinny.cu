@@ -1,7 +1,6 @@
 #include "cuda/skinny.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -60,40 +59,21 @@ int resident_row_ctas(SkinnyKernel kernel, const LaunchShape& shape, int sms) {
   return cache[key] = count;
 }
 
-// Once per kernel: ask for the largest shared-memory carveout. Then raise its dynamic shared-memory limit
-// (only needed above the 48 KB default) to the largest size any of its launches has asked for: an attribute
-// set for a smaller launch must never stay in force.
-// NOTE: the carveout. Left to the driver, a kernel with little shared memory (the register ring) runs with a
-// small carveout and the stage ring with the largest, and an SM must drain to switch: measured on the H200
-// (tools/probes/chain_pairs.cu, M = 8), a stage ring and a register ring alternating ran 34.3 us per pair
-// against 21.5 us for the two alone; see docs/kernels.md "Session 4" for the run with one carveout for all.
+// Raise a kernel's dynamic shared-memory limit (only needed above the 48 KB default) to the largest size
+// any of its launches has asked for: an attribute set for a smaller launch must never stay in force.
+// NOTE: the shared-memory carveout stays the driver's choice. Forcing the largest one on every kernel made the
+// register ring 1.8x slower (tools/probes/chain_pairs.cu at 0a31819: 3584x7168 M = 8 15.4 -> 27.9 us; the whole
+// step at M = 1 went from 1.09x to 0.83x cuBLASLt): its loads in flight need L1 (docs/kernels.md, "Session 4").
 void allow_smem(SkinnyKernel kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return;
   static std::mutex mutex;
   static std::map<SkinnyKernel, std::size_t> limit;
   std::lock_guard<std::mutex> lock(mutex);
-  auto [it, first] = limit.emplace(kernel, 0);
-  if (first)
-    SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                               cudaSharedmemCarveoutMaxShared));
-  std::size_t& current = it->second;
-  if (bytes <= 48 * 1024 || bytes <= current) return;
+  std::size_t& current = limit[kernel];
+  if (bytes <= current) return;
   SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(bytes)));
   current = bytes;
-}
-// CTAs of a bulk grid along N. Each takes an equal share of the rows, at most 16. Default: N / 16 CTAs (16-row
-// blocks). SKINNYGEMM_BULK_MIN_ROWS=r (experiment, docs/kernels.md "Session 4"): spread the rows over the
-// resident CTAs, down to r rows each, so that every SM streams the same bytes (3648x7168: 228 blocks of 16
-// rows put 2 CTAs on 96 SMs and 1 on 36; 264 CTAs of 13-14 rows put 2 on every SM).
-int64_t bulk_row_ctas(int64_t n, int64_t row_blocks, int resident) {
-  static const int64_t min_rows = [] {
-    const char* v = std::getenv("SKINNYGEMM_BULK_MIN_ROWS");
-    const int64_t r = v ? std::atoll(v) : 0;
-    SKINNYGEMM_CHECK(r >= 0 && r <= 16, "SKINNYGEMM_BULK_MIN_ROWS=" << v << "; expected 1..16 (or unset)");
-    return r;
-  }();
-  if (min_rows == 0) return row_blocks;
-  return std::max<int64_t>(row_blocks, std::min<int64_t>(resident, (n + min_rows - 1) / min_rows));
 }
 }  // namespace
 
@@ -137,10 +117,10 @@ void launch_skinny(const Problem& p, const Config& c, const void* x, const void*
   shape.cluster_x = c.split_k;
   allow_smem(kernel, shape.smem);
   const int resident = resident_row_ctas(kernel, shape, device_info().sms);
-  // The bulk ring gives each CTA at most one row block (kernels/skinny_bulk.cuh: a persistent grid would keep
-  // the next kernel's CTAs off the SMs); the other families walk the row blocks with as many CTAs as are resident.
-  const int64_t row_ctas =
-      c.family == Family::Bulk ? bulk_row_ctas(p.n, d.row_blocks, resident) : std::min<int64_t>(d.row_blocks, resident);
+  // The bulk ring owns one row block per CTA (kernels/skinny_bulk.cuh: a persistent grid would keep the next
+  // kernel's CTAs off the SMs; spreading the rows over every resident CTA did not help either, docs/kernels.md
+  // "Session 4"); the other families walk the row blocks with as many CTAs as are resident.
+  const int64_t row_ctas = c.family == Family::Bulk ? d.row_blocks : std::min<int64_t>(d.row_blocks, resident);
   shape.grid = dim3(static_cast<unsigned>(c.split_k), static_cast<unsigned>(row_ctas), 1);
   try {
     launch(kernel, shape, stream, params);

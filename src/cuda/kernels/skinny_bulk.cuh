@@ -9,9 +9,8 @@
 // register ring in the same harness: 1536x7168 6.64 vs 8.09 us, 896x7168 3.88 vs 5.91, 144x7168 1.66 vs
 // 3.06, 2304x1536 2.55 vs 4.60, 3648x7168 14.20 vs 14.78.
 //
-// Decomposition: a CTA owns up to 16 consecutive rows, an equal share of N (grid.y >= N / 16 CTAs, not
-// persistent: a persistent grid would keep the next kernel's CTAs off the SMs; launch_skinny picks grid.y)
-// and a K slice (grid.x = split_k CTAs of a cluster). The slice is
+// Decomposition: a CTA owns one 16-row block (grid.y = row blocks, not persistent: a persistent grid would
+// keep the next kernel's CTAs off the SMs) and a K slice (grid.x = split_k CTAs of a cluster). The slice is
 // cut into stages of 16 rows x 256 K; stage j lives in slot j % kSlots, is consumed by warp j % warps_k,
 // which then refills the slot with stage j + kSlots (kSlots % warps_k == 0, so a slot has one owner warp).
 // A slot holds the 16 weight rows, then min(M, kTileM) x rows; its mbarrier expects both, the weight copies
@@ -133,10 +132,9 @@ __global__ void __launch_bounds__(256) skinny_bulk_kernel(const SkinnyParams p) 
   int s0, s1;  // this CTA's stages of K (p.k_chunks counts 256-wide stages for this family)
   slice_range(p.k_chunks, blockIdx.x, p.split_k, s0, s1);
   const int stages = s1 - s0;
-  // This CTA's rows: an equal share of N, at most 16 (the launcher sizes gridDim.y; with gridDim.y = N / 16
-  // these are the 16-row blocks). Rows past row_end are never copied and never stored.
-  const int row0 = static_cast<int>(static_cast<long long>(blockIdx.y) * p.n / gridDim.y);
-  const int row_end = static_cast<int>(static_cast<long long>(blockIdx.y + 1) * p.n / gridDim.y);
+  // This CTA's 16-row block; rows past N are never copied and never stored.
+  const int row0 = static_cast<int>(blockIdx.y) * 16;
+  const int row_end = min(p.n, row0 + 16);
   const int rows = row_end - row0;
   const long long ldw_bytes = p.ldw * 2, ldx_bytes = p.ldx * 2;
   const char* w_rows = static_cast<const char*>(p.w) + row0 * ldw_bytes;
