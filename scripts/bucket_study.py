@@ -7,9 +7,10 @@ bucket set B the config that runs at M is the one stored at M' = min{b in B: b >
 config's own row at M, measured in the same run as the config stored for M itself. Loss = that time over the
 per-M stored config's time - 1 (the per-M pick's time is a winner's median, so small losses are partly noise).
 
-    scripts/bucket_study.py tune-gpu0.json tune-gpu1.json --buckets 1,2,4,8,16,32,64 [--json F] [--md F]
+    scripts/bucket_study.py tune-gpu0.json tune-gpu1.json.gz --buckets 1,2,4,8,16,32,64 [--json F] [--md F]
 """
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -19,7 +20,7 @@ def load(paths):
     points = {}  # (dtype, n, k, m) -> {config: us}, plus the stored config under key None
     meta = None
     for path in paths:
-        d = json.load(open(path))
+        d = json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path))
         meta = meta or d.get("meta")
         for r in d["rows"]:
             key = (r["dtype"], r["n"], r["k"], r["m"])
