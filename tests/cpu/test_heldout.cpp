@@ -50,35 +50,31 @@ TEST(Heldout, AtLeast24ShapesNoneOfThemKimiK3) {
   }
 }
 
-// The second, blind set (models/heldout_blind.json): written before any measurement on it, disjoint from the
-// first set (which the session-3 heuristic's rules were chosen after), from Kimi-K3 and from the tables.
-TEST(Heldout, BlindSetIsNewAtLeast24ShapesNoneKimiNoneOfTheFirstSet) {
-  std::set<Shape> first;
-  for (const models::Projection& p : models::parse_shapes("model:heldout:tp1")) first.insert({p.n, p.k});
-  const std::vector<models::Projection> blind = models::parse_shapes("model:heldout_blind:tp1");
-  EXPECT_GE(blind.size(), 24u);
-  const std::set<Shape> kimi = kimi_shapes();
-  for (const models::Projection& p : blind) {
-    EXPECT_EQ(p.k % 8, 0) << p.name << " " << p.shape();
-    EXPECT_EQ(kimi.count({p.n, p.k}), 0u) << p.name << " " << p.shape() << " is a Kimi-K3 shape";
-    EXPECT_EQ(first.count({p.n, p.k}), 0u) << p.name << " " << p.shape() << " is in heldout.json";
-  }
-}
-
-// The third set (models/heldout_third.json): written in session 4 before any measurement on it, after the second
-// set had been measured and the heuristic changed in its light; disjoint from both earlier sets and Kimi-K3.
-TEST(Heldout, ThirdSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+// A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
+void expect_new_heldout_set(const char* set, std::initializer_list<const char*> earlier_sets) {
   std::set<Shape> earlier;
-  for (const char* set : {"model:heldout:tp1", "model:heldout_blind:tp1"})
-    for (const models::Projection& p : models::parse_shapes(set)) earlier.insert({p.n, p.k});
-  const std::vector<models::Projection> third = models::parse_shapes("model:heldout_third:tp1");
-  EXPECT_GE(third.size(), 24u);
+  for (const char* e : earlier_sets)
+    for (const models::Projection& p : models::parse_shapes(e)) earlier.insert({p.n, p.k});
+  const std::vector<models::Projection> shapes = models::parse_shapes(set);
+  EXPECT_GE(shapes.size(), 24u) << set;
   const std::set<Shape> kimi = kimi_shapes();
-  for (const models::Projection& p : third) {
+  for (const models::Projection& p : shapes) {
     EXPECT_EQ(p.k % 8, 0) << p.name << " " << p.shape();
     EXPECT_EQ(kimi.count({p.n, p.k}), 0u) << p.name << " " << p.shape() << " is a Kimi-K3 shape";
     EXPECT_EQ(earlier.count({p.n, p.k}), 0u) << p.name << " " << p.shape() << " is in an earlier held-out set";
   }
+}
+
+// The second, blind set (models/heldout_blind.json): written before any measurement on it, disjoint from the
+// first set (which the session-3 heuristic's rules were chosen after), from Kimi-K3 and from the tables.
+TEST(Heldout, BlindSetIsNewAtLeast24ShapesNoneKimiNoneOfTheFirstSet) {
+  expect_new_heldout_set("model:heldout_blind:tp1", {"model:heldout:tp1"});
+}
+
+// The third set (models/heldout_third.json): written in session 4, after the second set had been measured and
+// before any measurement on it; disjoint from both earlier sets and Kimi-K3.
+TEST(Heldout, ThirdSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_third:tp1", {"model:heldout:tp1", "model:heldout_blind:tp1"});
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points).
