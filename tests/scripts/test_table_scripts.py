@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""ctest Scripts.TableScripts: scripts/bucket_study.py and scripts/table_take_m.py on small *synthetic* files
+(made-up times, written to a temporary folder, never committed as results).
+
+- bucket_study: a point between buckets is charged the time, at its own M, of the config stored for the bucket
+  above it; points at a bucket's own M are left out of the summary; a bucket config not measured at that M is
+  reported missing.
+- table_take_m: --m swaps whole M buckets; without --m every point of the other table replaces the same point
+  and new points are added; tables of another device are refused.
+
+    python3 tests/scripts/test_table_scripts.py scripts/
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(*args):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True)
+
+
+def tune_rows():
+    # N=100,K=256: per M, a few candidates; the stored one is the fastest.
+    times = {1: {"a": 1.0, "b": 2.0, "cublaslt": 3.0}, 2: {"a": 1.5, "b": 1.2, "cublaslt": 3.0},
+             3: {"a": 1.8, "b": 1.2, "cublaslt": 1.5}, 4: {"a": 1.0, "b": 2.0, "cublaslt": 3.0},
+             5: {"b": 1.0, "cublaslt": 2.0}, 8: {"a": 1.0, "cublaslt": 2.0}}
+    rows = []
+    for m, cands in times.items():
+        best = min(cands, key=cands.get)
+        for c, us in cands.items():
+            rows.append({"kind": "gemm", "dtype": "bf16", "n": 100, "k": 256, "m": m, "config": c, "us": us,
+                         "stored": c == best})
+    return {"meta": {"gpu": "synthetic"}, "rows": rows}
+
+
+def check(cond, what, failures):
+    if not cond:
+        failures.append(what)
+
+
+def main(scripts):
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tune = os.path.join(tmp, "tune.json.gz")
+        with gzip.open(tune, "wt") as f:
+            json.dump(tune_rows(), f)
+        out = os.path.join(tmp, "b.json")
+        r = run(os.path.join(scripts, "bucket_study.py"), tune, "--buckets", "1,4,8", "--json", out)
+        check(r.returncode == 0, "bucket_study.py failed: " + r.stderr, failures)
+        if r.returncode == 0:
+            s = json.load(open(out))["sets"][0]
+            rows = {x["m"]: x for x in s["rows"] if x["m"] != x["bucket"]}
+            # M = 2, 3 are served by M = 4's stored "a"; M = 5 by M = 8's "a", which M = 5 did not measure.
+            check(sorted(rows) == [2, 3], f"between-bucket points {sorted(rows)}, expected [2, 3]", failures)
+            check(abs(rows.get(2, {}).get("loss", 0) - (1.5 / 1.2 - 1)) < 1e-9, "loss at M = 2", failures)
+            check(abs(rows.get(3, {}).get("loss", 0) - (1.8 / 1.2 - 1)) < 1e-9, "loss at M = 3", failures)
+            check(rows.get(3, {}).get("slower_than_cublaslt") is True, "M = 3 is slower than cuBLASLt", failures)
+            check([x["m"] for x in s["missing"]] == [5], f"missing {s['missing']}, expected M = 5", failures)
+            check(s["summary"]["over_2pct"] == 2, "over_2pct", failures)
+
+        def table(entries, gpu="NVIDIA H200"):
+            return {"meta": {"gpu": gpu, "sms": 132}, "entries": [
+                {"dtype": "bf16", "n": n, "k": 256, "m": m, "config": c, "us": 1.0, "cublaslt_us": 2.0}
+                for n, m, c in entries]}
+        base, other, alien = (os.path.join(tmp, f) for f in ("base.json", "other.json", "alien.json"))
+        json.dump(table([(100, 1, "old"), (100, 8, "old"), (200, 1, "old")]), open(base, "w"))
+        json.dump(table([(100, 8, "new"), (300, 1, "new")]), open(other, "w"))
+        json.dump(table([(100, 1, "x")], gpu="other"), open(alien, "w"))
+        take = os.path.join(scripts, "table_take_m.py")
+        swapped = os.path.join(tmp, "swapped.json")
+        r = run(take, base, "--from", other, "--m", "1", "--out", swapped)
+        got = {(e["n"], e["m"]): e["config"] for e in json.load(open(swapped))["entries"]} if r.returncode == 0 else {}
+        check(got == {(100, 8): "old", (300, 1): "new"}, f"--m 1 swap gave {got}", failures)
+        r = run(take, base, "--from", other)
+        got = {(e["n"], e["m"]): e["config"] for e in json.load(open(base))["entries"]} if r.returncode == 0 else {}
+        check(got == {(100, 1): "old", (100, 8): "new", (200, 1): "old", (300, 1): "new"}, f"merge gave {got}",
+              failures)
+        r = run(take, base, "--from", alien)
+        check(r.returncode != 0 and "gpu differs" in (r.stdout + r.stderr), "another device's table refused",
+              failures)
+    for f in failures:
+        print("FAIL:", f)
+    print("ok" if not failures else f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
