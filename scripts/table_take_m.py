@@ -30,8 +30,8 @@ def main():
     taken = [e for e in source["entries"] if ms is None or e["m"] in ms]
     if not taken:
         sys.exit(f"table_take_m.py: {args.source} has no entries" + (f" at M = {sorted(ms)}" if ms else ""))
-    replaced = {key(e) for e in taken} if ms is None else None
-    kept = [e for e in table["entries"] if (key(e) not in replaced if ms is None else e["m"] not in ms)]
+    replaced = {key(e) for e in taken}
+    kept = [e for e in table["entries"] if key(e) not in replaced and (ms is None or e["m"] not in ms)]
     table["entries"] = sorted(kept + taken, key=key)
     out = args.out or args.table
     compact = lambda o: json.dumps(o, separators=(",", ":"))  # the layout skinnygemm tune writes

@@ -67,7 +67,7 @@ __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.w
 
 template <typename T, int kTileM>
 __device__ __forceinline__ void reduce_to_leader(const SkinnyParams& p, float* partials, float* recv,
-                                                 uint64_t* recv_bar, int row0, int row_end) {
+                                                 uint64_t* recv_bar, int row_block) {
   namespace cg = cooperative_groups;
   constexpr int kRows = 16;  // one warp row (w1xK)
   constexpr int kOutputs = kTileM * kRows;
@@ -101,9 +101,10 @@ __device__ __forceinline__ void reduce_to_leader(const SkinnyParams& p, float* p
       "@!done bra wait_%=;\n"
       "}\n" ::"r"(addr)
       : "memory");
+  const int row0 = row_block * kRows;
   for (int i = threadIdx.x; i < kOutputs; i += blockDim.x) {
     const int token = i / kRows, row = i % kRows;
-    if (token >= p.m || row0 + row >= row_end) continue;
+    if (token >= p.m || row0 + row >= p.n) continue;
     float s = 0.f;
     s += partials[token * pitch + row];
     for (int r = 1; r < p.split_k; ++r) s += recv[(r - 1) * kOutputs + i];
@@ -132,10 +133,8 @@ __global__ void __launch_bounds__(256) skinny_bulk_kernel(const SkinnyParams p) 
   int s0, s1;  // this CTA's stages of K (p.k_chunks counts 256-wide stages for this family)
   slice_range(p.k_chunks, blockIdx.x, p.split_k, s0, s1);
   const int stages = s1 - s0;
-  // This CTA's 16-row block; rows past N are never copied and never stored.
   const int row0 = static_cast<int>(blockIdx.y) * 16;
-  const int row_end = min(p.n, row0 + 16);
-  const int rows = row_end - row0;
+  const int rows = min(16, p.n - row0);
   const long long ldw_bytes = p.ldw * 2, ldx_bytes = p.ldx * 2;
   const char* w_rows = static_cast<const char*>(p.w) + row0 * ldw_bytes;
   const char* x_rows_ptr = static_cast<const char*>(p.x);
@@ -217,11 +216,11 @@ __global__ void __launch_bounds__(256) skinny_bulk_kernel(const SkinnyParams p) 
   store_mma_partials<kTileM>(partials, acc, partial_pitch(1), warp, 0, g, t);
   if constexpr (kLeaderReduce) {
     if (leader_reduce) {
-      reduce_to_leader<T, kTileM>(p, partials, recv, recv_bar, row0, row_end);
+      reduce_to_leader<T, kTileM>(p, partials, recv, recv_bar, static_cast<int>(blockIdx.y));
       return;
     }
   }
-  reduce_and_store<T, kTileM>(p, partials, row0, row_end);
+  reduce_and_store<T, kTileM>(p, partials, static_cast<int>(blockIdx.y));
 }
 
 }  // namespace skinnygemm::cuda

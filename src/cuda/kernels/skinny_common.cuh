@@ -213,11 +213,10 @@ __device__ __forceinline__ void store_output(const SkinnyParams& p, int token, i
   }
 }
 
-// Sums the partials of every warp (and every CTA of the cluster) in a fixed order and stores the output rows
-// [row0, row_end) of y (row_end - row0 <= 16 warps_n; partials past row_end are never stored).
+// Sums the partials of every warp (and every CTA of the cluster) in a fixed order and stores y.
 // partials: [warps_k][tile_m][pitch] FP32, already written by every warp; called by all threads.
 template <typename T, int kTileM>
-__device__ __forceinline__ void reduce_and_store(const SkinnyParams& p, float* partials, int row0, int row_end) {
+__device__ __forceinline__ void reduce_and_store(const SkinnyParams& p, float* partials, int row_block) {
   namespace cg = cooperative_groups;
   const int pitch = partial_pitch(p.warps_n);
   const int rows = 16 * p.warps_n;
@@ -233,11 +232,12 @@ __device__ __forceinline__ void reduce_and_store(const SkinnyParams& p, float* p
     for (int wk = 1; wk < p.warps_k; ++wk) s += partials[wk * slice_floats + off];
     partials[off] = s;
   }
+  const int row0 = row_block * rows;
   if (p.split_k == 1) {
     __syncthreads();
     for (int i = threadIdx.x; i < outputs; i += threads) {
       const int token = i / rows, row = i % rows;
-      if (token < p.m && row0 + row < row_end) store_output<T>(p, token, row0 + row, partials[token * pitch + row]);
+      if (token < p.m && row0 + row < p.n) store_output<T>(p, token, row0 + row, partials[token * pitch + row]);
     }
     __syncthreads();  // the partials are rewritten for the next row block
     return;
@@ -251,19 +251,13 @@ __device__ __forceinline__ void reduce_and_store(const SkinnyParams& p, float* p
   const int end = min(outputs, begin + share);
   for (int i = begin + threadIdx.x; i < end; i += threads) {
     const int token = i / rows, row = i % rows;
-    if (token >= p.m || row0 + row >= row_end) continue;
+    if (token >= p.m || row0 + row >= p.n) continue;
     const int off = token * pitch + row;
     float s = 0.f;
     for (int r = 0; r < p.split_k; ++r) s += cluster.map_shared_rank(partials, r)[off];
     store_output<T>(p, token, row0 + row, s);
   }
   cluster.sync();  // keep every CTA's shared memory alive until all peers have read it
-}
-// Row block row_block of 16 warps_n rows (the families whose CTAs walk fixed row blocks).
-template <typename T, int kTileM>
-__device__ __forceinline__ void reduce_and_store(const SkinnyParams& p, float* partials, int row_block) {
-  const int row0 = row_block * 16 * p.warps_n;
-  reduce_and_store<T, kTileM>(p, partials, row0, min(p.n, row0 + 16 * p.warps_n));
 }
 
 }  // namespace skinnygemm::cuda
