@@ -3,9 +3,31 @@
 the summary, the distribution of the loss (heuristic pick / best measured - 1) and the worst points.
 
     scripts/heuristic_md.py docs/benchmarks/h200/heuristic.json > docs/benchmarks/h200/heuristic.md
+    scripts/heuristic_md.py A.json B.json --merge AB.json > AB.md   (runs of one set at different Ms, e.g. M <= 4
+                                                                     with both families, above with the register ring)
 """
 import json
 import sys
+
+
+def merge(paths, out):
+    """One report from several: rows appended, the summary recomputed as `tune --heuristic-report` does."""
+    docs = [json.load(open(p)) for p in paths]
+    data = docs[0]
+    data["meta"]["command"] = " && ".join(d["meta"]["command"] for d in docs)
+    data["meta"]["revision"] = " + ".join(sorted({d["meta"]["revision"] for d in docs}))
+    data["rows"] = [r for d in docs for r in d["rows"]]
+    rows = [r for r in data["rows"] if r.get("kind") == "heuristic"]
+    ok = [r for r in rows if r.get("heuristic_us") is not None]
+    loss = sorted(r["heuristic_us"] / r["best_us"] - 1 for r in ok)
+    worst = max(ok, key=lambda r: r["heuristic_us"] / r["best_us"])
+    data["summary"] = dict(points=len(rows), heuristic_failed=len(rows) - len(ok), median_loss=loss[len(loss) // 2],
+                           worst_loss=loss[-1], worst_point=f"{worst['name']} {worst['n']}x{worst['k']} m={worst['m']}",
+                           slower_than_cublaslt=sum(r["heuristic_us"] > r["cublaslt_us"] for r in ok),
+                           cublaslt_points=sum(r.get("cublaslt_us") is not None for r in rows))
+    with open(out, "w") as f:
+        json.dump(data, f, indent=1)
+    return out
 
 
 def main(path):
@@ -35,4 +57,9 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    if "--merge" in args:
+        i = args.index("--merge")
+        main(merge(args[:i] + args[i + 2:], args[i + 1]))
+    else:
+        main(args[0])

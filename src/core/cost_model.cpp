@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 namespace skinnygemm {
 
@@ -30,21 +31,40 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 namespace {
-// The register-ring family (skinny_reg.cuh). What limits it (docs/kernels.md, probes): each warp keeps `unroll`
-// chunks in flight and pays one HBM round trip per `unroll` chunks of its slice after the PDL wait; the SM
-// holding the most CTAs streams the most bytes; a split across a cluster costs a DSMEM reduction. Constants
-// fitted (random search, ranking and level) to every reg config measured on 1536x7168, 3648x7168, 7168x1536
-// and 144x7168 at M = 1 and 16 (sweeps/reg-late-trigger-0984101.json) and to the tuned winners of
-// tables/nvidia-h200.json and heuristic.json (ba7d7db): the pick is the measured best at 6 of the 8 sweep
-// points (worst 32% off: 1536x7168 M = 16), and the exact tuned winner at 58% of 123 points.
+// Constants of the session-5 models, fitted by scripts/heuristic_cv.py --constants (bounded least squares on log
+// time) to every candidate of the tuning runs in docs/benchmarks/h200/tune/ (701 points at M = 1..64, 28306
+// timings) and, for cuBLASLt, 1322 default timings (those points and three held-out reports). Judged there by
+// 5-fold cross-validation over shapes; models/heldout_fourth.json was never measured before this model.
+
+// The stage ring (skinny_bulk.cuh). A CTA owns 16 rows and K / split of them; its `slots` stages refill once per
+// HBM round trip (at least one round trip however short K is); CTAs per SM are set by shared memory (depends on
+// M) and threads; CTAs beyond one resident wave wait for a second; a cluster split costs a reduction.
+struct BulkConstants {
+  double gap_us, hbm_bytes_per_us, round_us, stage_us, x_row, split_us, split_lin_us, wave_us, slot_us;
+};
+constexpr BulkConstants kBulk{0.7817, 5.059e6, 0.6357, 0.8979, 0.03425, 0, 0.1105, 2.755, 0};
+
+// The register ring (skinny_reg.cuh), one set of constants per token tile (a larger tile changes registers,
+// MMAs and x loads per chunk: one shared model was 17% off at the median, per tile 9-10%, m32 18%). Each warp
+// keeps `unroll` chunks in flight and pays a round trip per `unroll` chunks of its slice; the SM holding the
+// most CTAs streams the most bytes; a split across a cluster costs a DSMEM reduction.
+struct RegConstants {
+  double gap_us, round_us, hbm_bytes_per_us, split_us, sm_burst, block_us, split_lin_us, chunk_us;
+};
+constexpr RegConstants kReg8{0.003559, 0.9482, 3.456e6, 0.2263, 1.507, 2.09, 0, 0};
+constexpr RegConstants kReg16{0, 0.0363, 3.854e6, 0.1329, 1.027, 2.714, 0, 0.4602};
+constexpr RegConstants kReg32{0.6019, 0, 2.531e6, 0.1906, 2.595, 2.527, 0, 0.6268};
+constexpr RegConstants kReg64{0.2742, 1.742, 3.759e6, 2.303, 3.997, 3, 0, 0};
+
+// cuBLASLt's default algorithm: a fixed cost that grows with K while the stream is short (split-K and its
+// reduction kernel), the stream, and M. Cross-validated median error 4%, 90th percentile 9% (was 5% / 13%).
+constexpr double kLt[7] = {2.472, 0.237, 1.012, 1.268, 0.3157, 0.009253, 0.2488};
+// Where N % 8 != 0 the rows of y are not 16-byte aligned and cuBLASLt's default slows down: 9999x2048 measured
+// 1.5x (M = 1) to 6x (M = 64) its aligned prediction (heuristic-blind-85bb96e.json); the model takes the low end.
+constexpr double kLtMisaligned = 1.5;
+
 CostBreakdown estimate_reg(const Config& c, const Problem& p, const DeviceInfo& dev, double bytes) {
-  constexpr double kGapUs = 1.277;         // PDL wait, first round trip, epilogue and exit
-  constexpr double kRoundUs = 0.956;       // one HBM round trip of a warp's ring under load
-  constexpr double kHbmBytesPerUs = 4.505e6;
-  constexpr double kSplitUs = 0.914;       // per doubling of the cluster split
-  constexpr double kTileCost = 0.282;      // per extra n8 token tile (x loads and MMAs)
-  constexpr double kLevel = 1.0 / 1.27;    // measured / predicted of the tuned winners (median)
-  constexpr double kSmBurst = 1.6;         // one SM can pull this multiple of its fair share of HBM
+  const RegConstants& k = c.tile_m <= 8 ? kReg8 : c.tile_m <= 16 ? kReg16 : c.tile_m <= 32 ? kReg32 : kReg64;
   CostBreakdown b;
   const double sms = std::max(1, dev.sms);
   const int threads = c.threads();
@@ -57,66 +77,81 @@ CostBreakdown estimate_reg(const Config& c, const Problem& p, const DeviceInfo& 
   const int64_t blocks_per_cta = ceil_div(row_blocks, clusters);
   const int64_t ctas_per_sm = ceil_div(clusters * c.split_k, static_cast<int64_t>(sms));
   const int64_t chunks_per_warp = ceil_div(ceil_div(p.k, kChunkK), static_cast<int64_t>(c.warps_k) * c.split_k);
-  const int64_t rounds = blocks_per_cta * ceil_div(chunks_per_warp, std::max(1, c.unroll));
+  const double rounds =
+      static_cast<double>(blocks_per_cta) * std::max(1.0, static_cast<double>(chunks_per_warp) / std::max(1, c.unroll));
   const double sm_bytes =
       static_cast<double>(ctas_per_sm * blocks_per_cta) * 16.0 * c.warps_n * (static_cast<double>(p.k) / c.split_k) * 2;
-  b.stream_us = bytes / kHbmBytesPerUs;
-  const double mem_us = std::max(b.stream_us, sm_bytes / (kSmBurst * kHbmBytesPerUs / sms));
-  b.chain_us = static_cast<double>(rounds) * kRoundUs;
+  b.stream_us = bytes / k.hbm_bytes_per_us;
+  const double mem_us = std::max(b.stream_us, sm_bytes / (k.sm_burst * k.hbm_bytes_per_us / sms));
+  b.chain_us = rounds * k.round_us + static_cast<double>(chunks_per_warp * blocks_per_cta) * k.chunk_us;
   b.ctas_per_sm = static_cast<int>(ctas_per_sm);
   b.wave_eff = static_cast<double>(row_blocks * c.split_k) / (static_cast<double>(ctas_per_sm * blocks_per_cta) * sms);
   b.inflight_eff = b.stream_us / mem_us;
-  b.us = (kGapUs + std::max(mem_us, b.chain_us) + kSplitUs * std::log2(static_cast<double>(c.split_k))) *
-         (1 + kTileCost * (c.tile_m / 8 - 1)) * kLevel;
+  b.us = k.gap_us + std::max(mem_us, b.chain_us) + k.split_us * std::log2(static_cast<double>(c.split_k)) +
+         k.block_us * static_cast<double>(blocks_per_cta) + k.split_lin_us * (c.split_k - 1);
   return b;
 }
-}  // namespace
 
-namespace {
-// The stage ring (skinny_bulk.cuh, v6 in docs/kernels.md). A CTA owns 16 rows and K / split of them; its ring
-// of `slots` stages refills once per HBM round trip; CTAs per SM are set by shared memory (depends on M) and
-// threads; CTAs beyond one resident wave wait for a second. Constants fitted (Nelder-Mead, squared log error)
-// to every bulk_m8/m16 config timed on 8 shapes x M = 1, 4, 8, 16 (sweeps/bulk-stage-ring-1df3129-*.json,
-// 378 points): median |error| 20%; at M <= 8 the model's fastest config is the measured fastest at 13 of 24
-// points, the others 6-16% off it.
 CostBreakdown estimate_bulk(const Config& c, const Problem& p, const DeviceInfo& dev, double bytes) {
-  constexpr double kGapUs = 0.0018;         // the fit puts the fixed cost into the round trips
-  constexpr double kHbmBytesPerUs = 4.148e6;
-  constexpr double kRoundUs = 3.145;        // one ring refill under load (PDL wait, HBM round trip)
-  constexpr double kStageUs = 0.578;        // a warp's MMAs and shared loads of one stage (8 KB)
-  constexpr double kSplitUs = 0.2965;       // per doubling of the cluster split (DSMEM reduction)
-  constexpr double kXRowCost = 0.0739;      // per extra staged x row, relative to a stage's work
+  const BulkConstants& k = kBulk;
   CostBreakdown b;
   const double sms = std::max(1, dev.sms);
   const int64_t smem = smem_bytes(c, p) + 1024;
-  const int64_t per_sm = std::max<int64_t>(
-      1, std::min<int64_t>({(228 * 1024) / smem, 2048 / c.threads(), 32}));
+  const int64_t per_sm = std::max<int64_t>(1, std::min<int64_t>({(228 * 1024) / smem, 2048 / c.threads(), 32}));
   const int64_t ctas = ceil_div(p.n, 16) * c.split_k;
-  const int64_t stages_per_cta = ceil_div(ceil_div(p.k, kBulkChunkK), c.split_k);
+  const double stages_per_cta = static_cast<double>(ceil_div(ceil_div(p.k, kBulkChunkK), c.split_k));
+  const double slots = bulk_slots(c.unroll);
   const double waves = std::ceil(static_cast<double>(ctas) / (sms * static_cast<double>(per_sm)));
   const double cta_bytes = 16.0 * (static_cast<double>(p.k) / c.split_k) * 2;
-  b.stream_us = bytes / kHbmBytesPerUs;
-  const double mem_us = std::max(b.stream_us, waves * per_sm * cta_bytes / (kHbmBytesPerUs / sms));
+  b.stream_us = bytes / k.hbm_bytes_per_us;
+  const double mem_us = std::max(b.stream_us, waves * per_sm * cta_bytes / (k.hbm_bytes_per_us / sms));
   const double x_rows = static_cast<double>(std::min<int64_t>(p.m, c.tile_m));
-  b.chain_us = waves * (static_cast<double>(ceil_div(stages_per_cta, bulk_slots(c.unroll))) * kRoundUs +
-                        static_cast<double>(stages_per_cta) / c.warps_k * kStageUs * (1 + kXRowCost * (x_rows - 1)));
+  b.chain_us = waves * (std::max(1.0, stages_per_cta / slots) * k.round_us +
+                        stages_per_cta / c.warps_k * k.stage_us * (1 + k.x_row * (x_rows - 1)));
   b.ctas_per_sm = static_cast<int>(per_sm);
   b.waves = static_cast<double>(ctas) / (sms * static_cast<double>(per_sm));
   b.wave_eff = b.waves / waves;
   b.inflight_eff = b.stream_us / mem_us;
-  b.us = kGapUs + std::max(mem_us, b.chain_us) + kSplitUs * std::log2(static_cast<double>(c.split_k));
+  b.us = k.gap_us + std::max(mem_us, b.chain_us) + k.split_us * std::log2(static_cast<double>(c.split_k)) +
+         k.split_lin_us * (c.split_k - 1) + k.wave_us * (waves - 1) + k.slot_us * slots;
   return b;
 }
 }  // namespace
 
 bool heuristic_scores(const Config& c, const Problem& p) {
-  return c.family == Family::Bulk && c.tile_m == 8 && p.m <= 8 && c.warps_n == 1 &&
-         (c.warps_k == 4 || c.warps_k == 8);
+  if (c.family == Family::Bulk)
+    return c.tile_m == 8 && p.m <= kHeuristicBulkMaxM && c.warps_n == 1 && (c.warps_k == 4 || c.warps_k == 8);
+  if (c.family != Family::Reg) return false;
+  const int tile = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
+  const bool layout = (c.warps_n == 1 && (c.warps_k == 8 || c.warps_k == 4)) || (c.warps_n == 2 && c.warps_k == 4) ||
+                      (c.warps_n == 4 && c.warps_k == 2);
+  return c.tile_m == tile && layout;
 }
 
 bool better_pick(double us, const Config& c, double best_us, const Config& best) {
   if (us < best_us * (1 - 1e-3)) return true;
   return us <= best_us * (1 + 1e-3) && c.unroll < best.unroll;
+}
+
+bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
+                        Config* best, double* best_us) {
+  const std::vector<Family> families =
+      dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Bulk, Family::Reg};
+  bool found = false;
+  for (Family f : families) {
+    for (const Config& c : listed_configs(f)) {
+      if (!dev.is_cpu && !heuristic_scores(c, p)) continue;
+      if (!runnable(c)) continue;
+      const CostBreakdown cost = estimate(c, p, dev);
+      if (!dev.is_cpu && c.family == Family::Bulk && cost.waves > 1.0) continue;
+      if (!found || better_pick(cost.us, c, *best_us, *best)) {
+        *best_us = cost.us;
+        *best = c;
+        found = true;
+      }
+    }
+  }
+  return found;
 }
 
 Decomposition decompose(const Config& c, const Problem& p) {
@@ -171,12 +206,11 @@ CostBreakdown estimate(const Config& c, const Problem& p, const DeviceInfo& dev)
   }
   if (c.family == Family::Cublaslt) {
     b.stream_us = bytes / kStreamBytesPerUs;
-    // Least-squares fit to cuBLASLt's default at 392 points measured on the H200 at ba7d7db (kernels.json:
-    // Kimi-K3 TP8 x 7 M; heuristic.json: 37 held-out shapes x 7 M): median error 5%, 90th percentile 18%.
-    // Large K costs it a split-K reduction kernel; its worst misses are small odd shapes (1000x2048 at M <= 2:
-    // 12.3 us measured, 4.5 predicted).
-    const double mb = bytes / 1e6, m64 = static_cast<double>(p.m) / 64;
-    b.us = 3.53 + 0.235 * mb + (p.k >= 4096 ? 1.38 : 0.0) + 0.083 * m64 + 0.0116 * mb * m64;
+    const double mb = bytes / 1e6, m64 = static_cast<double>(p.m) / 64, small = 1 / (1 + mb / 20);
+    const double k = static_cast<double>(p.k);
+    b.us = kLt[0] + kLt[1] * mb + kLt[2] * (p.k >= 2048 ? small : 0.0) + kLt[3] * (p.k >= 4096 ? 1.0 : 0.0) +
+           kLt[4] * m64 + kLt[5] * mb * m64 + kLt[6] * std::min(std::log2(k / 128), 7.0) * small;
+    b.us = std::max(b.us, 0.05) * (p.n % 8 != 0 ? kLtMisaligned : 1.0);
     return b;
   }
   if (c.family == Family::Reg) return estimate_reg(c, p, dev, bytes);

@@ -3,6 +3,7 @@
 // chain of loads each warp walks, split-K reduction and tensor-core issue. Host-only.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "skinnygemm/config.h"
@@ -34,18 +35,26 @@ struct CostBreakdown {
 };
 CostBreakdown estimate(const Config& config, const Problem& problem, const DeviceInfo& device);
 
-// Whether the GPU heuristic scores c for p: the stage ring (bulk) with the 8-token tile at M <= 8, in its two
-// layouts (w1x4, w1x8). Measured on the H200 (docs/tuning.md, "The heuristic"): the stage ring won 32 of the
-// 40 points where a kernel beat cuBLASLt in the Kimi-K3 table, all at M <= 8 or on shapes under 2.1 MB; the
-// register-ring model that scored alone before (2a0a274) picked a kernel slower than cuBLASLt's default at 123
-// of 259 held-out points. Past M = 8 cuBLASLt is the heuristic's pick.
+// Whether the GPU heuristic scores c for p: the stage ring (bulk, 8-token tile, layouts w1x4 and w1x8) up to
+// M = kHeuristicBulkMaxM, and the register ring at the smallest token tile holding M in the layouts the tuner
+// measures (w1x8, w1x4, w2x4, w4x2). The stage ring stops at M = 4 as in the shipped table (scripts/tune-table):
+// a register ring launched behind a stage ring runs at half speed (docs/kernels.md, "Session 4").
 bool heuristic_scores(const Config& c, const Problem& p);
+constexpr int64_t kHeuristicBulkMaxM = 4;
 // A kernel is the heuristic's pick only where the model predicts it at most this fraction of cuBLASLt's
-// predicted time: the bulk model's level is off by 20% (median) on the shapes it was fitted to.
+// predicted time (scripts/heuristic_cv.py: 0.85 kept picks within 10% of the best at the most points under
+// cross-validation; 0.9 picked kernels slower than cuBLASLt at 14 of 701 points, 0.85 at 3).
 constexpr double kHeuristicKernelMargin = 0.85;
 // Whether a prediction of us for c beats the best so far: faster by more than 0.1%, or as fast with a smaller
 // unroll (fewer registers: more CTAs fit beside the next kernel's). Deterministic for equal predictions.
 bool better_pick(double us, const Config& c, double best_us, const Config& best);
+
+// The heuristic's kernel: among the listed configs that heuristic_scores() admits on a GPU (every CPU config on
+// the CPU) and `runnable` lets through (select.cpp: supports()), the fastest predicted; stage rings only in one
+// wave (the model misses what a second wave costs: 7168x1536 M = 1 predicted 0.82x cuBLASLt, measured 1.04x).
+// False if none is left. Whether it beats cuBLASLt is select.cpp's decision (kHeuristicKernelMargin).
+bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
+                        Config* best, double* best_us);
 
 // Registers per thread and shared memory per CTA the kernel instance needs (estimates kept in step with
 // ptxas -v of the built instances; see docs/kernels.md).

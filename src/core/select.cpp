@@ -87,26 +87,9 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
 double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { return estimate(c, p, dev).us; }
 
 bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
-  // On the GPU, the stage-ring configs heuristic_scores() admits (cost_model.h says why), in one wave only:
-  // the model misses what a second wave costs (7168x1536 M = 1: predicted 0.82x cuBLASLt, measured 1.04x).
-  const std::vector<Family> families = dev.is_cpu ? std::vector<Family>{Family::Cpu} : std::vector<Family>{Family::Bulk};
-  double best = std::numeric_limits<double>::infinity();
-  bool found = false;
-  for (Family f : families) {
-    for (const Config& c : listed_configs(f)) {
-      if (!dev.is_cpu && !heuristic_scores(c, p)) continue;
-      if (!supports(c, p, dev, alignment)) continue;
-      const CostBreakdown cost = estimate(c, p, dev);
-      if (!dev.is_cpu && cost.waves > 1.0) continue;
-      const double us = cost.us;
-      if (!found || better_pick(us, c, best, out->config)) {
-        best = us;
-        out->config = c;
-        found = true;
-      }
-    }
-  }
-  if (!found) return false;
+  double us = 0;
+  if (!best_scored_config(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); }, &out->config, &us))
+    return false;
   out->source = Source::Heuristic;
   out->reason = "heuristic: " + estimate(out->config, p, dev).str();
   return true;
@@ -115,8 +98,8 @@ bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Ch
 bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
   const bool found = heuristic_kernel(p, dev, alignment, out);
   if (!found) {
-    // On a GPU where some kernel could run but none is scored (M > 8, or every stage ring would take a second
-    // wave), cuBLASLt is the heuristic's pick; where no kernel can run at all, selection falls back.
+    // On a GPU where some kernel could run but none is scored (e.g. K too short for every scored split),
+    // cuBLASLt is the heuristic's pick; where no kernel can run at all, selection falls back.
     if (dev.is_cpu) return false;
     std::string why_not;
     bool runnable = false;
@@ -128,7 +111,7 @@ bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Ch
     if (!runnable) return false;
     out->config = Config::parse("cublaslt");
     out->source = Source::Heuristic;
-    out->reason = "heuristic: cuBLASLt (no stage-ring config in one wave at M <= 8 for " + p.str() + ")";
+    out->reason = "heuristic: cuBLASLt (no scored kernel config supports " + p.str() + ")";
     return true;
   }
   // On a GPU the kernel must also beat cuBLASLt's predicted time by the margin; otherwise cuBLASLt is the pick.

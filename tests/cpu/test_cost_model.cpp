@@ -1,16 +1,19 @@
-// The cost models against what the H200 measured. Register ring: tables/nvidia-h200.json (ba7d7db) and
-// docs/benchmarks/h200/sweeps/reg-late-trigger-0984101.json. Stage ring (bulk): sweeps/bulk-stage-ring-1df3129-*.json
-// and the held-out report docs/benchmarks/h200/heuristic.json (e21e260). On shapes whose every config was timed,
-// the model's fastest config must be the measured fastest; the heuristic must take a kernel where one measured
-// far faster than cuBLASLt and leave it where it measured slower. The models run here without a GPU.
+// The GPU heuristic's cost models (src/core/cost_model.cpp), without a GPU:
+// - the library picks what scripts/heuristic_cv.py's port picks with the same constants, at every point of
+//   tests/data/heuristic_picks.json (the tuning runs' points and the held-out shapes), so that the offline
+//   fitting and cross-validation judge the heuristic the library runs;
+// - on points every candidate of which the H200 timed (docs/benchmarks/h200/tune/), the pick's measured time
+//   against the fastest measured candidate and against cuBLASLt's default.
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <limits>
+#include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
 #include "core/cost_model.h"
+#include "core/tiling.h"
 #include "skinnygemm/config.h"
 #include "skinnygemm/problem.h"
 #include "skinnygemm/select.h"
@@ -18,89 +21,87 @@
 namespace skinnygemm {
 namespace {
 
-// The model's fastest config of a family among those `admit` lets through (and whose K splits fit).
-std::string model_pick(Family family, const Problem& p, const std::function<bool(const Config&)>& admit) {
+// What supports() checks of a config's shape arithmetic (the rest needs a GPU and built instances).
+bool model_runnable(const Config& c, const Problem& p) {
+  if (p.m > c.tile_m) return false;
+  const Decomposition d = decompose(c, p);
+  if (c.family == Family::Bulk) return c.warps_n == 1 && bulk_slots(c.unroll) % c.warps_k == 0 && d.k_chunks >= c.split_k;
+  return d.k_chunks >= static_cast<int64_t>(c.warps_k) * c.split_k;
+}
+
+// select.cpp's GPU heuristic on the H200's device description: the scored kernel, or cuBLASLt where the kernel
+// is not predicted at kHeuristicKernelMargin of cuBLASLt's time or below.
+std::string heuristic_pick(const Problem& p) {
   const DeviceInfo dev = test::h200_device_info();
-  double best = std::numeric_limits<double>::infinity();
-  std::string pick;
-  Config best_config;
-  for (const Config& c : listed_configs(family)) {
-    if (!admit(c)) continue;
-    const int64_t slices = family == Family::Bulk ? c.split_k : static_cast<int64_t>(c.warps_k) * c.split_k;
-    if (decompose(c, p).k_chunks < slices) continue;
-    const double us = predicted_us(c, p, dev);
-    if (pick.empty() || better_pick(us, c, best, best_config)) best = us, pick = c.name(), best_config = c;
+  Config best;
+  double us = 0;
+  if (!best_scored_config(p, dev, [&](const Config& c) { return model_runnable(c, p); }, &best, &us)) return "cublaslt";
+  return us <= kHeuristicKernelMargin * predicted_us(Config::parse("cublaslt"), p, dev) ? best.name() : "cublaslt";
+}
+
+TEST(HeuristicModel, PicksWhatTheFittedPortPicks) {
+  std::ifstream in(std::string(SKINNYGEMM_SOURCE_DIR) + "/tests/data/heuristic_picks.json");
+  ASSERT_TRUE(in) << "tests/data/heuristic_picks.json is missing (scripts/heuristic_cv.py --port-fixture)";
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  int points = 0, wrong = 0, kernels = 0;
+  for (const auto& row : doc.at("points")) {
+    const Problem p{row.at("m").get<int64_t>(), row.at("n").get<int64_t>(), row.at("k").get<int64_t>(), DType::BF16};
+    const std::string want = row.at("pick").get<std::string>(), got = heuristic_pick(p);
+    ++points;
+    kernels += want != "cublaslt";
+    if (got != want && ++wrong <= 10) ADD_FAILURE() << p.str() << ": the library picks " << got << ", the port " << want;
   }
-  return pick;
+  EXPECT_EQ(wrong, 0) << "of " << points;
+  EXPECT_GT(points, 1000);
+  EXPECT_GT(kernels, points / 10) << "a fixture where the heuristic (almost) never takes a kernel tests little";
 }
 
-// The register-ring configs the model was fitted on: the smallest token tile holding M, layouts 1x8, 1x4, 2x4, 4x2.
-bool fitted_reg(const Config& c, const Problem& p) {
-  if (c.tile_m < p.m || (c.tile_m >= 16 && c.tile_m / 2 >= p.m)) return false;
-  return (c.warps_n == 1 && (c.warps_k == 8 || c.warps_k == 4)) || (c.warps_n == 2 && c.warps_k == 4) ||
-         (c.warps_n == 4 && c.warps_k == 2);
-}
-std::string reg_pick(const Problem& p) {
-  return model_pick(Family::Reg, p, [&](const Config& c) { return fitted_reg(c, p); });
-}
-std::string bulk_pick(const Problem& p) {
-  return model_pick(Family::Bulk, p, [&](const Config& c) { return heuristic_scores(c, p); });
-}
-
-TEST(RegCostModel, PicksTheMeasuredFastestConfigOnSweptShapes) {
-  // Measured best of every reg config (sweep at 0984101, M = 1): 8.40, 15.41, 7.76 and 2.97 us.
-  EXPECT_EQ(reg_pick(Problem{1, 1536, 7168, DType::BF16}), "reg_m8_w1x8_u4_sk2");
-  EXPECT_EQ(reg_pick(Problem{1, 3648, 7168, DType::BF16}), "reg_m8_w1x8_u4_sk1");
-  EXPECT_EQ(reg_pick(Problem{1, 7168, 1536, DType::BF16}), "reg_m8_w1x8_u2_sk1");
-  EXPECT_EQ(reg_pick(Problem{1, 144, 7168, DType::BF16}), "reg_m8_w1x8_u4_sk8");
-  EXPECT_EQ(reg_pick(Problem{16, 144, 7168, DType::BF16}), "reg_m16_w1x8_u4_sk8");  // 3.89 us
-}
-
-TEST(BulkCostModel, PicksAConfigWithin16PercentOfTheMeasuredFastest) {
-  // Sweep at 1df3129 (every bulk_m8 config timed): the config the model picks, its measured time, and the
-  // fastest measured config's time. A different pick has no measurement here: re-run the sweep.
+TEST(HeuristicModel, MeasuredPointsOfTheTuningRuns) {
+  // docs/benchmarks/h200/tune/ (every candidate timed at the point, same run): the pick, its time, the fastest
+  // candidate's time and cuBLASLt's default. A different pick has no measurement here: look it up in those files.
   struct Point {
     Problem p;
     const char* pick;
-    double pick_us, best_us;
+    double pick_us, best_us, cublaslt_us;
   };
   const Point points[] = {
-      {{1, 144, 7168, DType::BF16}, "bulk_m8_w1x8_u2_sk4", 3.046, 2.826},
-      {{1, 896, 7168, DType::BF16}, "bulk_m8_w1x8_u2_sk4", 5.696, 5.696},
-      {{1, 2304, 1536, DType::BF16}, "bulk_m8_w1x8_u2_sk1", 2.974, 2.974},
-      {{1, 3648, 7168, DType::BF16}, "bulk_m8_w1x8_u2_sk1", 14.763, 14.763},
-      {{8, 3648, 7168, DType::BF16}, "bulk_m8_w1x4_u2_sk1", 15.817, 15.817},
-      {{8, 1536, 128, DType::BF16}, "bulk_m8_w1x8_u2_sk1", 2.600, 2.252},
+#include "data/heuristic_measured_points.inc"
   };
+  int within_10pct = 0, slower = 0, n = 0;
   for (const Point& pt : points) {
-    EXPECT_EQ(bulk_pick(pt.p), pt.pick) << pt.p.str();
-    EXPECT_LE(pt.pick_us, 1.16 * pt.best_us) << pt.p.str();
+    ++n;
+    EXPECT_EQ(heuristic_pick(pt.p), pt.pick) << pt.p.str();
+    within_10pct += pt.pick_us <= 1.10 * pt.best_us;
+    // Slower than cuBLASLt's default beyond the run-to-run noise of these machines (a few percent).
+    if (pt.pick_us > 1.03 * pt.cublaslt_us) {
+      ++slower;
+      EXPECT_LE(pt.pick_us, 1.10 * pt.cublaslt_us) << pt.p.str() << ": " << pt.pick;
+    }
   }
+  EXPECT_GE(within_10pct, n * 8 / 10) << "of " << n << " points within 10% of the fastest measured candidate";
+  // Known: 896x7168 M = 16, reg_m16_w1x8_u2_sk4 predicted 6.8 us, measured 8.69 against cuBLASLt's 8.0-8.4 (the
+  // register ring's split at tile 16 costs more than the model says; docs/tuning.md). No other point may join it.
+  EXPECT_LE(slower, 1) << "points where the pick is slower than cuBLASLt's default";
 }
 
-// Whether the heuristic would take the model's stage ring over cuBLASLt (select.cpp: one wave, the margin).
-bool takes_kernel(const Problem& p) {
+TEST(HeuristicModel, ScoresTheStageRingUpToM4AndTheRegisterRingAtItsSmallestTile) {
+  const Problem m4{4, 3648, 7168, DType::BF16}, m5{5, 3648, 7168, DType::BF16}, m17{17, 3648, 7168, DType::BF16};
+  EXPECT_TRUE(heuristic_scores(Config::parse("bulk_m8_w1x8_u2_sk1"), m4));
+  EXPECT_FALSE(heuristic_scores(Config::parse("bulk_m8_w1x8_u2_sk1"), m5));
+  EXPECT_FALSE(heuristic_scores(Config::parse("bulk_m8_w2x4_u2_sk1"), m4));
+  EXPECT_TRUE(heuristic_scores(Config::parse("reg_m8_w4x2_u4_sk2"), m5));
+  EXPECT_FALSE(heuristic_scores(Config::parse("reg_m16_w1x8_u2_sk1"), m5));
+  EXPECT_TRUE(heuristic_scores(Config::parse("reg_m32_w2x4_u2_sk1"), m17));
+  EXPECT_FALSE(heuristic_scores(Config::parse("reg_m32_w2x2_u2_sk1"), m17));
+  EXPECT_FALSE(heuristic_scores(Config::parse("mma_m8_w1x4_u2_sk1"), m4));
+}
+
+TEST(HeuristicModel, CublasltSlowsDownOnRowsThatAreNotSixteenByteAligned) {
   const DeviceInfo dev = test::h200_device_info();
-  const std::string pick = bulk_pick(p);
-  if (pick.empty()) return false;
-  const Config c = Config::parse(pick);
-  const CostBreakdown b = estimate(c, p, dev);
-  return b.waves <= 1.0 && b.us <= kHeuristicKernelMargin * predicted_us(Config::parse("cublaslt"), p, dev);
-}
-
-TEST(BulkCostModel, HeuristicTakesTheKernelWhereItMeasuredFasterAndOnlyThere) {
-  // Measured stage ring vs cuBLASLt's default, same runs: 144x7168 M=1 2.83 vs 6.12 us, 1000x2048 M=1 2.24 vs
-  // 12.33, 2304x1536 M=4 3.70 vs 5.10, 3648x7168 M=1 14.76 vs 17.40.
-  for (const Problem& p : {Problem{1, 144, 7168, DType::BF16}, Problem{1, 1000, 2048, DType::BF16},
-                           Problem{4, 2304, 1536, DType::BF16}, Problem{1, 3648, 7168, DType::BF16}})
-    EXPECT_TRUE(takes_kernel(p)) << p.str();
-  // Measured slower than cuBLASLt: 7168x1536 M=1 8.40 vs 8.09 us (two waves); 20480x7168 M=8 78.7 vs 81.1 is a
-  // tie the model cannot call; held out, the old heuristic's kernels lost on 14784x8192 (M=1: 1.32x cuBLASLt).
-  for (const Problem& p : {Problem{1, 7168, 1536, DType::BF16}, Problem{8, 20480, 7168, DType::BF16},
-                           Problem{1, 14784, 8192, DType::BF16}})
-    EXPECT_FALSE(takes_kernel(p)) << p.str();
-  // Past M = 8 no stage ring is scored at all.
-  EXPECT_TRUE(bulk_pick(Problem{16, 144, 7168, DType::BF16}).empty());
+  const Config lt = Config::parse("cublaslt");
+  const double aligned = predicted_us(lt, Problem{1, 10000, 2048, DType::BF16}, dev);
+  const double odd = predicted_us(lt, Problem{1, 9999, 2048, DType::BF16}, dev);
+  EXPECT_GT(odd, 1.4 * aligned);
 }
 
 }  // namespace

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """ctest Scripts.HeuristicCv: scripts/heuristic_cv.py's port of the C++ GPU heuristic (src/core/select.cpp,
-src/core/cost_model.cpp) picks what the C++ picked at every point of a committed held-out report. If the C++
-heuristic changes, this fails until the port (and a new report) follow. Skipped, visibly, without numpy/scipy.
+src/core/cost_model.cpp) picks what tests/data/heuristic_picks.json says at every point; the C++ test
+HeuristicModel.PicksWhatTheFittedPortPicks checks the library against the same file. If the constants change on
+one side only, one of the two fails. Skipped, visibly, without numpy/scipy.
 
-    python3 tests/scripts/test_heuristic_cv.py scripts/heuristic_cv.py docs/benchmarks/h200/heuristic-blind-85bb96e.json
+    python3 tests/scripts/test_heuristic_cv.py scripts/heuristic_cv.py tests/data/heuristic_picks.json
 """
 import importlib.util
 import json
 import sys
 
 
-def main(script, report):
+def main(script, fixture):
     for module in ("numpy", "scipy"):
         if importlib.util.find_spec(module) is None:
             print(f"SKIPPED: {module} is not importable by {sys.executable}")
@@ -18,11 +19,11 @@ def main(script, report):
     spec = importlib.util.spec_from_file_location("heuristic_cv", script)
     cv = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cv)
-    rows = json.load(open(report))["rows"]
-    wrong = [(r["n"], r["k"], r["m"], r["config"], cv.pick_current(cv.CURRENT, r["n"], r["k"], r["m"]))
-             for r in rows if cv.pick_current(cv.CURRENT, r["n"], r["k"], r["m"]) != r["config"]]
+    rows = json.load(open(fixture))["points"]
+    wrong = [(r["n"], r["k"], r["m"], r["pick"], cv.pick_current(r["n"], r["k"], r["m"])) for r in rows
+             if cv.pick_current(r["n"], r["k"], r["m"]) != r["pick"]]
     for w in wrong[:10]:
-        print("FAIL: %dx%d M=%d: C++ picked %s, the port %s" % w)
+        print("FAIL: %dx%d M=%d: the fixture says %s, the port %s" % w)
     print(f"port agrees at {len(rows) - len(wrong)} of {len(rows)} points")
     return 1 if wrong or not rows else 0
 
