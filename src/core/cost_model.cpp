@@ -42,7 +42,7 @@ namespace {
 struct BulkConstants {
   double gap_us, hbm_bytes_per_us, round_us, stage_us, x_row, split_us, split_lin_us, wave_us, slot_us;
 };
-constexpr BulkConstants kBulk{0.7817, 5.059e6, 0.6357, 0.8979, 0.03425, 0, 0.1105, 2.755, 0};
+constexpr BulkConstants kBulk{0.8603, 5.066e6, 0.621, 0.8985, 0.03689, 0, 0.09956, 2.765, 0};
 
 // The register ring (skinny_reg.cuh), one set of constants per token tile (a larger tile changes registers,
 // MMAs and x loads per chunk: one shared model was 17% off at the median, per tile 9-10%, m32 18%). Each warp
@@ -51,14 +51,14 @@ constexpr BulkConstants kBulk{0.7817, 5.059e6, 0.6357, 0.8979, 0.03425, 0, 0.110
 struct RegConstants {
   double gap_us, round_us, hbm_bytes_per_us, split_us, sm_burst, block_us, split_lin_us, chunk_us;
 };
-constexpr RegConstants kReg8{0.003559, 0.9482, 3.456e6, 0.2263, 1.507, 2.09, 0, 0};
-constexpr RegConstants kReg16{0, 0.0363, 3.854e6, 0.1329, 1.027, 2.714, 0, 0.4602};
-constexpr RegConstants kReg32{0.6019, 0, 2.531e6, 0.1906, 2.595, 2.527, 0, 0.6268};
-constexpr RegConstants kReg64{0.2742, 1.742, 3.759e6, 2.303, 3.997, 3, 0, 0};
+constexpr RegConstants kReg8{0.1095, 0.9242, 3.29e6, 0.2519, 1.549, 1.972, 0, 0};
+constexpr RegConstants kReg16{0, 0.09544, 3.105e6, 0.36, 3.997, 2.632, 0, 0.4277};
+constexpr RegConstants kReg32{0.539, 0, 2.58e6, 0.1979, 1.103, 2.6, 0, 0.6264};
+constexpr RegConstants kReg64{0.254, 1.764, 7.0e6, 2.001, 2.094, 3.0, 0, 0};
 
 // cuBLASLt's default algorithm: a fixed cost that grows with K while the stream is short (split-K and its
 // reduction kernel), the stream, and M. Cross-validated median error 4%, 90th percentile 9% (was 5% / 13%).
-constexpr double kLt[7] = {2.472, 0.237, 1.012, 1.268, 0.3157, 0.009253, 0.2488};
+constexpr double kLt[7] = {2.442, 0.2415, 1.411, 0.9846, 0.3083, 0.005854, 0.2189};
 // Where N % 8 != 0 the rows of y are not 16-byte aligned and cuBLASLt's default slows down: 9999x2048 measured
 // 1.5x (M = 1) to 6x (M = 64) its aligned prediction (heuristic-blind-85bb96e.json); the model takes the low end.
 constexpr double kLtMisaligned = 1.5;
