@@ -21,6 +21,9 @@ sg_have() {
     nlohmann-json3-dev) sg_header nlohmann/json.hpp ;;
     libcli11-dev) sg_header CLI/CLI.hpp ;;
     libgtest-dev) sg_header gtest/gtest.h ;;
+    # scripts/heuristic_cv.py (ctest Scripts.HeuristicCv): Debian's own interpreter, whatever python3 is first on PATH
+    python3-numpy) /usr/bin/python3 -c "import numpy" >/dev/null 2>&1 ;;
+    python3-scipy) /usr/bin/python3 -c "import scipy.optimize" >/dev/null 2>&1 ;;
     *) return 1 ;;
   esac
 }
@@ -28,7 +31,7 @@ sg_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/local/include/$1" ]; }
 
 sg_install_packages() {
   local pkg missing=()
-  for pkg in cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libgtest-dev; do
+  for pkg in cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libgtest-dev python3-numpy python3-scipy; do
     sg_have "$pkg" || missing+=("$pkg")
   done
   [ "${#missing[@]}" -eq 0 ] && return 0

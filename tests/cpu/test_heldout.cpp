@@ -84,11 +84,19 @@ TEST(Heldout, FourthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
                          {"model:heldout:tp1", "model:heldout_blind:tp1", "model:heldout_third:tp1"});
 }
 
+// The fifth set (models/heldout_fifth.json): written in session 5 after the fourth had been measured with the
+// session-5 heuristic, before any measurement on it; for judging the next change of the heuristic.
+TEST(Heldout, FifthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_fifth:tp1", {"model:heldout:tp1", "model:heldout_blind:tp1",
+                                                     "model:heldout_third:tp1", "model:heldout_fourth:tp1"});
+}
+
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points).
 TEST(Heldout, NoShippedTableHasAHeldoutShape) {
   std::set<Shape> heldout;
   for (const char* set :
-       {"model:heldout:tp1", "model:heldout_blind:tp1", "model:heldout_third:tp1", "model:heldout_fourth:tp1"})
+       {"model:heldout:tp1", "model:heldout_blind:tp1", "model:heldout_third:tp1", "model:heldout_fourth:tp1",
+        "model:heldout_fifth:tp1"})
     for (const models::Projection& p : models::parse_shapes(set)) heldout.insert({p.n, p.k});
   for (const auto& file : fs::directory_iterator(fs::path(SKINNYGEMM_SOURCE_DIR) / "tables")) {
     if (file.path().extension() != ".json") continue;
