@@ -49,6 +49,10 @@ constexpr double kHeuristicKernelMargin = 0.85;
 // unroll (fewer registers: more CTAs fit beside the next kernel's). Deterministic for equal predictions.
 bool better_pick(double us, const Config& c, double best_us, const Config& best);
 
+// The shape arithmetic of supports() for a tiled kernel config (token tile, K a multiple of 8 with work for every
+// K slice, the bulk ring's layout, CTAs along N, shared memory): what needs no GPU and no built instance.
+bool fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not = nullptr);
+
 // The heuristic's kernel: among the listed configs that heuristic_scores() admits on a GPU (every CPU config on
 // the CPU) and `runnable` lets through (select.cpp: supports()), the fastest predicted; stage rings only in one
 // wave (the model misses what a second wave costs: 7168x1536 M = 1 predicted 0.82x cuBLASLt, measured 1.04x).

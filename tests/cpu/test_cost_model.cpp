@@ -13,7 +13,6 @@
 
 #include "common/test_util.h"
 #include "core/cost_model.h"
-#include "core/tiling.h"
 #include "skinnygemm/config.h"
 #include "skinnygemm/problem.h"
 #include "skinnygemm/select.h"
@@ -21,21 +20,13 @@
 namespace skinnygemm {
 namespace {
 
-// What supports() checks of a config's shape arithmetic (the rest needs a GPU and built instances).
-bool model_runnable(const Config& c, const Problem& p) {
-  if (p.m > c.tile_m) return false;
-  const Decomposition d = decompose(c, p);
-  if (c.family == Family::Bulk) return c.warps_n == 1 && bulk_slots(c.unroll) % c.warps_k == 0 && d.k_chunks >= c.split_k;
-  return d.k_chunks >= static_cast<int64_t>(c.warps_k) * c.split_k;
-}
-
 // select.cpp's GPU heuristic on the H200's device description: the scored kernel, or cuBLASLt where the kernel
 // is not predicted at kHeuristicKernelMargin of cuBLASLt's time or below.
 std::string heuristic_pick(const Problem& p) {
   const DeviceInfo dev = test::h200_device_info();
   Config best;
   double us = 0;
-  if (!best_scored_config(p, dev, [&](const Config& c) { return model_runnable(c, p); }, &best, &us)) return "cublaslt";
+  if (!best_scored_config(p, dev, [&](const Config& c) { return fits_shape(c, p, dev); }, &best, &us)) return "cublaslt";
   return us <= kHeuristicKernelMargin * predicted_us(Config::parse("cublaslt"), p, dev) ? best.name() : "cublaslt";
 }
 
