@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "kernels/tma/tma_shape.h"
 #include "skinnygemm/error.h"
 
 namespace skinnygemm {
@@ -14,6 +15,7 @@ const char* family_name(Family family) {
     case Family::Bulk: return "bulk";
     case Family::Reg: return "reg";
     case Family::Simt: return "simt";
+    case Family::Tma: return "tma";
     case Family::Cublaslt: return "cublaslt";
     case Family::Cpu: return "cpu";
   }
@@ -93,6 +95,33 @@ Config parse_tiled(const std::string& name, const std::vector<std::string>& part
   return c;
 }
 
+// tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas per SM>_u<min units>, each from its list in config.h.
+// or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster>.
+Config parse_tma(const std::string& name, const std::vector<std::string>& parts) {
+  SKINNYGEMM_CHECK(parts.size() == 7 || parts.size() == 6,
+                   "config '" << name << "': expected tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas per SM>_u<min units>"
+                              << " or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster>, got " << parts.size() << " parts");
+  Config c;
+  c.family = Family::Tma;
+  auto field = [&](int i, const char* prefix, const char* what, const auto& list) {
+    const int v = number_after(name, parts[i], prefix, what);
+    SKINNYGEMM_CHECK(listed(list, v), "config '" << name << "': " << what << " " << prefix << v
+                                                 << " is not built; expected one of " << join(list));
+    return v;
+  };
+  c.tile_m = field(1, "m", "token tile", kTmaTileM);
+  c.rows = field(2, "r", "rows per tile", kTmaRows);
+  c.boxes = field(3, "b", "K boxes per stage", kTmaBoxes);
+  c.stages = field(4, "s", "ring stages", kTmaStages);
+  if (parts.size() == 6) {
+    c.cluster = field(5, "x", "cluster", kTmaCluster);
+    return c;
+  }
+  c.ctas_per_sm = field(5, "c", "CTAs per SM", kTmaCtasPerSm);
+  c.min_units = field(6, "u", "units per CTA", kTmaMinUnits);
+  return c;
+}
+
 }  // namespace
 
 std::string Config::name() const {
@@ -105,9 +134,17 @@ std::string Config::name() const {
       os << family_name(family) << "_m" << tile_m << "_w" << warps_n << "x" << warps_k << "_u" << unroll
          << "_sk" << split_k;
       break;
+    case Family::Tma:
+      os << "tma_m" << tile_m << "_r" << rows << "_b" << boxes << "_s" << stages;
+      if (cluster > 1)
+        os << "_x" << cluster;
+      else
+        os << "_c" << ctas_per_sm << "_u" << min_units;
+      break;
     case Family::Cublaslt:
       os << "cublaslt";
       if (algo >= 0) os << "_a" << algo;
+      if (algo == kCublasltTorch) os << "_torch";
       break;
     case Family::Cpu:
       os << "cpu_r" << rows;
@@ -124,11 +161,14 @@ Config Config::parse(const std::string& name) {
   if (fam == "bulk") return parse_tiled(name, parts, Family::Bulk);
   if (fam == "reg") return parse_tiled(name, parts, Family::Reg);
   if (fam == "simt") return parse_tiled(name, parts, Family::Simt);
+  if (fam == "tma") return parse_tma(name, parts);
   if (fam == "cublaslt") {
     Config c;
     c.family = Family::Cublaslt;
-    SKINNYGEMM_CHECK(parts.size() <= 2, "config '" << name << "': expected cublaslt or cublaslt_a<index>");
-    if (parts.size() == 2) {
+    SKINNYGEMM_CHECK(parts.size() <= 2, "config '" << name << "': expected cublaslt, cublaslt_torch or cublaslt_a<index>");
+    if (parts.size() == 2 && parts[1] == "torch") {
+      c.algo = kCublasltTorch;
+    } else if (parts.size() == 2) {
       c.algo = number_after(name, parts[1], "a", "algorithm index");
       SKINNYGEMM_CHECK(c.algo < kCublasltAlgos, "config '" << name << "': algorithm index " << c.algo
                                                            << " must be < " << kCublasltAlgos);
@@ -145,7 +185,7 @@ Config Config::parse(const std::string& name) {
     return c;
   }
   SKINNYGEMM_FAIL("config '" << name << "': unknown family '" << fam
-                             << "'; expected mma, bulk, reg, simt, cublaslt or cpu");
+                             << "'; expected mma, bulk, reg, simt, tma, cublaslt or cpu");
 }
 
 bool operator==(const Config& a, const Config& b) { return a.name() == b.name(); }
@@ -177,6 +217,32 @@ std::vector<Config> listed_configs(Family family) {
             }
       break;
     }
+    case Family::Tma:
+      // Rings of 40-110 KB: enough bytes in flight per CTA, and two CTAs (ours, or ours and the next
+      // kernel's) fit on one SM (tools/probes/tma_family.cu, docs/kernels.md "Session 6").
+      for (int tile : kTmaTileM)
+        for (int rows : kTmaRows)
+          for (int boxes : kTmaBoxes)
+            for (int stages : kTmaStages) {
+              Config cfg;
+              cfg.family = Family::Tma;
+              cfg.tile_m = tile, cfg.rows = rows, cfg.boxes = boxes, cfg.stages = stages;
+              const int smem = tma_ring_bytes(rows, tile, stages, boxes);
+              if (smem >= 40 * 1024 && smem <= 110 * 1024)
+                for (int c : kTmaCtasPerSm)
+                  for (int u : kTmaMinUnits) {
+                    cfg.ctas_per_sm = c, cfg.min_units = u;
+                    out.push_back(cfg);
+                  }
+              cfg.ctas_per_sm = cfg.min_units = 0;
+              for (int x : kTmaCluster) {
+                const int cluster_smem = tma_ring_bytes(rows, tile, stages, boxes, x);
+                if (stages > 6 || cluster_smem < 40 * 1024 || cluster_smem > 110 * 1024) continue;
+                cfg.cluster = x;
+                out.push_back(cfg);
+              }
+            }
+      break;
     case Family::Cublaslt: {
       Config c;
       c.family = Family::Cublaslt;
@@ -201,7 +267,7 @@ std::vector<Config> listed_configs(Family family) {
 
 std::vector<Config> all_listed_configs() {
   std::vector<Config> out;
-  for (Family f : {Family::Mma, Family::Bulk, Family::Reg, Family::Simt, Family::Cublaslt, Family::Cpu}) {
+  for (Family f : {Family::Mma, Family::Bulk, Family::Reg, Family::Simt, Family::Tma, Family::Cublaslt, Family::Cpu}) {
     auto v = listed_configs(f);
     out.insert(out.end(), v.begin(), v.end());
   }

@@ -1,5 +1,7 @@
 #include "core/cost_model.h"
 
+#include "kernels/tma/tma_shape.h"
+
 #include "core/tiling.h"
 
 #include <algorithm>
@@ -186,6 +188,7 @@ int estimated_registers(const Config& c) {
 }
 
 int64_t smem_bytes(const Config& c, const Problem& p) {
+  if (c.family == Family::Tma) return tma::smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster);
   if (c.family == Family::Bulk)
     return bulk_launch_smem_bytes(c.tile_m, static_cast<int>(std::min<int64_t>(p.m, c.tile_m)), c.warps_k, c.unroll,
                                   c.split_k);
@@ -215,6 +218,14 @@ CostBreakdown estimate(const Config& c, const Problem& p, const DeviceInfo& dev)
   }
   if (c.family == Family::Reg) return estimate_reg(c, p, dev, bytes);
   if (c.family == Family::Bulk) return estimate_bulk(c, p, dev, bytes);
+  if (c.family == Family::Tma) {
+    // Not scored by the heuristic yet (heuristic_scores): the streaming time plus the dependent-chain fixed cost
+    // and the split reduction measured at M <= 16 (~1.3 + ~2 us, tools/probes/tma_family.cu, docs/kernels.md).
+    b.stream_us = bytes / kStreamBytesPerUs;
+    b.us = b.stream_us + 3.3;
+    b.wave_eff = b.inflight_eff = 1;
+    return b;
+  }
   const Decomposition d = decompose(c, p);
   const int threads = c.threads();
   const int regs = (estimated_registers(c) + 7) / 8 * 8;

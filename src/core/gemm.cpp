@@ -105,7 +105,7 @@ Choice gemm(const Problem& problem, const void* x, const void* w, void* y, const
     choice.config = Config::parse(backend == Backend::Cuda ? "cublaslt" : "cpu_r4");
     choice.reason = "K=0: writes zeros";
   } else if (!options.config.empty()) {
-    choice.config = Config::parse(options.config);
+    choice.config = forced_config(options.config, problem, device);
     std::string why_not;
     SKINNYGEMM_CHECK(supports(choice.config, problem, device, alignment, &why_not),
                      "forced config " << options.config << " cannot run " << problem.str() << " on "

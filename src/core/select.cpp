@@ -10,6 +10,7 @@
 #include "core/backends.h"
 #include "core/cost_model.h"
 #include "core/tiling.h"
+#include "kernels/tma/tma_family.h"
 #include "skinnygemm/table.h"
 
 namespace skinnygemm {
@@ -72,7 +73,8 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
     case Family::Mma:
     case Family::Bulk:
     case Family::Reg:
-    case Family::Simt: {
+    case Family::Simt:
+    case Family::Tma: {
       if (dev.is_cpu) return fail(why_not, c.name() + " needs a GPU");
       if (dev.cc_major != 9 || dev.cc_minor != 0)
         return fail(why_not, "kernels are built for sm_90a; device is sm_" + std::to_string(dev.cc_major) +
@@ -81,6 +83,7 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
       if (alignment < 16)
         return fail(why_not, "operands are " + std::to_string(alignment) +
                                  "-byte aligned; 16-byte loads need 16 (pointers and row strides)");
+      if (c.family == Family::Tma) return tma::fits(c, p, dev, why_not);
       return fits_shape(c, p, dev, why_not);
     }
   }
@@ -88,6 +91,11 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
 }
 
 double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { return estimate(c, p, dev).us; }
+
+Config forced_config(const std::string& name, const Problem& p, const DeviceInfo& dev) {
+  if (name == "tma") return tma::first_cut_config(p, dev.sms);
+  return Config::parse(name);
+}
 
 bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
   double us = 0;

@@ -3,11 +3,13 @@
 #include "cuda/check.cuh"
 #include "cuda/cublaslt.h"
 #include "cuda/skinny.h"
+#include "kernels/tma/tma_family.h"
 
 namespace skinnygemm::cuda {
 
 bool config_is_built(const Config& config) {
   if (config.family == Family::Cublaslt) return true;
+  if (config.family == Family::Tma) return tma::is_built(config);
   if (config.family != Family::Mma && config.family != Family::Bulk && config.family != Family::Reg &&
       config.family != Family::Simt)
     return false;
@@ -28,6 +30,9 @@ void gemm(const Problem& p, const void* x, const void* w, void* y, const Config&
     case Family::Simt:
       launch_skinny(p, config, x, w, y, stream);
       return;
+    case Family::Tma:
+      tma::launch(p, config, x, w, y, stream);
+      return;
     case Family::Cublaslt:
       cublaslt_gemm(p, x, w, y, config.algo, stream);
       return;
@@ -40,9 +45,10 @@ void gemm(const Problem& p, const void* x, const void* w, void* y, const Config&
 void gemm_segments(const Problem& p, const void* x, const void* w, const OutputSegment* segments, int count,
                    const Config& config, void* stream) {
   SKINNYGEMM_CHECK(config.family == Family::Mma || config.family == Family::Bulk || config.family == Family::Reg ||
-                       config.family == Family::Simt,
+                       config.family == Family::Simt || config.family == Family::Tma,
                    "config " << config.name() << " cannot write per-segment outputs (only the skinny kernels can)");
   SKINNYGEMM_CHECK(p.k > 0, "K=0 into segments: nothing to launch (the caller writes zeros)");
+  if (config.family == Family::Tma) return tma::launch(p, config, x, w, nullptr, stream, segments, count);
   launch_skinny(p, config, x, w, nullptr, static_cast<cudaStream_t>(stream), segments, count);
 }
 

@@ -106,7 +106,7 @@ TEST(ConfigNames, TrailingJunk) {
   expect_rejected("mma_m16_w1x8_u4_sk2x", {"split-K", "'sk2x'"});
   expect_rejected("cpu_r4x", {"rows per block", "'r4x'"});
   expect_rejected("cpu_r4_extra", {"expected cpu_r<rows>"});
-  expect_rejected("cublaslt_a1_b2", {"expected cublaslt or cublaslt_a<index>"});
+  expect_rejected("cublaslt_a1_b2", {"expected cublaslt, cublaslt_torch or cublaslt_a<index>"});
 }
 
 TEST(ConfigNames, OtherFamiliesOutOfRange) {
