@@ -2,6 +2,9 @@
 // measure.cu so that fused_bench.cu times the same way.
 #include "cuda/bench_common.cuh"
 
+#include <map>
+#include <tuple>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -9,6 +12,7 @@
 #include <vector>
 
 #include "core/stats.h"
+#include "cuda/chain_floor.cuh"
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/owned.cuh"
@@ -97,6 +101,46 @@ double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride
     best = std::min({best, four.median_us, eight.median_us});
   }
   return best;
+}
+
+double chain_floor_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes, int sms,
+                      int samples, int replays) {
+  // Launches of one timing call read the same weights the same way: measured once per (bytes, copies) and kept.
+  static std::map<std::tuple<const void*, int64_t, int, int64_t>, double> measured;
+  const auto key = std::make_tuple(base, copy_stride, copies, bytes);
+  if (auto it = measured.find(key); it != measured.end()) return it->second;
+  static uint32_t* words = [] {
+    uint32_t* p = nullptr;
+    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&p, 2 * 4096 * sizeof(uint32_t)));
+    SKINNYGEMM_CUDA_CHECK(cudaMemset(p, 0, 2 * 4096 * sizeof(uint32_t)));
+    return p;
+  }();
+  const long long vec_bytes = bytes / 16 * 16;
+  const char* b = static_cast<const char*>(base);
+  struct Ring {
+    int ctas_per_sm, slots, slot_bytes;
+  };
+  // The reference probe's configurations (rings of 64-96 KB; 1-4 CTAs per SM): its best was 2 CTAs per SM with
+  // 6 x 16 KB from 22 MB up on the H200, smaller slots below.
+  double best = 1e30;
+  for (const Ring r : {Ring{1, 6, 16384}, Ring{2, 6, 16384}, Ring{1, 12, 8192}, Ring{2, 12, 8192}, Ring{3, 8, 8192},
+                       Ring{2, 24, 4096}, Ring{3, 16, 4096}, Ring{4, 12, 4096}}) {
+    if (r.ctas_per_sm * sms > 4096) continue;
+    const int smem = 1024 + r.slots * r.slot_bytes;
+    SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(chain_floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int launched = 0;
+    const GraphTiming t = time_graph(stream, copies, samples, replays, [&](int c) {
+      LaunchShape shape;
+      shape.grid = dim3(static_cast<unsigned>(r.ctas_per_sm * sms));
+      shape.block = dim3(kChainThreads);
+      shape.smem = static_cast<std::size_t>(smem);
+      const int i = launched++;
+      launch(chain_floor_kernel, shape, stream, b + c * copy_stride, vec_bytes, r.slots, r.slot_bytes,
+             static_cast<const uint32_t*>(words + (i & 1) * 4096), words + ((i + 1) & 1) * 4096);
+    });
+    best = std::min(best, t.median_us);
+  }
+  return measured[key] = best;
 }
 
 }  // namespace skinnygemm::cuda

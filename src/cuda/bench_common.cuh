@@ -42,4 +42,10 @@ GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays
 double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes,
                       uint32_t* sink, int sms, int samples, int replays);
 
+// The dependent-chain floor of `bytes` read like stream_read_us (chain_floor.cuh: every kernel must read a word
+// the previous one wrote, its ring filled before griddepcontrol.wait): the fastest of eight ring configurations,
+// in microseconds per read. Measured once per (base, copy_stride, copies, bytes) in a process.
+double chain_floor_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes, int sms,
+                      int samples, int replays);
+
 }  // namespace skinnygemm::cuda
