@@ -30,9 +30,11 @@ struct GraphTiming {
   double spread = 0;     // (max - min) / median over the samples
 };
 
-// Captures launch_copy(r) for r = 0 .. copies-1 into one graph on stream, replays it 3 times to warm up, then
-// takes `samples` samples of `replays` replays each; per-copy time = sample time / replays / copies. A launch
+// Captures passes x (launch_copy(r) for r = 0 .. copies-1) into one graph on stream, with enough passes for at
+// least kMinGraphLaunches launches, replays it 3 times to warm up, then takes `samples` samples of
+// ceil(replays / passes) (>= 2) replays each; per-launch time = sample time / replays / passes / copies. A launch
 // that throws ends the capture first, so that the stream stays usable.
+constexpr int kMinGraphLaunches = 48;
 GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays,
                        const std::function<void(int)>& launch_copy);
 

@@ -1,7 +1,7 @@
 // The dependent-chain floor of the benchmarks (bench_common.cu, chain_floor_us): a chain of kernels that each
 // stream their bytes through a shared-memory ring and must read a word the previous kernel wrote before they
 // may fold them. One producer warp requests every slot of the ring (cp.async.bulk, an mbarrier per slot)
-// before griddepcontrol.wait; four consumer warps wait, read the word, fold the slots and free them. What a
+// before griddepcontrol.wait; seven consumer warps wait, read the word, fold the slots and free them. What a
 // dependent GEMM of the same bytes can reach in a decode step (docs/kernels.md, "Session 6").
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace skinnygemm::cuda {
 
-constexpr int kChainConsumerWarps = 4;
+constexpr int kChainConsumerWarps = 7;  // with one producer warp, 256 threads (the reference probe's CTA)
 constexpr int kChainThreads = 32 * (kChainConsumerWarps + 1);
 constexpr int kChainMaxSlots = 32;
 

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernels/tma/tma_family.h"
 #include "kernels/tma/tma_shape.h"
 #include "skinnygemm/error.h"
@@ -86,16 +88,23 @@ TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesAndStreamKForWide) {
   // 3648 rows = 57 tiles: 8 x 57 > 264, 4 x 57 = 228 fits.
   EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s4_x4");
   // 7168 x 14336 (205 MB): stream-K; so is every M > 16.
-  EXPECT_EQ(tma::first_cut_config(Problem{2, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_u2");
-  EXPECT_EQ(tma::first_cut_config(Problem{64, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m64_r64_b2_s3_c2_u1");
+  EXPECT_EQ(tma::first_cut_config(Problem{2, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_u1");
+  EXPECT_EQ(tma::first_cut_config(Problem{64, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m64_r64_b2_s3_c2_u1");
+  EXPECT_EQ(tma::first_cut_config(Problem{64, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m64_r64_b1_s4_x8");
+  // 2112 rows = 33 tiles: 8 x 33 = 264 CTAs fill every slot of two per SM, so the ring shrinks to 3 stages.
+  EXPECT_EQ(tma::first_cut_config(Problem{1, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s3_x8");
   // K = 128: one stage, no cluster can split it.
   EXPECT_EQ(tma::first_cut_config(Problem{4, 1536, 128, DType::BF16}, dev.sms).cluster, 0);
-  for (int64_t m : {1, 5, 8, 9, 16, 17, 32, 33, 64}) {
-    const Problem p{m, 2112, 7168, DType::BF16};
-    std::string why;
-    EXPECT_TRUE(tma::fits(tma::first_cut_config(p, dev.sms), p, dev, &why)) << m << ": " << why;
-    EXPECT_EQ(forced_config("tma", p, dev), tma::first_cut_config(p, dev.sms));
-  }
+  const std::vector<Config> listed = listed_configs(Family::Tma);
+  for (int64_t n : {1, 144, 2112, 20480})
+    for (int64_t m : {1, 5, 8, 9, 16, 17, 32, 33, 64}) {
+      const Problem p{m, n, 7168, DType::BF16};
+      const Config c = tma::first_cut_config(p, dev.sms);
+      std::string why;
+      EXPECT_TRUE(tma::fits(c, p, dev, &why)) << m << ": " << why;
+      EXPECT_NE(std::find(listed.begin(), listed.end(), c), listed.end()) << c.name() << " is not a listed config";
+      EXPECT_EQ(forced_config("tma", p, dev), c);
+    }
   EXPECT_EQ(forced_config("cublaslt", Problem{1, 8, 8, DType::BF16}, dev).family, Family::Cublaslt);
 }
 

@@ -15,10 +15,12 @@ namespace skinnygemm::tma {
 // device's shared memory, coordinates within the copy engine's 32-bit range.
 bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not);
 
-// A structural first cut (not tuned per shape), from the probe's sweep on Kimi-K3 TP8 shapes
-// (tools/probes/tma_family.cu, docs/kernels.md "Session 6"): the smallest token tile holding M, 64-row tiles of
-// two 64-wide K boxes per stage; at M <= 16 and under 128 MB of weights, split-K by the largest cluster (8, 4, 2)
-// whose clusters all fit at two CTAs per SM; otherwise stream-K over two CTAs per SM.
+// A structural first cut (not tuned per shape), chosen on the probe's sweep of 12 Kimi-K3 TP8 shapes at M = 1, 8,
+// 16, 64 (tools/probes/tma_family.cu, docs/kernels.md "Session 6": its picks sum to 2.4% over the best config of
+// every point): the smallest token tile holding M and 64-row tiles; under 128 MiB of weights, split-K by the
+// largest cluster (8, 4, 2) whose clusters all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the
+// 64-token tile; 4 stages, 3 when the grid leaves the next kernel little room); otherwise stream-K over two CTAs
+// per SM.
 Config first_cut_config(const Problem& p, int sms);
 
 }  // namespace skinnygemm::tma
