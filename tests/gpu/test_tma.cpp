@@ -21,18 +21,6 @@ std::vector<uint16_t> run_tma(const Problem& p, const HostOperands& h, const std
   return y.download(ny);
 }
 
-std::vector<uint16_t> naive_of(const Problem& p, const HostOperands& h) {
-  std::vector<uint16_t> y(matrix_elems(p.m, p.n, p.y_stride()), kPoison);
-  cpu::reference_naive(p, h.x.data(), h.w.data(), y.data());
-  return y;
-}
-
-std::vector<double> fp64_of(const Problem& p, const HostOperands& h) {
-  std::vector<double> ref(static_cast<std::size_t>(p.m * p.n));
-  cpu::reference_f64(p, h.x.data(), h.w.data(), ref.data());
-  return ref;
-}
-
 TEST(GpuTma, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
   SKIP_WITHOUT_GPU();
   const DeviceInfo dev = cuda::device_info();
@@ -45,7 +33,7 @@ TEST(GpuTma, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
         std::string why_not;
         ASSERT_TRUE(supports(c, p, dev, 16, &why_not)) << c.name() << ": " << why_not;
         const HostOperands h = random_operands(p, static_cast<uint32_t>(tested + 1), /*small_ints=*/true);
-        ASSERT_TRUE(bitwise_equal(p, run_tma(p, h, c.name()).data(), naive_of(p, h).data())) << c.name();
+        ASSERT_TRUE(bitwise_equal(p, run_tma(p, h, c.name()).data(), naive(p, h).data())) << c.name();
         ++tested;
       }
     }
@@ -68,7 +56,7 @@ TEST(GpuTma, RandomInputsAcrossThresholdsAndTails) {
       for (const Config& c : {tma::first_cut_config(p, sms), wide, cluster}) {
         if (!supports(c, p, cuda::device_info(), 16)) continue;  // K = 8: one stage, no split by a cluster
         const std::vector<uint16_t> y = run_tma(p, h, c.name());
-        ASSERT_TRUE(within_naive_bound(p, h, y, fp64_of(p, h), naive_of(p, h), c.name()));
+        ASSERT_TRUE(within_naive_bound(p, h, y, fp64(p, h), naive(p, h), c.name()));
       }
     }
 }
@@ -85,7 +73,7 @@ TEST(GpuTma, Fp16AndStridedRows) {
       const HostOperands h = random_operands(p, ++seed);
       const std::string c = tma::first_cut_config(p, cuda::device_info().sms).name();
       const std::vector<uint16_t> y = run_tma(p, h, c);
-      ASSERT_TRUE(within_naive_bound(p, h, y, fp64_of(p, h), naive_of(p, h), c));
+      ASSERT_TRUE(within_naive_bound(p, h, y, fp64(p, h), naive(p, h), c));
       ASSERT_TRUE(padding_untouched(p, y.data()));
     }
 }
@@ -105,7 +93,7 @@ TEST(GpuTma, PerSegmentOutputs) {
   SKIP_WITHOUT_GPU();
   const Problem p{5, 700, 2048, DType::BF16};
   const HostOperands h = random_operands(p, 11, /*small_ints=*/true);
-  const std::vector<uint16_t> want = naive_of(p, h);
+  const std::vector<uint16_t> want = naive(p, h);
   DeviceArray x(h.x), w(h.w), a(std::vector<uint16_t>(5 * 300, kPoison)), b(std::vector<uint16_t>(5 * 410, kPoison));
   const OutputSegment segs[2] = {{0, 300, a.get(), 300}, {300, 400, b.get(), 410}};
   for (const Config& c : {tma::first_cut_config(p, cuda::device_info().sms), Config::parse("tma_m8_r64_b2_s4_c2_u1")}) {

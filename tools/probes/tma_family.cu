@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/chain_floor.cuh"
 #include "kernels/tma/tma_gemm.cuh"
 #include "probe_harness.h"
 
@@ -162,59 +163,7 @@ __global__ void ref_kernel(const bf16* x, const bf16* w, float* y, int m, int n,
   y[(size_t)token * n + row] = s;
 }
 
-// ---- the dependent-chain floor: a ring of bulk copies, every slot requested before the wait ----
-__device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_addr(dst)),
-               "l"(src), "r"(bytes), "r"(smem_addr(bar))
-               : "memory");
-}
-__global__ void __launch_bounds__(kThreads) chain_kernel(const char* w, size_t bytes, int S, int B, const unsigned* x_in,
-                                                         unsigned* x_out) {
-  extern __shared__ __align__(128) char sm[];
-  uint64_t* full = reinterpret_cast<uint64_t*>(sm);
-  uint64_t* empty = full + 32;
-  char* slots = sm + 1024;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const size_t per = (bytes / gridDim.x + B - 1) / B * B;
-  const size_t c0 = min(bytes, per * blockIdx.x), c1 = min(bytes, c0 + per);
-  const int chunks = (int)((c1 - c0 + B - 1) / B);
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < S; ++i) mbar_init(full + i, 1), mbar_init(empty + i, kConsumerWarps);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-  pdl_launch_dependents();
-  if (warp == kConsumerWarps) {
-    if (lane == 0) {
-      for (int j = 0; j < chunks; ++j) {
-        const int s = j % S;
-        if (j == S) pdl_wait();
-        if (j >= S) mbar_wait(empty + s, ((j / S) + 1) & 1);
-        const unsigned nb = (unsigned)min((size_t)B, c1 - c0 - (size_t)j * B);
-        mbar_expect_tx(full + s, nb);
-        bulk_copy(slots + (size_t)s * B, w + c0 + (size_t)j * B, nb, full + s);
-      }
-    }
-    return;
-  }
-  pdl_wait();
-  const unsigned x = x_in[blockIdx.x];
-  unsigned acc = 0;
-  for (int j = 0; j < chunks; ++j) {
-    const int s = j % S;
-    mbar_wait(full + s, (j / S) & 1);
-    const unsigned nb = (unsigned)min((size_t)B, c1 - c0 - (size_t)j * B);
-    for (unsigned i = threadIdx.x * 16; i < nb; i += 32 * kConsumerWarps * 16) {
-      const uint4 v = *reinterpret_cast<const uint4*>(slots + (size_t)s * B + i);
-      acc ^= (v.x + x) ^ v.y ^ v.z ^ v.w;
-    }
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty + s);
-  }
-  acc = __reduce_xor_sync(0xffffffffu, acc);
-  if (lane == 0) atomicXor(x_out + blockIdx.x, acc);
-}
+// ---- the dependent-chain floor: the benchmarks' own kernel (cuda/chain_floor.cuh) ----
 
 // ---- the stream-read limit: plain 16-byte loads, never waiting before the end ----
 __global__ void __launch_bounds__(512) stream_kernel(const uint4* src, size_t n16, unsigned* out) {
@@ -412,10 +361,11 @@ int main(int argc, char** argv) {
     for (Ring r : {Ring{1, 6, 16384}, Ring{2, 6, 16384}, Ring{1, 12, 8192}, Ring{2, 12, 8192}, Ring{3, 8, 8192},
                    Ring{2, 24, 4096}, Ring{3, 16, 4096}, Ring{4, 12, 4096}}) {
       const int smem = 1024 + r.S * r.B;
-      CHECK(cudaFuncSetAttribute(chain_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      CHECK(cudaFuncSetAttribute(skinnygemm::cuda::chain_floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
       const double t = time_launches(s, [&](int i) {
-        launch_pdl(chain_kernel, dim3(r.gm * g_sms), dim3(kThreads), (size_t)smem, s, (const char*)ws[i % copies], wbytes,
-                   r.S, r.B, (const unsigned*)(words + (i & 1) * 4096), words + ((i + 1) & 1) * 4096);
+        launch_pdl(skinnygemm::cuda::chain_floor_kernel, dim3(r.gm * g_sms), dim3(skinnygemm::cuda::kChainThreads),
+                   (size_t)smem, s, (const char*)ws[i % copies], (long long)wbytes, r.S, r.B,
+                   (const uint32_t*)(words + (i & 1) * 4096), (uint32_t*)(words + ((i + 1) & 1) * 4096));
       });
       if (t < chain_us) chain_us = t, chain_cfg = std::to_string(r.gm) + "xSM_S" + std::to_string(r.S) + "_B" + std::to_string(r.B);
     }

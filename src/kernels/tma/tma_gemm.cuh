@@ -266,6 +266,19 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       for (int j = 0; j < kNt; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
   };
   clear();
+  // Visits every accumulator of the warp's live tokens with its row within the tile (the MMA fragment: rows g4 and
+  // g4 + 8 of each 16-row tile, tokens 2 t4 and 2 t4 + 1 of each 8-token tile).
+  auto for_each_output = [&](auto&& f) {
+#pragma unroll
+    for (int mt = 0; mt < kMt; ++mt)
+#pragma unroll
+      for (int j = 0; j < kNt; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int rloc = warp * kWarpRows + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
+          if (token < p.m) f(token, rloc, acc[mt][j][e]);
+        }
+  };
   int seg_first_stage = first.ks;
   Unit u = first;
   for (int i = 0, s = 0, phase = 0; i < count; ++i, next(u)) {
@@ -314,17 +327,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       const int slice = kRows / p.cluster;
       float* recv = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
       const uint32_t recv_local = smem_addr(recv);
-#pragma unroll
-      for (int mt = 0; mt < kMt; ++mt)
-#pragma unroll
-        for (int j = 0; j < kNt; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int rloc = warp * kWarpRows + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
-            if (token < p.m)
-              st_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice),
-                         rloc / slice, acc[mt][j][e]);
-          }
+      for_each_output([&](int token, int rloc, float v) {
+        st_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice), rloc / slice, v);
+      });
       cluster_sync();
       for (int o = tid; o < slice * p.m; o += 32 * kConsumerWarps) {
         const int token = o / slice, r = o % slice;
@@ -336,30 +341,15 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       return;
     }
     if (kAblate == 1 || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
-      const int row0 = tile * kRows + warp * kWarpRows;
-#pragma unroll
-      for (int mt = 0; mt < kMt; ++mt)
-#pragma unroll
-        for (int j = 0; j < kNt; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int row = row0 + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
-            if (token < p.m && row < p.n) store_output<T>(p, token, row, acc[mt][j][e]);
-          }
+      for_each_output([&](int token, int rloc, float v) {
+        if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
+      });
     } else {
       // Part of a tile: FP32 partials [token][row] to this CTA's slot (0 = its first tile, 1 = its last), then
       // the last CTA of the tile to arrive sums every part in a fixed order.
       constexpr int kTileFloats = kRows * kTileM;
       float* mine = p.partials + (static_cast<long long>(g) * 2 + (tile == first.tile ? 0 : 1)) * kTileFloats;
-#pragma unroll
-      for (int mt = 0; mt < kMt; ++mt)
-#pragma unroll
-        for (int j = 0; j < kNt; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int rloc = warp * kWarpRows + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
-            if (token < p.m) __stcg(mine + token * kRows + rloc, acc[mt][j][e]);
-          }
+      for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
       consumers_sync();
       const long long tile_u0 = static_cast<long long>(tile) * p.k_stages;
       const int g_first = owner_cta(tile_u0, p.units, ctas);
