@@ -5,12 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "common/test_util.h"
+#include "skinnygemm/table.h"
 
 namespace {
 
@@ -121,4 +124,42 @@ TEST(Cli, ParseErrorsExitTwo) {
   EXPECT_EQ(run_cli("--help").status, 0);
   EXPECT_EQ(run_cli("check --help").status, 0);
   EXPECT_EQ(run_cli("--version").status, 0);
+}
+
+// Issue 19: two tuners merging into one table each read the file, measured, and renamed their own merge over
+// the other's; the table kept 372 of 600 entries. The merge now happens under a lock on <table>.lock.
+TEST(Cli, ConcurrentTunersIntoOneTableKeepEveryEntry) {
+  TempDir dir;
+  const auto table = dir.path / "shared_table.json";
+  const std::string tune = std::string("'") + SKINNYGEMM_CLI_PATH +
+                           "' tune --backend cpu --m 1:300 --samples 1 --replays 1 --candidates cpu_r1 --table '" +
+                           table.string() + "' --shapes ";
+  int status = -1;
+  const std::string out = skinnygemm::test::run_command(
+      "(" + tune + "8x8 > '" + (dir.path / "a.log").string() + "' 2>&1 & a=$!; " + tune + "16x16 > '" +
+          (dir.path / "b.log").string() + "' 2>&1 & b=$!; wait $a; ra=$?; wait $b; rb=$?; echo \"status $ra $rb\")",
+      &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("status 0 0"), std::string::npos) << out;
+  const skinnygemm::Table t = skinnygemm::Table::load(table.string());
+  EXPECT_EQ(t.entries.size(), 600u);
+  for (const int64_t n : {8, 16})
+    for (const int64_t m : {1, 150, 300})
+      EXPECT_TRUE(t.find(skinnygemm::DType::BF16, n, n, m).has_value()) << n << "x" << n << " m=" << m;
+  // The lock file goes with its holder: nothing but the table is left in the folder.
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"a.log", "b.log", "shared_table.json"}));
+}
+
+TEST(Cli, TableThatIsADirectoryIsNamed) {
+  TempDir dir;
+  for (const std::string cmd : {"info --table ", "check --backend cpu --shapes 8x8 --m 1 --table ",
+                                "tune --backend cpu --shapes 8x8 --m 1 --samples 1 --replays 1 --table "}) {
+    const CliResult r = run_cli(cmd + "'" + dir.path.string() + "'");
+    EXPECT_EQ(r.status, 2) << cmd << r.output;
+    EXPECT_NE(r.output.find("'" + dir.path.string() + "' is a directory"), std::string::npos) << cmd << r.output;
+    EXPECT_EQ(r.output.find("underflow"), std::string::npos) << cmd << r.output;
+  }
 }
