@@ -1,4 +1,4 @@
-// `skinnygemm bench`: shared/design/BENCHMARKING.md's protocol (src/tune/bench.h) over (shape, M), printed
+// `skinnygemm bench`: the project's measurement protocol (src/tune/bench.h) over (shape, M), printed
 // as a table and written in the shared result schema. Every number is measured in this one process.
 #include <fnmatch.h>
 
@@ -62,6 +62,8 @@ int run_bench(const BenchArgs& args) {
   const DType dtype = parse_dtype(args.dtype);
   if (!args.config.empty()) Config::parse(args.config);  // a malformed name fails once, before any case
   const std::optional<Table> table = load_table_arg(args.table);
+  if (!args.json.empty()) check_writable(args.json, "--json");
+  if (!args.csv.empty()) check_writable(args.csv, "--csv");
 
   tune::BenchOptions options;
   options.backend = backend;
@@ -136,7 +138,7 @@ int run_bench(const BenchArgs& args) {
 Command add_bench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* sub = app.add_subcommand("bench", "Measure problems against the stream-read limit and cuBLASLt "
-                                              "(shared/design/BENCHMARKING.md)");
+                                              "(protocol: src/tune/bench.h)");
   add_backend_option(sub, &args->backend);
   add_problem_options(sub, &args->shapes, &args->m, &args->dtype, &args->config);
   add_table_option(sub, &args->table);

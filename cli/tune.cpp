@@ -107,6 +107,8 @@ int run_tune(const TuneArgs& args) {
   const auto shapes = models::parse_shapes(args.shapes);
   const auto ms = models::parse_m_range(args.m);
   const DType dtype = parse_dtype(args.dtype);
+  if (!args.json.empty()) check_writable(args.json, "--json");  // before the first of many measured points
+  if (!args.heuristic_report.empty()) check_writable(args.heuristic_report, "--heuristic-report");
   const std::filesystem::path report_dir = std::filesystem::path(args.heuristic_report).parent_path();
   SKINNYGEMM_CHECK(report_dir.empty() || std::filesystem::is_directory(report_dir),
                    "--heuristic-report folder '" << report_dir.string() << "' does not exist; create it first");

@@ -163,3 +163,23 @@ TEST(Cli, TableThatIsADirectoryIsNamed) {
     EXPECT_EQ(r.output.find("underflow"), std::string::npos) << cmd << r.output;
   }
 }
+
+// An output that cannot be written fails before the first measurement (a long run's results would be lost).
+TEST(Cli, UnwritableOutputsFailBeforeMeasuring) {
+  TempDir dir;
+  const std::string missing = (dir.path / "no_such_folder" / "out").string();
+  for (const std::string cmd :
+       {"bench --backend cpu --shapes 8x8 --m 1 --samples 1 --replays 1 --json ",
+        "bench --backend cpu --shapes 8x8 --m 1 --samples 1 --replays 1 --csv ",
+        "tune --backend cpu --shapes 8x8 --m 1 --samples 1 --replays 1 --no-store --json ",
+        "tune --backend cpu --shapes 8x8 --m 1 --samples 1 --replays 1 --no-store --heuristic-report "}) {
+    for (const std::string& path : {missing, dir.path.string()}) {
+      const CliResult r = run_cli(cmd + "'" + path + "'");
+      EXPECT_EQ(r.status, 2) << cmd << path << "\n" << r.output;
+      EXPECT_NE(r.output.find(path), std::string::npos) << cmd << r.output;
+      // Nothing was measured: neither bench's row progress nor tune's point progress.
+      EXPECT_EQ(r.output.find("[1/1]"), std::string::npos) << cmd << r.output;
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "no_such_folder"));
+}
