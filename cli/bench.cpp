@@ -74,6 +74,11 @@ int run_bench(const BenchArgs& args) {
   options.baselines = !args.no_baselines;
   options.check = true;
 
+  // Every problem is checked against the memory there is before the first one is measured: a shape too large
+  // fails now, with the bytes, not after the others (or as std::bad_alloc).
+  for (const auto& shape : shapes)
+    for (const int64_t m : ms) tune::check_bench_fits(Problem{m, shape.n, shape.k, dtype}, options);
+
   tune::BenchMeta meta = tune::bench_meta(backend);
   meta.revision = git_revision();
   meta.command = command_line();

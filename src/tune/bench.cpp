@@ -11,6 +11,7 @@
 
 #include "core/backends.h"
 #include "core/half.h"
+#include "core/memory.h"
 #include "core/stats.h"
 
 namespace skinnygemm::tune {
@@ -32,6 +33,7 @@ Choice choose(const Problem& p, const DeviceInfo& dev, const BenchOptions& o) {
 // CPU backend: random inputs, check against the FP64 reference, then the median of timed samples.
 BenchRow bench_cpu(const Problem& p, const Choice& choice, const BenchOptions& o) {
   BenchRow row;
+  check_bench_fits(p, o);
   std::vector<uint16_t> x(static_cast<std::size_t>(std::max<int64_t>(1, (p.m - 1) * p.x_stride() + p.k)));
   std::vector<uint16_t> w(static_cast<std::size_t>(std::max<int64_t>(1, (p.n - 1) * p.w_stride() + p.k)));
   std::vector<uint16_t> y(static_cast<std::size_t>(std::max<int64_t>(1, (p.m - 1) * p.y_stride() + p.n)));
@@ -73,6 +75,16 @@ BenchRow bench_cpu(const Problem& p, const Choice& choice, const BenchOptions& o
 }
 
 }  // namespace
+
+void check_bench_fits(const Problem& p, const BenchOptions& o) {
+  validate(p);  // byte sizes that do not fit in 64 bits are named there
+  if (resolve_backend(o.backend) == Backend::Cuda) return cuda::check_bench_memory(p);
+  const int64_t e = static_cast<int64_t>(dtype_size(p.dtype));
+  int64_t needed = add_bytes(add_bytes(operand_bytes(p.m, p.k, p.x_stride(), e), operand_bytes(p.n, p.k, p.w_stride(), e)),
+                             operand_bytes(p.m, p.n, p.y_stride(), e));
+  if (o.check) needed = add_bytes(needed, mul_bytes(mul_bytes(p.m, p.n), sizeof(double)));  // the FP64 reference
+  check_host_memory(needed, "benchmarking " + p.str() + " (x, w, y" + (o.check ? ", FP64 reference)" : ")"));
+}
 
 BenchRow bench_problem(const Problem& p, const BenchOptions& o) {
   validate(p);

@@ -55,6 +55,11 @@ struct BenchMeta {
 // Runs one problem through the protocol. Throws Error if the output check fails.
 BenchRow bench_problem(const Problem& problem, const BenchOptions& options);
 
+// Throws Error naming the bytes needed and available unless bench_problem(problem, options) fits in the
+// backend's memory (host for the CPU; device, plus the host copy of the reference, for CUDA). bench_problem
+// checks it too; a command checks every problem with it before the first measurement.
+void check_bench_fits(const Problem& problem, const BenchOptions& options);
+
 // The meta block for the backend's device (revision, command and date are filled in by the caller).
 BenchMeta bench_meta(Backend backend);
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/test_util.h"
@@ -182,4 +183,21 @@ TEST(Cli, UnwritableOutputsFailBeforeMeasuring) {
     }
   }
   EXPECT_FALSE(std::filesystem::exists(dir.path / "no_such_folder"));
+}
+
+// Issue 19: a shape too large for the machine ended in std::bad_alloc; check and bench now check every case
+// against the host's memory before the first measurement and name the bytes.
+TEST(Cli, HugeShapesFailUpFrontWithTheBytes) {
+  // x, w, y (and check's naive copy of y) in bf16 plus the FP64 reference: 14.3 TB.
+  for (const auto& [cmd, bytes] :
+       {std::pair<std::string, std::string>{"check --backend cpu --shapes 8x8,1000000000x7168 --m 1", "14348000014336"},
+        {"bench --backend cpu --shapes 8x8,1000000000x7168 --m 1 --samples 1 --replays 1", "14346000014336"}}) {
+    const CliResult r = run_cli(cmd);
+    EXPECT_EQ(r.status, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find("n=1000000000 k=7168"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("(" + bytes + " bytes) of host memory"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("are available"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("[1/2]"), std::string::npos) << r.output;  // not even the small shape ran first
+  }
 }

@@ -15,6 +15,7 @@
 #include "core/backends.h"
 #include "core/half.h"
 #include "skinnygemm/error.h"
+#include "skinnygemm/skinnygemm.h"
 
 namespace skinnygemm {
 namespace {
@@ -277,6 +278,21 @@ TEST(CpuBackendEdges, EmptyProblemsTouchNothing) {
   p.n = 0;
   cpu::gemm(p, nullptr, nullptr, y.data(), cpu_config(4));
   for (uint16_t v : y) EXPECT_EQ(v, kPoison);
+}
+
+// A representable problem whose scratch exceeds the host's memory fails up front with the bytes needed and
+// available, through the public API (the pointers are never read: the check comes first).
+TEST(CpuBackendEdges, ScratchBeyondHostMemoryIsNamed) {
+  Problem p;
+  p.m = int64_t{1} << 40;  // x as float: 2^40 x 7168 x 4 bytes, about 31.5 PB
+  p.n = 8;
+  p.k = 7168;
+  const auto at = [](uint64_t address) { return reinterpret_cast<void*>(static_cast<uintptr_t>(address)); };
+  Options o;
+  o.backend = Backend::Cpu;
+  o.config = "cpu_r4";
+  test::expect_error([&] { gemm(p, at(uint64_t{1} << 56), at(uint64_t{1} << 60), at(uint64_t{1} << 62), o); },
+                     {"CPU backend's scratch", "m=1099511627776", "bytes) of host memory but", "are available"});
 }
 
 TEST(CpuBackendEdges, RejectsOtherFamiliesAndBadProblems) {

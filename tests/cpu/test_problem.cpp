@@ -85,6 +85,15 @@ TEST(ProblemValidate, EmptyProblemsAcceptNull) {
   expect_error([] { validate(make(0, -1, 8), nullptr, nullptr, nullptr); }, {"N=-1"});
 }
 
+// Issue 19: M = N = 2^40 wrapped int64 in the spans and allocations and ended in std::bad_alloc; validate now
+// names the operand and its bytes.
+TEST(ProblemValidate, SizesBeyondSixtyFourBitsAreNamed) {
+  const int64_t huge = int64_t{1} << 40;
+  expect_error([&] { validate(make(huge, huge, 7168)); }, {"y of", "m=1099511627776", "bytes", "2^63"});
+  expect_error([&] { validate(make(1, int64_t{1} << 62, 7168)); }, {"w of", "bytes"});
+  EXPECT_NO_THROW(validate(make(64, 1 << 20, 7168)));  // large but representable
+}
+
 TEST(ProblemValidate, OutputOverlappingAnInput) {
   const Problem p = make(2, 4, 8);  // x: 16 elements, w: 32, y: 8
   std::vector<uint16_t> buf(128);
