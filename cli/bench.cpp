@@ -52,6 +52,20 @@ std::vector<Config> sweep_configs(const std::string& glob, const Problem& p, Bac
   return out;
 }
 
+// A --sweep glob must name at least one listed config of the backend: one that names none would sweep nothing
+// and print the same table as no --sweep at all.
+void check_sweep_glob(const std::string& glob, Backend backend) {
+  if (glob.empty()) return;
+  std::string names;
+  for (const Config& c : all_listed_configs()) {
+    if ((c.family == Family::Cpu) != (backend == Backend::Cpu)) continue;
+    if (fnmatch(glob.c_str(), c.name().c_str(), 0) == 0) return;
+    if (names.size() < 200) names += (names.empty() ? "" : ", ") + c.name();
+  }
+  SKINNYGEMM_FAIL("--sweep '" << glob << "' matches no config of the " << backend_name(backend)
+                              << " backend; expected a glob over names such as " << names << " ...");
+}
+
 int run_bench(const BenchArgs& args) {
   SKINNYGEMM_CHECK(args.samples >= 1, "--samples " << args.samples << " must be >= 1");
   SKINNYGEMM_CHECK(args.replays >= 1, "--replays " << args.replays << " must be >= 1");
@@ -61,6 +75,7 @@ int run_bench(const BenchArgs& args) {
   const auto ms = models::parse_m_range(args.m);
   const DType dtype = parse_dtype(args.dtype);
   if (!args.config.empty()) Config::parse(args.config);  // a malformed name fails once, before any case
+  check_sweep_glob(args.sweep, backend);
   const std::optional<Table> table = load_table_arg(args.table);
   if (!args.json.empty()) check_writable(args.json, "--json");
   if (!args.csv.empty()) check_writable(args.csv, "--csv");

@@ -198,7 +198,16 @@ Command add_check(CLI::App& app) {
   add_table_option(sub, &args->table);
   sub->add_option("--seed", args->seed, "base seed of the CPU backend's random inputs (each case derives its own; the cuda "
                                         "backend checks with the benchmark's inputs)")
-      ->capture_default_str();
+      ->capture_default_str()
+      // CLI11 reads "-1" into a uint64_t as 18446744073709551615 without a word.
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            const auto first = value.find_first_not_of(" \t");
+            if (first != std::string::npos && value[first] == '-')
+              return "--seed " + value + " is negative; expected a whole number from 0 to 18446744073709551615";
+            return "";
+          },
+          "UINT64"));
   return {sub, [args] { return run_check(*args); }};
 }
 

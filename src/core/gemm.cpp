@@ -135,7 +135,10 @@ Choice gemm(const Problem& problem, const void* x, const void* w, void* y, const
   validate(problem, x, w, y);
   const Backend backend = resolve_backend(options.backend);
   const DeviceInfo device = backend == Backend::Cuda ? cuda::device_info() : cpu_device_info();
-  if (problem.empty()) return Choice{Config{}, Source::Fallback, "empty problem (M=0 or N=0): nothing to do"};
+  // A config name Config::parse accepts (Config{} would print as "cpu_r0"), the same one K = 0 reports.
+  if (problem.empty())
+    return Choice{Config::parse(backend == Backend::Cuda ? "cublaslt" : "cpu_r4"), Source::Fallback,
+                  "empty problem (M=0 or N=0): nothing to do"};
   const int alignment = operand_alignment(problem, x, w, y);
   Choice choice;
   if (problem.k == 0) {  // nothing to read: every backend writes zeros whatever the config

@@ -201,3 +201,22 @@ TEST(Cli, HugeShapesFailUpFrontWithTheBytes) {
     EXPECT_EQ(r.output.find("[1/2]"), std::string::npos) << r.output;  // not even the small shape ran first
   }
 }
+
+TEST(Cli, NegativeSeedIsRejectedWithTheValue) {
+  const CliResult r = run_cli("check --backend cpu --shapes 8x8 --m 1 --seed -1");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--seed -1 is negative"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("18446744073709551615 "), std::string::npos) << r.output;  // not used as a seed
+  EXPECT_EQ(run_cli("check --backend cpu --shapes 8x8 --m 1 --seed 7").status, 0);
+}
+
+TEST(Cli, SweepGlobMatchingNothingIsAnError) {
+  const CliResult r = run_cli("bench --backend cpu --shapes 8x8 --m 1 --samples 1 --replays 1 --sweep 'zzz*'");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--sweep 'zzz*' matches no config of the cpu backend"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cpu_r1"), std::string::npos) << r.output;  // what it could have named
+  EXPECT_EQ(r.output.find("[1/1]"), std::string::npos) << r.output;   // before measuring
+  const CliResult ok = run_cli("bench --backend cpu --shapes 8x8 --m 1 --samples 1 --replays 1 --sweep 'cpu_r*'");
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_NE(ok.output.find("cpu_r8"), std::string::npos) << ok.output;
+}

@@ -295,6 +295,22 @@ TEST(CpuBackendEdges, ScratchBeyondHostMemoryIsNamed) {
                      {"CPU backend's scratch", "m=1099511627776", "bytes) of host memory but", "are available"});
 }
 
+// What gemm reports for a problem with nothing to do must be a config Config::parse accepts (it was cpu_r0).
+TEST(CpuBackendEdges, DegenerateProblemsReportAParsableConfig) {
+  std::vector<uint16_t> y(8, kPoison);
+  Options o;
+  o.backend = Backend::Cpu;
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{0, 4, 16}, {2, 0, 16}, {2, 4, 0}}) {
+    Problem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    const Choice c = gemm(p, nullptr, nullptr, y.data(), o);
+    EXPECT_NO_THROW(Config::parse(c.config.name())) << c.config.name() << " for " << p.str();
+    EXPECT_EQ(c.config.name(), "cpu_r4") << p.str();
+  }
+}
+
 TEST(CpuBackendEdges, RejectsOtherFamiliesAndBadProblems) {
   Operands o = make(DType::BF16, 2, 16, 32, false, false, 3);
   try {
