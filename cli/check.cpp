@@ -204,7 +204,7 @@ Command add_check(CLI::App& app) {
           [](std::string& value) -> std::string {
             const auto first = value.find_first_not_of(" \t");
             if (first != std::string::npos && value[first] == '-')
-              return "--seed " + value + " is negative; expected a whole number from 0 to 18446744073709551615";
+              return value + " is negative; expected a whole number from 0 to 18446744073709551615";
             return "";
           },
           "UINT64"));

@@ -205,7 +205,7 @@ TEST(Cli, HugeShapesFailUpFrontWithTheBytes) {
 TEST(Cli, NegativeSeedIsRejectedWithTheValue) {
   const CliResult r = run_cli("check --backend cpu --shapes 8x8 --m 1 --seed -1");
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("--seed -1 is negative"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--seed: -1 is negative"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("18446744073709551615 "), std::string::npos) << r.output;  // not used as a seed
   EXPECT_EQ(run_cli("check --backend cpu --shapes 8x8 --m 1 --seed 7").status, 0);
 }
