@@ -23,7 +23,7 @@ struct BenchArgs {
 void print_header(bool gpu) {
   std::cout << std::left << std::setw(31) << "name" << std::right << std::setw(12) << "NxK" << std::setw(4) << "M"
             << "  " << std::left << std::setw(24) << "config" << std::setw(10) << "source" << std::right
-            << std::setw(9) << "us" << std::setw(7) << "TB/s";
+            << std::setw(9) << "us" << std::setw(7) << (gpu ? "TB/s" : "GB/s");  // a CPU's 13 GB/s, not 0.0130 TB/s
   if (gpu)
     std::cout << std::setw(9) << "read_us" << std::setw(6) << "eff" << std::setw(9) << "lt_us" << std::setw(9)
               << "best_us" << std::setw(7) << "x_lt" << std::setw(7) << "x_best";
@@ -34,7 +34,8 @@ void print_row(const tune::BenchRow& r, bool gpu) {
   const std::string shape = std::to_string(r.problem.n) + "x" + std::to_string(r.problem.k);
   std::cout << std::left << std::setw(31) << (r.name.empty() ? "-" : r.name) << std::right << std::setw(12) << shape
             << std::setw(4) << r.problem.m << "  " << std::left << std::setw(24) << r.config << std::setw(10)
-            << r.source << std::right << std::setw(9) << fixed(r.us, 2) << std::setw(7) << fixed(r.tbps, r.tbps < 0.1 ? 4 : 3);  // CPU rates are small
+            << r.source << std::right << std::setw(9) << fixed(r.us, 2) << std::setw(7)
+            << (gpu ? fixed(r.tbps, 3) : fixed(r.tbps * 1000, r.tbps < 0.001 ? 3 : 1));
   if (gpu)
     std::cout << std::setw(9) << fixed(r.stream_read_us, 2) << std::setw(6) << fixed(r.efficiency, 2)
               << std::setw(9) << fixed(r.cublaslt_us, 2) << std::setw(9) << fixed(r.cublaslt_best_us, 2)

@@ -11,6 +11,7 @@
 
 #include "core/backends.h"
 #include "core/half.h"
+#include "core/json_round.h"
 #include "core/memory.h"
 #include "core/stats.h"
 
@@ -134,10 +135,6 @@ BenchMeta bench_meta(Backend backend) {
   return m;
 }
 
-namespace {
-double round_to(double v, double unit) { return std::round(v / unit) * unit; }
-}  // namespace
-
 std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
   nlohmann::ordered_json j;
   j["meta"] = {{"gpu", meta.gpu},           {"sms", meta.sms},       {"l2_mib", meta.l2_mib},
@@ -147,7 +144,7 @@ std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& row
   for (const BenchRow& r : rows)
     if (r.stream_read_us > 0)
       best_tbps = std::max(best_tbps, static_cast<double>(r.problem.total_bytes()) / (r.stream_read_us * 1e6));
-  j["stream_read_tbps"] = round_to(best_tbps, 0.001);
+  j["stream_read_tbps"] = json_round(best_tbps);
   j["rows"] = nlohmann::ordered_json::array();
   for (const BenchRow& r : rows) {
     nlohmann::ordered_json o = {{"kind", r.kind}};
@@ -158,36 +155,46 @@ std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& row
     o["m"] = r.problem.m;
     o["config"] = r.config;
     o["source"] = r.source;
-    o["us"] = round_to(r.us, 0.001);
-    o["spread"] = round_to(r.spread, 0.0001);
-    o["tbps"] = round_to(r.tbps, 0.001);
+    o["us"] = json_round(r.us);
+    o["spread"] = json_round(r.spread);
+    o["tbps"] = json_round(r.tbps);
     if (r.stream_read_us > 0) {
-      o["stream_read_us"] = round_to(r.stream_read_us, 0.001);
-      o["efficiency"] = round_to(r.efficiency, 0.001);
+      o["stream_read_us"] = json_round(r.stream_read_us);
+      o["efficiency"] = json_round(r.efficiency);
     }
     if (r.cublaslt_us > 0) {
-      o["cublaslt_us"] = round_to(r.cublaslt_us, 0.001);
-      o["cublaslt_best_us"] = round_to(r.cublaslt_best_us, 0.001);
+      o["cublaslt_us"] = json_round(r.cublaslt_us);
+      o["cublaslt_best_us"] = json_round(r.cublaslt_best_us);
       o["cublaslt_best_config"] = r.cublaslt_best_config;
-      o["speedup"] = round_to(r.speedup, 0.001);
-      o["speedup_best"] = round_to(r.speedup_best, 0.001);
+      o["speedup"] = json_round(r.speedup);
+      o["speedup_best"] = json_round(r.speedup_best);
     }
-    if (r.checked) o["rel_error"] = r.rel_error;
+    if (r.checked) o["rel_error"] = json_round(r.rel_error);
     j["rows"].push_back(o);
   }
   return j.dump(1) + "\n";
 }
 
 std::string results_csv(const std::vector<BenchRow>& rows) {
+  // Rounded as the JSON is; a column that was not measured (the GPU-only ones on the CPU backend, rel_error
+  // without a check) is left empty, as the JSON leaves its key out: 0 would read as a measured zero.
+  const auto cell = [](double v, bool measured) {
+    std::ostringstream c;
+    if (measured) c << json_round(v);
+    return c.str();
+  };
   std::ostringstream os;
   os << "kind,name,dtype,n,k,m,config,source,us,spread,tbps,stream_read_us,efficiency,cublaslt_us,"
         "cublaslt_best_us,cublaslt_best_config,speedup,speedup_best,rel_error\n";
-  for (const BenchRow& r : rows)
+  for (const BenchRow& r : rows) {
+    const bool read = r.stream_read_us > 0, lt = r.cublaslt_us > 0;
     os << r.kind << ',' << r.name << ',' << dtype_name(r.problem.dtype) << ',' << r.problem.n << ',' << r.problem.k
-       << ',' << r.problem.m << ',' << r.config << ',' << r.source << ',' << r.us << ',' << r.spread << ','
-       << r.tbps << ',' << r.stream_read_us << ',' << r.efficiency << ',' << r.cublaslt_us << ','
-       << r.cublaslt_best_us << ',' << r.cublaslt_best_config << ',' << r.speedup << ',' << r.speedup_best << ','
-       << r.rel_error << '\n';
+       << ',' << r.problem.m << ',' << r.config << ',' << r.source << ',' << cell(r.us, true) << ','
+       << cell(r.spread, true) << ',' << cell(r.tbps, true) << ',' << cell(r.stream_read_us, read) << ','
+       << cell(r.efficiency, read) << ',' << cell(r.cublaslt_us, lt) << ',' << cell(r.cublaslt_best_us, lt) << ','
+       << r.cublaslt_best_config << ',' << cell(r.speedup, lt) << ',' << cell(r.speedup_best, lt) << ','
+       << cell(r.rel_error, r.checked) << '\n';
+  }
   return os.str();
 }
 

@@ -9,11 +9,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/test_util.h"
+#include "core/json_round.h"
 #include "skinnygemm/table.h"
 
 namespace {
@@ -219,4 +223,48 @@ TEST(Cli, SweepGlobMatchingNothingIsAnError) {
   const CliResult ok = run_cli("bench --backend cpu --shapes 8x8 --m 1 --samples 1 --replays 1 --sweep 'cpu_r*'");
   EXPECT_EQ(ok.status, 0) << ok.output;
   EXPECT_NE(ok.output.find("cpu_r8"), std::string::npos) << ok.output;
+}
+
+// CPU rows: GB/s on the console (TB/s read as 0.0102), the GPU-only CSV columns empty (not 0), and every float
+// of the JSON rows rounded by json_round (rel_error was written with 17 digits).
+TEST(Cli, BenchCpuUnitsEmptyGpuColumnsAndRoundedJson) {
+  TempDir dir;
+  const auto json = dir.path / "bench.json";
+  const auto csv = dir.path / "bench.csv";
+  const CliResult r = run_cli("bench --backend cpu --shapes 144x7168 --m 1 --samples 1 --replays 1 --json '" +
+                              json.string() + "' --csv '" + csv.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("GB/s"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("TB/s"), std::string::npos) << r.output;
+
+  std::ifstream c(csv);
+  std::string header, row;
+  std::getline(c, header);
+  std::getline(c, row);
+  std::vector<std::string> names, cells;
+  for (auto [text, out] : {std::pair<std::string*, std::vector<std::string>*>{&header, &names}, {&row, &cells}}) {
+    std::stringstream ss(*text);
+    for (std::string cell; std::getline(ss, cell, ',');) out->push_back(cell);
+    if (!text->empty() && text->back() == ',') out->push_back("");
+  }
+  ASSERT_EQ(names.size(), cells.size()) << header << "\n" << row;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const bool gpu_only = names[i].rfind("stream_read", 0) == 0 || names[i] == "efficiency" ||
+                          names[i].rfind("cublaslt", 0) == 0 || names[i].rfind("speedup", 0) == 0;
+    if (gpu_only) {
+      EXPECT_EQ(cells[i], "") << names[i] << " in " << row;
+    }
+    if (names[i] == "us" || names[i] == "tbps" || names[i] == "rel_error") {
+      EXPECT_NE(cells[i], "") << names[i];
+    }
+  }
+
+  std::ifstream j(json);
+  const auto doc = nlohmann::json::parse(j);
+  ASSERT_EQ(doc.at("rows").size(), 1u);
+  for (const auto& [key, value] : doc.at("rows")[0].items())
+    if (value.is_number_float()) {
+      EXPECT_EQ(value.get<double>(), skinnygemm::json_round(value.get<double>())) << key << " = " << value.dump();
+    }
+  EXPECT_GT(doc.at("rows")[0].at("tbps").get<double>(), 0);  // 4 significant digits, not 3 decimals (0.000)
 }
