@@ -94,6 +94,14 @@ TEST(ProblemValidate, SizesBeyondSixtyFourBitsAreNamed) {
   EXPECT_NO_THROW(validate(make(64, 1 << 20, 7168)));  // large but representable
 }
 
+// The README quotes this message as its example of an Error; K = 7170 is not one (it runs, via the fallback).
+TEST(ProblemValidate, TheReadmesExampleMessage) {
+  Problem p = make(1, 1536, 7168);
+  p.ldw = 7000;
+  expect_error([&] { validate(p); }, {"ldw=7000 is smaller than a row of w (K=7168)"});
+  EXPECT_NO_THROW(validate(make(1, 1536, 7170)));
+}
+
 TEST(ProblemValidate, OutputOverlappingAnInput) {
   const Problem p = make(2, 4, 8);  // x: 16 elements, w: 32, y: 8
   std::vector<uint16_t> buf(128);
