@@ -195,7 +195,9 @@ TEST(Cli, HugeShapesFailUpFrontWithTheBytes) {
   // x, w, y (and check's naive copy of y) in bf16 plus the FP64 reference: 14.3 TB.
   for (const auto& [cmd, bytes] :
        {std::pair<std::string, std::string>{"check --backend cpu --shapes 8x8,1000000000x7168 --m 1", "14348000014336"},
-        {"bench --backend cpu --shapes 8x8,1000000000x7168 --m 1 --samples 1 --replays 1", "14346000014336"}}) {
+        {"bench --backend cpu --shapes 8x8,1000000000x7168 --m 1 --samples 1 --replays 1", "14346000014336"},
+        {"tune --backend cpu --shapes 8x8,1000000000x7168 --m 1 --samples 1 --replays 1 --no-store",
+         "14346000014336"}}) {
     const CliResult r = run_cli(cmd);
     EXPECT_EQ(r.status, 2) << cmd << "\n" << r.output;
     EXPECT_NE(r.output.find("n=1000000000 k=7168"), std::string::npos) << r.output;
