@@ -38,4 +38,15 @@ grep -q "766 GEMM launches" <<< "$shapes" || fail "shapes printed no step totals
 # The override still wins over the located folder.
 override="$(env -i PATH="$moved/bin:/usr/bin:/bin" SKINNYGEMM_DATA_DIR="$work/nowhere" skinnygemm info 2>&1)" || fail "info with SKINNYGEMM_DATA_DIR exited $?"
 grep -qF "data folder $work/nowhere" <<< "$override" || fail "SKINNYGEMM_DATA_DIR was not used: $override"
+
+# With the copy's data moved away, nothing else may stand in for it (the build tree's or source tree's data
+# that a configure-time path would reach): info names the copy's folder and finds no models, shapes fails
+# naming the file it looked for.
+mv "$moved/share/skinnygemm" "$moved/share/skinnygemm.away"
+gone="$(run info 2>&1)" || fail "info without data exited $?: $gone"
+grep -qF "data folder $data" <<< "$gone" || fail "without its data, info names another folder: $gone"
+grep -q "^models: *none found" <<< "$gone" || fail "without its data, info still found models: $gone"
+if missing="$(run shapes --model kimi_k3 --tp 8 2>&1)"; then fail "shapes ran without the data: $missing"; fi
+grep -qF "$data/models/kimi_k3.json" <<< "$missing" || fail "shapes does not name the missing file: $missing"
+mv "$moved/share/skinnygemm.away" "$moved/share/skinnygemm"
 echo "installed CLI: ok from $moved"
