@@ -30,6 +30,13 @@ void gemm_segments(const Problem& problem, const void*, const void*, const Outpu
                   << config.name() << "' cannot run " << problem.str() << " into segments");
 }
 
+void check_bench_memory(const Problem& problem) { check_bench_memory(problem, 0); }
+
+void check_bench_memory(const Problem& problem, int64_t) {
+  SKINNYGEMM_FAIL("skinnygemm was built without CUDA, so " << problem.str()
+                  << " cannot be benchmarked on a GPU; rebuild with -DSKINNYGEMM_CUDA=ON or use the cpu backend");
+}
+
 BenchResult bench(const BenchRequest& request) {
   SKINNYGEMM_FAIL("skinnygemm was built without CUDA, so config '"
                   << request.config.name() << "' cannot be benchmarked on " << request.problem.str()
