@@ -1,4 +1,4 @@
-// `skinnygemm bench`: shared/design/BENCHMARKING.md's protocol (src/tune/bench.h) over (shape, M), printed
+// `skinnygemm bench`: shared/design/BENCHMARKING.md's protocol (lab/bench.h) over (shape, M), printed
 // as a table and written in the shared result schema. Every number is measured in this one process.
 #include <fnmatch.h>
 
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "common.h"
-#include "core/models.h"
-#include "tune/bench.h"
+#include "lab/models.h"
+#include "lab/bench.h"
 
 namespace skinnygemm::cli {
 namespace {

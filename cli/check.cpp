@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "common.h"
-#include "core/backends.h"
-#include "core/half.h"
-#include "core/models.h"
-#include "tune/bench.h"
+#include "runtime/backends.h"
+#include "runtime/half.h"
+#include "lab/models.h"
+#include "lab/bench.h"
 
 namespace skinnygemm::cli {
 namespace {

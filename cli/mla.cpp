@@ -1,4 +1,4 @@
-// `skinnygemm mla`: one MLA attention block's decode step (src/tune/mla.h) per (M, context) grid point, every
+// `skinnygemm mla`: one MLA attention block's decode step (lab/mla.h) per (M, context) grid point, every
 // variant checked against a reference of the layer and timed as one CUDA graph, plus the attention alone; rows of
 // kind "mla_layer" with the top-level "policy_choice" (shared/design/BENCHMARKING.md) and, with --policy-out, the
 // fused-projection policy file an engine loads (docs/mla.md).
@@ -11,9 +11,9 @@
 
 #include "common.h"
 #include "run_fields.h"
-#include "core/models.h"
-#include "tune/bench.h"
-#include "tune/mla_runner.h"
+#include "lab/models.h"
+#include "lab/bench.h"
+#include "lab/mla_runner.h"
 
 namespace skinnygemm::cli {
 namespace {

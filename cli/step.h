@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tune/bench.h"
-#include "tune/step_runner.h"
+#include "lab/bench.h"
+#include "lab/step_runner.h"
 
 namespace skinnygemm::cli {
 

@@ -22,7 +22,7 @@
 #include <sstream>
 #include <vector>
 
-#include "core/half.h"
+#include "runtime/half.h"
 #include "skinnygemm/device.h"
 #include "skinnygemm/error.h"
 #include "skinnygemm/problem.h"

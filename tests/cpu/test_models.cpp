@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "core/models.h"
+#include "lab/models.h"
 #include "skinnygemm/error.h"
 
 namespace sg = skinnygemm;

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/backends.h"
+#include "runtime/backends.h"
 #include "common/test_util.h"
 #include "skinnygemm/skinnygemm.h"
 

@@ -1,4 +1,4 @@
-// The whole-decode-step machinery (src/tune/step*.cpp) on the CPU backend: the full-scale plan against the
+// The whole-decode-step machinery (lab/step*.cpp) on the CPU backend: the full-scale plan against the
 // reference numbers (766 GEMMs, 23.87 GB at TP8), the order check, every GEMM of a scaled step against a plain
 // loop on poisoned activations, run_step's rows, the memory-fit decision, and the CLI.
 #include <gmock/gmock.h>
@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
-#include "tune/step_runner.h"
+#include "lab/step_runner.h"
 
 namespace skinnygemm::tune {
 namespace {

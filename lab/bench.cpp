@@ -1,0 +1,183 @@
+// tune::bench_problem: choose (forced or selected), then measure on the backend's device.
+#include "lab/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lab/bench_device.h"
+#include "runtime/backends.h"
+#include "runtime/half.h"
+#include "lab/stats.h"
+
+namespace skinnygemm::tune {
+
+namespace {
+
+Choice choose(const Problem& p, const DeviceInfo& dev, const BenchOptions& o) {
+  if (!o.config.empty()) {
+    Choice c{Config::parse(o.config), Source::Forced, "forced by --config"};
+    std::string why_not;
+    SKINNYGEMM_CHECK(supports(c.config, p, dev, 16, &why_not),
+                     "config " << o.config << " cannot run " << p.str() << ": " << why_not);
+    return c;
+  }
+  const Table* table = o.table ? o.table : default_table(dev);
+  return select(p, dev, table, 16);
+}
+
+// CPU backend: random inputs, check against the FP64 reference, then the median of timed samples.
+BenchRow bench_cpu(const Problem& p, const Choice& choice, const BenchOptions& o) {
+  BenchRow row;
+  std::vector<uint16_t> x(static_cast<std::size_t>(std::max<int64_t>(1, (p.m - 1) * p.x_stride() + p.k)));
+  std::vector<uint16_t> w(static_cast<std::size_t>(std::max<int64_t>(1, (p.n - 1) * p.w_stride() + p.k)));
+  std::vector<uint16_t> y(static_cast<std::size_t>(std::max<int64_t>(1, (p.m - 1) * p.y_stride() + p.n)));
+  std::mt19937 rng(static_cast<uint32_t>(p.n * 131 + p.k * 7 + p.m));
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (auto& v : x) v = float_to_half(p.dtype, dist(rng));
+  for (auto& v : w) v = float_to_half(p.dtype, dist(rng));
+  if (o.check) {
+    std::fill(y.begin(), y.end(), 0xFFFF);
+    cpu::gemm(p, x.data(), w.data(), y.data(), choice.config);
+    std::vector<double> ref(static_cast<std::size_t>(p.m * p.n));
+    cpu::reference_f64(p, x.data(), w.data(), ref.data());
+    double err = 0, norm = 0;
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) {
+        const double got = half_to_float(p.dtype, y[i * p.y_stride() + j]), want = ref[i * p.n + j];
+        SKINNYGEMM_CHECK(std::isfinite(got), choice.config.name() << " left y[" << i << "," << j << "] unwritten");
+        err += (got - want) * (got - want);
+        norm += want * want;
+      }
+    row.rel_error = norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
+    row.checked = true;
+    const double tolerance = p.dtype == DType::BF16 ? 8e-3 : 2e-3;
+    SKINNYGEMM_CHECK(row.rel_error <= tolerance, choice.config.name() << " on " << p.str() << ": relative error "
+                                                                      << row.rel_error << " exceeds " << tolerance);
+  }
+  cpu::gemm(p, x.data(), w.data(), y.data(), choice.config);  // warm-up
+  std::vector<double> samples;
+  for (int s = 0; s < std::max(1, o.samples); ++s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < std::max(1, o.replays); ++r) cpu::gemm(p, x.data(), w.data(), y.data(), choice.config);
+    const auto t1 = std::chrono::steady_clock::now();
+    samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(1, o.replays));
+  }
+  const SampleSummary s = summarize_samples(samples);
+  row.us = s.median;
+  row.spread = s.spread;
+  return row;
+}
+
+}  // namespace
+
+BenchRow bench_problem(const Problem& p, const BenchOptions& o) {
+  validate(p);
+  SKINNYGEMM_CHECK(!p.empty() && p.k > 0, "cannot benchmark an empty problem (" << p.str() << ")");
+  const Backend backend = resolve_backend(o.backend);
+  const DeviceInfo dev = device_info(backend);
+  const Choice choice = choose(p, dev, o);
+  BenchRow row;
+  if (backend == Backend::Cpu) {
+    row = bench_cpu(p, choice, o);
+  } else {
+    cuda::BenchRequest req;
+    req.problem = p;
+    req.config = choice.config;
+    req.samples = std::max(1, o.samples);
+    req.replays = std::max(1, o.replays);
+    req.baselines = o.baselines;
+    req.check = o.check;
+    const cuda::BenchResult r = cuda::bench(req);
+    row.us = r.us;
+    row.spread = r.spread;
+    row.stream_read_us = r.stream_read_us;
+    row.cublaslt_us = r.cublaslt_us;
+    row.cublaslt_best_us = r.cublaslt_best_us;
+    row.cublaslt_best_config = r.cublaslt_best_config;
+    row.checked = r.checked;
+    row.rel_error = r.rel_error;
+    if (r.stream_read_us > 0) row.efficiency = r.stream_read_us / r.us;
+    if (r.cublaslt_us > 0) row.speedup = r.cublaslt_us / r.us;
+    if (r.cublaslt_best_us > 0) row.speedup_best = r.cublaslt_best_us / r.us;
+  }
+  row.problem = p;
+  row.config = choice.config.name();
+  row.source = source_name(choice.source);
+  row.tbps = static_cast<double>(p.total_bytes()) / (row.us * 1e6);
+  return row;
+}
+
+BenchMeta bench_meta(Backend backend) {
+  const DeviceInfo dev = device_info(backend);
+  BenchMeta m;
+  m.gpu = dev.name;
+  m.sms = dev.sms;
+  m.l2_mib = static_cast<double>(dev.l2_bytes) / (1 << 20);
+  m.cuda = dev.cuda_version;
+  m.cublaslt = dev.cublaslt_version;
+  return m;
+}
+
+namespace {
+double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+}  // namespace
+
+std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
+  nlohmann::ordered_json j;
+  j["meta"] = {{"gpu", meta.gpu},           {"sms", meta.sms},       {"l2_mib", meta.l2_mib},
+               {"cuda", meta.cuda},         {"cublaslt", meta.cublaslt}, {"revision", meta.revision},
+               {"command", meta.command},   {"date", meta.date}};
+  double best_tbps = meta.stream_read_tbps;
+  for (const BenchRow& r : rows)
+    if (r.stream_read_us > 0)
+      best_tbps = std::max(best_tbps, static_cast<double>(r.problem.total_bytes()) / (r.stream_read_us * 1e6));
+  j["stream_read_tbps"] = round_to(best_tbps, 0.001);
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const BenchRow& r : rows) {
+    nlohmann::ordered_json o = {{"kind", r.kind}};
+    if (!r.name.empty()) o["name"] = r.name;
+    o["dtype"] = dtype_name(r.problem.dtype);
+    o["n"] = r.problem.n;
+    o["k"] = r.problem.k;
+    o["m"] = r.problem.m;
+    o["config"] = r.config;
+    o["source"] = r.source;
+    o["us"] = round_to(r.us, 0.001);
+    o["spread"] = round_to(r.spread, 0.0001);
+    o["tbps"] = round_to(r.tbps, 0.001);
+    if (r.stream_read_us > 0) {
+      o["stream_read_us"] = round_to(r.stream_read_us, 0.001);
+      o["efficiency"] = round_to(r.efficiency, 0.001);
+    }
+    if (r.cublaslt_us > 0) {
+      o["cublaslt_us"] = round_to(r.cublaslt_us, 0.001);
+      o["cublaslt_best_us"] = round_to(r.cublaslt_best_us, 0.001);
+      o["cublaslt_best_config"] = r.cublaslt_best_config;
+      o["speedup"] = round_to(r.speedup, 0.001);
+      o["speedup_best"] = round_to(r.speedup_best, 0.001);
+    }
+    if (r.checked) o["rel_error"] = r.rel_error;
+    j["rows"].push_back(o);
+  }
+  return j.dump(1) + "\n";
+}
+
+std::string results_csv(const std::vector<BenchRow>& rows) {
+  std::ostringstream os;
+  os << "kind,name,dtype,n,k,m,config,source,us,spread,tbps,stream_read_us,efficiency,cublaslt_us,"
+        "cublaslt_best_us,cublaslt_best_config,speedup,speedup_best,rel_error\n";
+  for (const BenchRow& r : rows)
+    os << r.kind << ',' << r.name << ',' << dtype_name(r.problem.dtype) << ',' << r.problem.n << ',' << r.problem.k
+       << ',' << r.problem.m << ',' << r.config << ',' << r.source << ',' << r.us << ',' << r.spread << ','
+       << r.tbps << ',' << r.stream_read_us << ',' << r.efficiency << ',' << r.cublaslt_us << ','
+       << r.cublaslt_best_us << ',' << r.cublaslt_best_config << ',' << r.speedup << ',' << r.speedup_best << ','
+       << r.rel_error << '\n';
+  return os.str();
+}
+
+}  // namespace skinnygemm::tune

@@ -1,0 +1,30 @@
+// The GPU half of the measurement protocol for one problem (docs/measuring.md), run by tune::bench_problem:
+// lab/cuda/measure.cu in CUDA builds, lab/no_cuda/bench_stub.cpp's error otherwise.
+#pragma once
+
+#include <string>
+
+#include "skinnygemm/config.h"
+#include "skinnygemm/problem.h"
+
+namespace skinnygemm::cuda {
+
+struct BenchRequest {
+  Problem problem;
+  Config config;
+  int samples = 5;
+  int replays = 20;
+  bool baselines = true;  // cuBLASLt default and best-of-heuristics, stream-read limit
+  bool check = true;      // output vs an FP64 reference computed on the GPU, before timing
+};
+struct BenchResult {
+  double us = 0, spread = 0;
+  double stream_read_us = 0;
+  double cublaslt_us = 0, cublaslt_best_us = 0;
+  std::string cublaslt_best_config;
+  bool checked = false;
+  double rel_error = 0;
+};
+BenchResult bench(const BenchRequest& request);
+
+}  // namespace skinnygemm::cuda

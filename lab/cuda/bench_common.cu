@@ -1,0 +1,102 @@
+// The shared GPU building blocks of the measurement protocol (bench_common.cuh), moved here unchanged from
+// measure.cu so that fused_bench.cu times the same way.
+#include "lab/cuda/bench_common.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "lab/stats.h"
+#include "backends/cuda/check.cuh"
+#include "backends/cuda/launch.cuh"
+#include "lab/cuda/owned.cuh"
+#include "lab/cuda/stream_read.cuh"
+
+namespace skinnygemm::cuda {
+
+namespace {
+
+__global__ void fill_random_kernel(uint16_t* out, long long count, uint32_t seed, bool bf16) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed ^ static_cast<uint32_t>(i >> 32) * 0x85EBCA77u;
+    h ^= h >> 15; h *= 0x2C1B3C6Du; h ^= h >> 12; h *= 0x297A2D39u; h ^= h >> 15;
+    const float v = (static_cast<float>(h >> 8) / 8388608.0f) - 1.0f;
+    out[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v)) : __half_as_ushort(__float2half_rn(v));
+  }
+}
+
+template <int kInflight>
+GraphTiming time_probe(cudaStream_t stream, const char* base, int64_t copy_stride, int copies, int64_t bytes,
+                       uint32_t* sink, int blocks_per_sm, int sms, int samples, int replays) {
+  const long long vectors = bytes / 16;
+  const unsigned grid = static_cast<unsigned>(blocks_per_sm * sms);
+  return time_graph(stream, copies, samples, replays, [&](int r) {
+    LaunchShape shape;
+    shape.grid = dim3(grid);
+    shape.block = dim3(512);
+    launch(stream_read_kernel<kInflight>, shape, stream, reinterpret_cast<const uint4*>(base + r * copy_stride),
+           vectors, sink);
+  });
+}
+
+}  // namespace
+
+cudaStream_t bench_stream() {
+  static cudaStream_t s = [] {
+    cudaStream_t created = nullptr;
+    SKINNYGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+    return created;
+  }();
+  return s;
+}
+
+void fill_random(void* out, long long count, uint32_t seed, DType dtype, cudaStream_t stream, unsigned blocks) {
+  fill_random_kernel<<<blocks, 256, 0, stream>>>(static_cast<uint16_t*>(out), count, seed, dtype == DType::BF16);
+}
+
+int cold_copies(int64_t copy_bytes, int64_t l2_bytes) {
+  return static_cast<int>(std::clamp<int64_t>((4 * l2_bytes + copy_bytes - 1) / copy_bytes, 2, 1024));
+}
+
+GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays,
+                       const std::function<void(int)>& launch_copy) {
+  Graph o;  // owns what this function creates, so that an exception on any line leaves nothing behind
+  SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    for (int r = 0; r < copies; ++r) launch_copy(r);
+  } catch (...) {
+    // A launch that throws mid-capture would leave the stream capturing for every later benchmark.
+    cudaGraph_t aborted = nullptr;
+    cudaStreamEndCapture(stream, &aborted);
+    if (aborted) cudaGraphDestroy(aborted);
+    cudaGetLastError();
+    throw;
+  }
+  o.end_capture(stream);
+  o.replay_ms(stream, 3);  // warm-up
+  std::vector<double> per_call;
+  for (int s = 0; s < samples; ++s)
+    per_call.push_back(1e3 * o.replay_ms(stream, replays) / (static_cast<double>(replays) * copies));
+  const SampleSummary s = summarize_samples(per_call);
+  GraphTiming t;
+  t.median_us = s.median;
+  t.spread = s.spread;
+  return t;
+}
+
+double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes,
+                      uint32_t* sink, int sms, int samples, int replays) {
+  const char* b = static_cast<const char*>(base);
+  double best = 1e30;
+  for (int bps : {1, 2, 4}) {
+    const GraphTiming four = time_probe<4>(stream, b, copy_stride, copies, bytes, sink, bps, sms, samples, replays);
+    const GraphTiming eight = time_probe<8>(stream, b, copy_stride, copies, bytes, sink, bps, sms, samples, replays);
+    best = std::min({best, four.median_us, eight.median_us});
+  }
+  return best;
+}
+
+}  // namespace skinnygemm::cuda

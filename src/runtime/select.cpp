@@ -1,0 +1,218 @@
+#include "skinnygemm/select.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "runtime/backends.h"
+#include "runtime/cost_model.h"
+#include "kernels/common/tiling.h"
+#include "skinnygemm/table.h"
+
+namespace skinnygemm {
+
+const char* source_name(Source source) {
+  switch (source) {
+    case Source::Table: return "table";
+    case Source::Heuristic: return "heuristic";
+    case Source::Fallback: return "fallback";
+    case Source::Forced: return "forced";
+  }
+  return "?";
+}
+
+namespace {
+
+bool fail(std::string* why_not, const std::string& why) {
+  if (why_not) *why_not = why;
+  return false;
+}
+
+bool logging_enabled() {
+  const char* v = std::getenv("SKINNYGEMM_LOG");
+  return v && *v && std::string(v) != "0";
+}
+
+}  // namespace
+
+bool fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not) {
+  if (p.m > c.tile_m)
+    return fail(why_not, "M=" + std::to_string(p.m) + " exceeds the token tile " + std::to_string(c.tile_m));
+  if (p.k == 0 || p.k % 8 != 0)
+    return fail(why_not, "K=" + std::to_string(p.k) + " must be a positive multiple of 8 for 16-byte loads");
+  const Decomposition d = decompose(c, p);
+  if (c.family == Family::Bulk && (c.warps_n != 1 || bulk_slots(c.unroll) % c.warps_k != 0))
+    return fail(why_not, c.name() + ": the bulk ring needs one warp row (w1xK) and its " +
+                             std::to_string(bulk_slots(c.unroll)) + " slots shared evenly by the K warps");
+  if (c.family == Family::Bulk && d.k_chunks < c.split_k)  // warps without a stage idle: allowed
+    return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) +
+                             " stages of 256, fewer than the " + std::to_string(c.split_k) + " CTAs splitting K");
+  if (c.family != Family::Bulk && d.k_chunks < static_cast<int64_t>(c.warps_k) * c.split_k)
+    return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) +
+                             " chunks, fewer than the " + std::to_string(c.warps_k * c.split_k) +
+                             " K slices of " + c.name());
+  if (d.row_blocks > 65535) return fail(why_not, "N=" + std::to_string(p.n) + " needs too many CTAs along N");
+  if (smem_bytes(c, p) > dev.smem_per_block_optin)
+    return fail(why_not, "needs more shared memory than the device allows per block");
+  return true;
+}
+
+bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alignment, std::string* why_not) {
+  if (!dtype_supported(p.dtype)) return fail(why_not, std::string("dtype ") + dtype_name(p.dtype) + " is not supported");
+  switch (c.family) {
+    case Family::Cpu:
+      if (!dev.is_cpu) return fail(why_not, "cpu configs run on the CPU backend only");
+      return true;
+    case Family::Cublaslt:
+      if (dev.is_cpu) return fail(why_not, "cublaslt needs a GPU");
+      return true;
+    case Family::Mma:
+    case Family::Bulk:
+    case Family::Reg:
+    case Family::Simt: {
+      if (dev.is_cpu) return fail(why_not, c.name() + " needs a GPU");
+      if (dev.cc_major != 9 || dev.cc_minor != 0)
+        return fail(why_not, "kernels are built for sm_90a; device is sm_" + std::to_string(dev.cc_major) +
+                                 std::to_string(dev.cc_minor));
+      if (!cuda::config_is_built(c)) return fail(why_not, c.name() + " is not built into this library");
+      if (alignment < 16)
+        return fail(why_not, "operands are " + std::to_string(alignment) +
+                                 "-byte aligned; 16-byte loads need 16 (pointers and row strides)");
+      return fits_shape(c, p, dev, why_not);
+    }
+  }
+  return fail(why_not, "unknown family");
+}
+
+double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { return estimate(c, p, dev).us; }
+
+bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
+  double us = 0;
+  if (!best_scored_config(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); }, &out->config, &us))
+    return false;
+  out->source = Source::Heuristic;
+  out->reason = "heuristic: " + estimate(out->config, p, dev).str();
+  return true;
+}
+
+bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
+  const bool found = heuristic_kernel(p, dev, alignment, out);
+  if (!found) {
+    // On a GPU where some kernel could run but none is scored (e.g. K too short for every scored split),
+    // cuBLASLt is the heuristic's pick; where no kernel can run at all, selection falls back.
+    if (dev.is_cpu) return false;
+    std::string why_not;
+    bool runnable = false;
+    for (const Config& c : all_listed_configs())
+      if (c.family != Family::Cublaslt && c.family != Family::Cpu && supports(c, p, dev, alignment, &why_not)) {
+        runnable = true;
+        break;
+      }
+    if (!runnable) return false;
+    out->config = Config::parse("cublaslt");
+    out->source = Source::Heuristic;
+    out->reason = "heuristic: cuBLASLt (no scored kernel config supports " + p.str() + ")";
+    return true;
+  }
+  // On a GPU the kernel must also beat cuBLASLt's predicted time by the margin; otherwise cuBLASLt is the pick.
+  if (!dev.is_cpu) {
+    const double best = predicted_us(out->config, p, dev);
+    const Config lt = Config::parse("cublaslt");
+    const double lt_us = predicted_us(lt, p, dev);
+    if (best > kHeuristicKernelMargin * lt_us) {
+      std::ostringstream os;
+      os.precision(3);
+      os << "heuristic: cuBLASLt predicted " << lt_us << " us; the best kernel " << out->config.name() << " ("
+         << best << " us) is not below " << kHeuristicKernelMargin << "x that";
+      out->config = lt;
+      out->reason = os.str();
+    }
+  }
+  return true;
+}
+
+namespace {
+
+struct Cache {
+  std::mutex mutex;
+  std::unordered_map<std::string, Choice> choices;
+  std::set<std::string> warned;
+};
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+Choice fallback_choice(const DeviceInfo& dev, const std::string& why) {
+  Choice ch;
+  ch.source = Source::Fallback;
+  if (dev.is_cpu) {
+    ch.config = Config::parse("cpu_r4");
+  } else {
+    ch.config = Config::parse("cublaslt");
+  }
+  ch.reason = "fallback: " + why;
+  return ch;
+}
+
+Choice select_uncached(const Problem& p, const DeviceInfo& dev, const Table* table, int alignment) {
+  std::string table_note;
+  if (table && table->matches(dev)) {
+    int64_t bucket = p.m;
+    if (auto e = table->find_bucket(p.dtype, p.n, p.k, p.m, &bucket)) {
+      std::string why_not;
+      if (supports(e->config, p, dev, alignment, &why_not)) {
+        std::ostringstream os;
+        os << "table " << table->path;
+        if (bucket != p.m) os << " (bucket M=" << bucket << ")";
+        os << ": " << e->us << " us";
+        if (e->cublaslt_us > 0) os << " vs cuBLASLt " << e->cublaslt_us << " us";
+        return Choice{e->config, Source::Table, os.str()};
+      }
+      table_note = "table entry " + e->config.name() + " does not apply (" + why_not + "); ";
+    }
+  }
+  Choice ch;
+  if (heuristic_choice(p, dev, alignment, &ch)) {
+    ch.reason = table_note + ch.reason;
+    return ch;
+  }
+  return fallback_choice(dev, table_note + "no kernel config supports " + p.str() + " with " +
+                                  std::to_string(alignment) + "-byte aligned operands");
+}
+
+}  // namespace
+
+Choice select(const Problem& p, const DeviceInfo& dev, const Table* table, int alignment) {
+  std::ostringstream key;
+  key << dev.signature() << '|' << (table ? table->id : 0) << '|' << p.str() << '|' << alignment;
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.choices.find(key.str());
+    if (it != c.choices.end()) return it->second;
+    if (table && !table->matches(dev)) {
+      const std::string w = table->path + "|" + dev.signature();
+      if (c.warned.insert(w).second)
+        std::cerr << "skinnygemm: warning: table " << table->path << " is for " << table->meta.gpu << "/"
+                  << table->meta.sms << "sm, not this device (" << dev.signature() << "); skipping it\n";
+    }
+  }
+  Choice ch = select_uncached(p, dev, table, alignment);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto inserted = c.choices.emplace(key.str(), ch);
+  if (inserted.second && logging_enabled())
+    std::cerr << "skinnygemm: " << p.str() << " -> " << ch.config.name() << " [" << source_name(ch.source)
+              << "] " << ch.reason << "\n";
+  return inserted.first->second;
+}
+
+void clear_selection_cache() {
+  std::lock_guard<std::mutex> lock(cache().mutex);
+  cache().choices.clear();
+}
+
+}  // namespace skinnygemm
