@@ -2,6 +2,8 @@
 // rule, merge into the table file after every point.
 #include "lab/tuner.h"
 
+#include "kernels/family.h"
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -126,7 +128,8 @@ std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, con
   // Every kernel family of the device (GPU: all but cpu and cublaslt, so a new family is tuned once listed).
   std::vector<Config> listed;
   for (const Config& c : all_listed_configs()) {
-    const bool kernel = dev.is_cpu ? c.family == Family::Cpu : c.family != Family::Cpu && c.family != Family::Cublaslt;
+    const FamilyDescriptor& f = family(c.family);
+    const bool kernel = f.kernel && f.gpu != dev.is_cpu;
     if (kernel && matches_any(patterns, c.name())) listed.push_back(c);
   }
   if (!dev.is_cpu)  // the baseline of the margin rule, whatever the glob says
@@ -146,8 +149,7 @@ std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, con
   };
   std::vector<Config> out;
   for (const Config& c : listed) {
-    const bool tiled = c.family != Family::Cpu && c.family != Family::Cublaslt;
-    if (tiled && c.tile_m != smallest_tile(c.family)) continue;
+    if (family(c.family).tiled && c.tile_m != smallest_tile(c.family)) continue;
     if (supports(c, p, dev, 16)) out.push_back(c);
   }
   return out;

@@ -12,8 +12,10 @@
 //   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm
 //   cpu_r4                CPU backend, 4 weight rows per inner block
 //
-// The constexpr lists below are the one source of truth: the CUDA instance list, the heuristic, the tuner
-// and the tests all enumerate them.
+// Each family is one descriptor in the runtime's registry (src/kernels/registry.cpp; docs/adding-a-family.md),
+// which parses and prints its names, lists its configs and knows what it supports and costs. The constexpr lists
+// below are the skinny families' parameters: their instance files, the heuristic, the tuner and the tests all
+// enumerate them.
 #pragma once
 
 #include <string>
@@ -21,6 +23,8 @@
 
 namespace skinnygemm {
 
+// A family's position in the registry. The enumerators name the built-in families; a family registered after them
+// has no enumerator and is found by name (the registry's find_family), so adding one changes no public header.
 enum class Family { Mma, Bulk, Reg, Simt, Cublaslt, Cpu };
 
 const char* family_name(Family family);
@@ -54,7 +58,7 @@ struct Config {
   int algo = -1;    // cublaslt: heuristic index, -1 = default pick
   int rows = 0;     // cpu: weight rows per inner block
 
-  std::string name() const;
+  std::string name() const;  // builds a string: not for a per-call path
   // Throws Error naming the part that is wrong ("unknown family 'foo'", "tile m 12 is not built ...").
   static Config parse(const std::string& name);
 

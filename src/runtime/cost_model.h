@@ -1,6 +1,5 @@
-// The analytic cost model behind the heuristic: how long a config should take on a problem, from the
-// bytes each CTA streams, waves and wave efficiency at the device's SM count, bytes in flight, the serial
-// chain of loads each warp walks, split-K reduction and tensor-core issue. Host-only.
+// The cost model behind the heuristic: how long a config should take on a problem. Each family's descriptor
+// carries its own model (src/kernels/<family>/family.cpp); this is the part that ranks them. Host-only.
 #pragma once
 
 #include <functional>
@@ -11,16 +10,6 @@
 #include "skinnygemm/problem.h"
 
 namespace skinnygemm {
-
-// Tile and split arithmetic, shared by the launcher (grid sizes) and the model.
-struct Decomposition {
-  int64_t row_tiles = 0;    // ceil(N / 16)
-  int64_t row_blocks = 0;   // ceil(row_tiles / warps_n): CTAs along N
-  int64_t ctas = 0;         // row_blocks * split_k
-  int64_t k_chunks = 0;     // ceil(K / 32); bulk: ceil(K / 256) stages
-  int64_t chunks_per_warp = 0;  // ceil(k_chunks / (warps_k * split_k))
-};
-Decomposition decompose(const Config& config, const Problem& problem);
 
 struct CostBreakdown {
   double us = 0;            // predicted time
@@ -33,14 +22,11 @@ struct CostBreakdown {
   double waves = 0;         // bulk: CTAs / (SMs x resident CTAs per SM); above 1 a second wave waits
   std::string str() const;
 };
+// The family's model on a GPU; on the CPU device every config is scored by the CPU's model.
 CostBreakdown estimate(const Config& config, const Problem& problem, const DeviceInfo& device);
 
-// Whether the GPU heuristic scores c for p: the stage ring (bulk, 8-token tile, layouts w1x4 and w1x8) up to
-// M = kHeuristicBulkMaxM, and the register ring at the smallest token tile holding M in the layouts the tuner
-// measures (w1x8, w1x4, w2x4, w4x2). The stage ring stops at M = 4 as in the shipped table (scripts/tune-table):
-// a register ring launched behind a stage ring runs at half speed (docs/kernels.md, "Session 4").
+// Whether the GPU heuristic scores c for p (the family's heuristic_scores; false for families without one).
 bool heuristic_scores(const Config& c, const Problem& p);
-constexpr int64_t kHeuristicBulkMaxM = 4;
 // A kernel is the heuristic's pick only where the model predicts it at most this fraction of cuBLASLt's
 // predicted time (scripts/heuristic_cv.py: 0.85 kept picks within 10% of the best at the most points under
 // cross-validation; 0.9 picked kernels slower than cuBLASLt at 14 of 701 points, 0.85 at 3).
@@ -49,20 +35,20 @@ constexpr double kHeuristicKernelMargin = 0.85;
 // unroll (fewer registers: more CTAs fit beside the next kernel's). Deterministic for equal predictions.
 bool better_pick(double us, const Config& c, double best_us, const Config& best);
 
-// The shape arithmetic of supports() for a tiled kernel config (token tile, K a multiple of 8 with work for every
-// K slice, the bulk ring's layout, CTAs along N, shared memory): what needs no GPU and no built instance.
+// The shape arithmetic of supports() (the family's fits_shape: token tile, K slices, CTAs along N, shared memory):
+// what needs no GPU and no built instance. True for families without shape limits.
 bool fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not = nullptr);
 
 // The heuristic's kernel: among the listed configs that heuristic_scores() admits on a GPU (every CPU config on
-// the CPU) and `runnable` lets through (select.cpp: supports()), the fastest predicted; stage rings only in one
-// wave (the model misses what a second wave costs: 7168x1536 M = 1 predicted 0.82x cuBLASLt, measured 1.04x).
-// False if none is left. Whether it beats cuBLASLt is select.cpp's decision (kHeuristicKernelMargin).
+// the CPU) and `runnable` lets through (select.cpp: supports()), the fastest predicted; families marked
+// single_wave only where every CTA is resident at once. False if none is left. Whether it beats cuBLASLt is
+// select.cpp's decision (kHeuristicKernelMargin).
 bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
                         Config* best, double* best_us);
 
-// Registers per thread and shared memory per CTA the kernel instance needs (estimates kept in step with
-// ptxas -v of the built instances; see docs/kernels.md).
+// Registers per thread and dynamic shared memory per CTA the family's instance needs (estimates kept in step
+// with ptxas -v of the built instances; see docs/kernels.md). Shared memory may depend on M (bulk).
 int estimated_registers(const Config& config);
-int64_t smem_bytes(const Config& config, const Problem& problem);  // dynamic shared memory per CTA (bulk: depends on M)
+int64_t smem_bytes(const Config& config, const Problem& problem);
 
 }  // namespace skinnygemm

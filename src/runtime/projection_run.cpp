@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "kernels/family.h"
 #include "runtime/backends.h"
 #include "runtime/projection_impl.h"
 #include "skinnygemm/select.h"
@@ -33,7 +34,8 @@ std::optional<Choice> kernel_into_segments(const Problem& merged, const void* x,
   } else {
     c = select(merged, dev, g.table ? g.table : default_table(dev), alignment);
   }
-  if (c.config.family == Family::Cublaslt || c.config.family == Family::Cpu) {
+  const FamilyDescriptor& f = family(c.config.family);
+  if (!f.device || !f.device->writes_segments) {
     *why = "selection picked " + c.config.name() + " for the merged " + merged.str() +
            " (" + source_name(c.source) + "), which cannot write per-segment outputs";
     return std::nullopt;

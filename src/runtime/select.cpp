@@ -9,7 +9,7 @@
 
 #include "runtime/backends.h"
 #include "runtime/cost_model.h"
-#include "kernels/common/tiling.h"
+#include "kernels/family.h"
 #include "skinnygemm/table.h"
 
 namespace skinnygemm {
@@ -26,11 +26,6 @@ const char* source_name(Source source) {
 
 namespace {
 
-bool fail(std::string* why_not, const std::string& why) {
-  if (why_not) *why_not = why;
-  return false;
-}
-
 bool logging_enabled() {
   const char* v = std::getenv("SKINNYGEMM_LOG");
   return v && *v && std::string(v) != "0";
@@ -38,53 +33,9 @@ bool logging_enabled() {
 
 }  // namespace
 
-bool fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not) {
-  if (p.m > c.tile_m)
-    return fail(why_not, "M=" + std::to_string(p.m) + " exceeds the token tile " + std::to_string(c.tile_m));
-  if (p.k == 0 || p.k % 8 != 0)
-    return fail(why_not, "K=" + std::to_string(p.k) + " must be a positive multiple of 8 for 16-byte loads");
-  const Decomposition d = decompose(c, p);
-  if (c.family == Family::Bulk && (c.warps_n != 1 || bulk_slots(c.unroll) % c.warps_k != 0))
-    return fail(why_not, c.name() + ": the bulk ring needs one warp row (w1xK) and its " +
-                             std::to_string(bulk_slots(c.unroll)) + " slots shared evenly by the K warps");
-  if (c.family == Family::Bulk && d.k_chunks < c.split_k)  // warps without a stage idle: allowed
-    return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) +
-                             " stages of 256, fewer than the " + std::to_string(c.split_k) + " CTAs splitting K");
-  if (c.family != Family::Bulk && d.k_chunks < static_cast<int64_t>(c.warps_k) * c.split_k)
-    return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) +
-                             " chunks, fewer than the " + std::to_string(c.warps_k * c.split_k) +
-                             " K slices of " + c.name());
-  if (d.row_blocks > 65535) return fail(why_not, "N=" + std::to_string(p.n) + " needs too many CTAs along N");
-  if (smem_bytes(c, p) > dev.smem_per_block_optin)
-    return fail(why_not, "needs more shared memory than the device allows per block");
-  return true;
-}
-
 bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alignment, std::string* why_not) {
   if (!dtype_supported(p.dtype)) return fail(why_not, std::string("dtype ") + dtype_name(p.dtype) + " is not supported");
-  switch (c.family) {
-    case Family::Cpu:
-      if (!dev.is_cpu) return fail(why_not, "cpu configs run on the CPU backend only");
-      return true;
-    case Family::Cublaslt:
-      if (dev.is_cpu) return fail(why_not, "cublaslt needs a GPU");
-      return true;
-    case Family::Mma:
-    case Family::Bulk:
-    case Family::Reg:
-    case Family::Simt: {
-      if (dev.is_cpu) return fail(why_not, c.name() + " needs a GPU");
-      if (dev.cc_major != 9 || dev.cc_minor != 0)
-        return fail(why_not, "kernels are built for sm_90a; device is sm_" + std::to_string(dev.cc_major) +
-                                 std::to_string(dev.cc_minor));
-      if (!cuda::config_is_built(c)) return fail(why_not, c.name() + " is not built into this library");
-      if (alignment < 16)
-        return fail(why_not, "operands are " + std::to_string(alignment) +
-                                 "-byte aligned; 16-byte loads need 16 (pointers and row strides)");
-      return fits_shape(c, p, dev, why_not);
-    }
-  }
-  return fail(why_not, "unknown family");
+  return family(c.family).supports(c, p, dev, alignment, why_not);
 }
 
 double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { return estimate(c, p, dev).us; }
@@ -107,7 +58,7 @@ bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Ch
     std::string why_not;
     bool runnable = false;
     for (const Config& c : all_listed_configs())
-      if (c.family != Family::Cublaslt && c.family != Family::Cpu && supports(c, p, dev, alignment, &why_not)) {
+      if (family(c.family).gpu && family(c.family).kernel && supports(c, p, dev, alignment, &why_not)) {
         runnable = true;
         break;
       }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cuda/check.cuh"
+#include "kernels/family.h"
 #include "skinnygemm/config.h"
 
 namespace skinnygemm::cuda {
@@ -149,5 +150,32 @@ void cublaslt_gemm(const Problem& p, const void* x, const void* w, void* y, int 
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmul(handle, plan->op, &alpha, w, plan->a, x, plan->b, &beta, y, plan->d, y,
                                          plan->d, &plan->algos[index].algo, workspace, kWorkspaceBytes, stream));
 }
+
+namespace {
+
+// The cublaslt family's device half (host half: cublaslt_family.cpp).
+class CublasltLaunch final : public PreparedLaunch {
+ public:
+  CublasltLaunch(const Problem& problem, int algo) : problem_(problem), algo_(algo) {}
+  void run(const void* x, const void* w, void* y, void* stream) override {
+    cublaslt_gemm(problem_, x, w, y, algo_, static_cast<cudaStream_t>(stream));
+  }
+
+ private:
+  Problem problem_;
+  int algo_;
+};
+
+bool always_built(const Config&) { return true; }
+
+std::unique_ptr<PreparedLaunch> prepare_cublaslt(const Problem& p, const Config& c, const DeviceInfo&,
+                                                 const OutputSegment* segments, int count) {
+  SKINNYGEMM_CHECK(count == 0 && segments == nullptr, "cuBLASLt cannot write per-segment outputs");
+  return std::make_unique<CublasltLaunch>(p, c.algo);
+}
+
+}  // namespace
+
+extern const FamilyDevice cublaslt_device{&always_built, &prepare_cublaslt, /*writes_segments=*/false};
 
 }  // namespace skinnygemm::cuda

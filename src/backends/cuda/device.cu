@@ -57,6 +57,10 @@ DeviceInfo device_info() {
   d.cc_minor = prop.minor;
   d.l2_bytes = prop.l2CacheSize;
   d.smem_per_block_optin = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
+  d.smem_per_sm = static_cast<int64_t>(prop.sharedMemPerMultiprocessor);
+  d.regs_per_sm = prop.regsPerMultiprocessor;
+  d.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
+  d.max_blocks_per_sm = prop.maxBlocksPerMultiProcessor;
   int runtime = 0;
   SKINNYGEMM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
   d.cuda_version = version_string(runtime, 1000, 10);

@@ -3,37 +3,18 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <set>
-#include <tuple>
+#include <sstream>
+#include <string>
 
-#include "runtime/backends.h"
-
-#include "runtime/cost_model.h"
 #include "backends/cuda/launch.cuh"
+#include "kernels/common/tiled.h"
 
 namespace skinnygemm::cuda {
 
-SkinnyKernel find_skinny_kernel(const Config& c, DType dtype) {
-  const bool bf16 = dtype == DType::BF16;
-  if (dtype != DType::BF16 && dtype != DType::FP16) return nullptr;
-  if (c.family == Family::Mma) return bf16 ? find_mma_bf16(c.tile_m, c.unroll) : find_mma_fp16(c.tile_m, c.unroll);
-  if (c.family == Family::Reg) return bf16 ? find_reg_bf16(c.tile_m, c.unroll) : find_reg_fp16(c.tile_m, c.unroll);
-  if (c.family == Family::Bulk) return bf16 ? find_bulk_bf16(c.tile_m, c.unroll) : find_bulk_fp16(c.tile_m, c.unroll);
-  if (c.family == Family::Simt) return bf16 ? find_simt_bf16(c.tile_m, c.unroll) : find_simt_fp16(c.tile_m, c.unroll);
-  return nullptr;
-}
-
 namespace {
 
-// CTAs (clusters along y) of a persistent grid: as many as can be resident at once, at most one per row
-// block. Read from the occupancy API once per (kernel, CTA size, shared memory, cluster size).
+// CTAs (clusters along y) that can be resident at once, from the occupancy API.
 int resident_row_ctas(SkinnyKernel kernel, const LaunchShape& shape, int sms) {
-  static std::mutex mutex;
-  static std::map<std::tuple<SkinnyKernel, unsigned, std::size_t, int>, int> cache;
-  const auto key = std::make_tuple(kernel, shape.block.x, shape.smem, shape.cluster_x);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
   int count = 0;
   if (shape.cluster_x == 1) {
     SKINNYGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&count, kernel, static_cast<int>(shape.block.x),
@@ -56,11 +37,12 @@ int resident_row_ctas(SkinnyKernel kernel, const LaunchShape& shape, int sms) {
   SKINNYGEMM_CHECK(count > 0, "no CTA of " << shape.block.x << " threads with " << shape.smem
                                            << " bytes of shared memory (cluster " << shape.cluster_x
                                            << ") fits on this device");
-  return cache[key] = count;
+  return count;
 }
 
-// Raise a kernel's dynamic shared-memory limit (only needed above the 48 KB default) to the largest size
-// any of its launches has asked for: an attribute set for a smaller launch must never stay in force.
+// Raise a kernel's dynamic shared-memory limit (only needed above the 48 KB default) to the largest size any of
+// its launches has asked for: an attribute set for a smaller launch must never stay in force. Called when a launch
+// is prepared, never per call.
 // NOTE: the shared-memory carveout stays the driver's choice. Forcing the largest one on every kernel made the
 // register ring 1.8x slower (tools/probes/chain_pairs.cu at 0a31819: 3584x7168 M = 8 15.4 -> 27.9 us; the whole
 // step at M = 1 went from 1.09x to 0.83x cuBLASLt): its loads in flight need L1 (docs/kernels.md, "Session 4").
@@ -75,17 +57,38 @@ void allow_smem(SkinnyKernel kernel, std::size_t bytes) {
                                              static_cast<int>(bytes)));
   current = bytes;
 }
+
+class SkinnyLaunch final : public PreparedLaunch {
+ public:
+  SkinnyLaunch(SkinnyKernel kernel, const SkinnyParams& params, const LaunchShape& shape, std::string what)
+      : kernel_(kernel), params_(params), shape_(shape), what_(std::move(what)) {}
+
+  void run(const void* x, const void* w, void* y, void* stream) override {
+    SkinnyParams params = params_;
+    params.x = x;
+    params.w = w;
+    params.y = y;
+    try {
+      launch(kernel_, shape_, static_cast<cudaStream_t>(stream), params);
+    } catch (const Error& e) {
+      SKINNYGEMM_FAIL(what_ << ": " << e.what());
+    }
+  }
+
+ private:
+  SkinnyKernel kernel_;
+  SkinnyParams params_;
+  LaunchShape shape_;
+  std::string what_;  // names the config, problem and launch shape in a launch error
+};
+
 }  // namespace
 
-void launch_skinny(const Problem& p, const Config& c, const void* x, const void* w, void* y, cudaStream_t stream,
-                   const OutputSegment* segments, int count) {
-  SkinnyKernel kernel = find_skinny_kernel(c, p.dtype);
-  SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
+std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Problem& p, const Config& c,
+                                               const DeviceInfo& device, const OutputSegment* segments, int count,
+                                               SkinnyGrid grid) {
   const Decomposition d = decompose(c, p);
   SkinnyParams params{};
-  params.x = x;
-  params.w = w;
-  params.y = y;
   params.m = static_cast<int>(p.m);
   params.n = static_cast<int>(p.n);
   params.k = static_cast<int>(p.k);
@@ -113,21 +116,17 @@ void launch_skinny(const Problem& p, const Config& c, const void* x, const void*
   }
   LaunchShape shape;
   shape.block = dim3(static_cast<unsigned>(c.threads()), 1, 1);
-  shape.smem = static_cast<std::size_t>(smem_bytes(c, p));
+  shape.smem = static_cast<std::size_t>(family(c.family).smem_bytes(c, p));
   shape.cluster_x = c.split_k;
   allow_smem(kernel, shape.smem);
-  const int resident = resident_row_ctas(kernel, shape, device_info().sms);
-  // The bulk ring owns one row block per CTA (kernels/bulk/kernel.cuh: a persistent grid would keep the next
-  // kernel's CTAs off the SMs; spreading the rows over every resident CTA did not help either, docs/kernels.md
-  // "Session 4"); the other families walk the row blocks with as many CTAs as are resident.
-  const int64_t row_ctas = c.family == Family::Bulk ? d.row_blocks : std::min<int64_t>(d.row_blocks, resident);
+  const int64_t row_ctas = grid == SkinnyGrid::OneBlockPerCta
+                               ? d.row_blocks
+                               : std::min<int64_t>(d.row_blocks, resident_row_ctas(kernel, shape, device.sms));
   shape.grid = dim3(static_cast<unsigned>(c.split_k), static_cast<unsigned>(row_ctas), 1);
-  try {
-    launch(kernel, shape, stream, params);
-  } catch (const Error& e) {
-    SKINNYGEMM_FAIL(c.name() << " on " << p.str() << " (grid " << shape.grid.x << "x" << shape.grid.y << ", "
-                             << shape.block.x << " threads, " << shape.smem << " B shared): " << e.what());
-  }
+  std::ostringstream what;
+  what << c.name() << " on " << p.str() << " (grid " << shape.grid.x << "x" << shape.grid.y << ", " << shape.block.x
+       << " threads, " << shape.smem << " B shared)";
+  return std::make_unique<SkinnyLaunch>(kernel, params, shape, what.str());
 }
 
 }  // namespace skinnygemm::cuda

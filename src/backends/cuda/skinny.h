@@ -1,32 +1,38 @@
-// Host side of the skinny kernel families (mma, simt): instance lookup and the launcher.
+// The launcher the skinny families (mma, bulk, reg, simt) share: a prepared launch holds the kernel, grid, shared
+// memory and parameters resolved once, and each family's device half (src/kernels/<family>/device.cu) is
+// SkinnyFamilyDevice over its own instance lookup.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include "runtime/backends.h"
+#include <memory>
+
 #include "kernels/common/skinny_common.cuh"
-#include "skinnygemm/config.h"
-#include "skinnygemm/problem.h"
+#include "kernels/family.h"
 
 namespace skinnygemm::cuda {
 
-using SkinnyKernel = void (*)(SkinnyParams);
+// Persistent: as many CTAs as are resident walk the row blocks. OneBlockPerCta: a CTA per row block (the bulk
+// ring: a persistent grid would keep the next kernel's CTAs off the SMs, docs/kernels.md "Session 4").
+enum class SkinnyGrid { Persistent, OneBlockPerCta };
 
-// The instance for (family, dtype, tile_m, unroll), or nullptr when it is not built.
-// Defined in src/kernels/<family>/<family>_<dtype>.cu, one file per (family, dtype) so they compile in parallel.
-SkinnyKernel find_mma_bf16(int tile_m, int unroll);
-SkinnyKernel find_mma_fp16(int tile_m, int unroll);
-SkinnyKernel find_reg_bf16(int tile_m, int unroll);
-SkinnyKernel find_reg_fp16(int tile_m, int unroll);
-SkinnyKernel find_bulk_bf16(int tile_m, int unroll);
-SkinnyKernel find_bulk_fp16(int tile_m, int unroll);
-SkinnyKernel find_simt_bf16(int tile_m, int unroll);
-SkinnyKernel find_simt_fp16(int tile_m, int unroll);
-SkinnyKernel find_skinny_kernel(const Config& config, DType dtype);
+// The launch of kernel (an instance of config) on problem; with segments (count 1..4) the epilogue writes each
+// segment's output rows to its own destination instead of y (runtime/backends.h, OutputSegment).
+std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Problem& problem, const Config& config,
+                                               const DeviceInfo& device, const OutputSegment* segments, int count,
+                                               SkinnyGrid grid);
 
-// Launches config on problem (the caller checked supports()). With segments (count 1..4), the epilogue writes
-// each segment's output rows to its own destination instead of y (runtime/backends.h, OutputSegment).
-void launch_skinny(const Problem& problem, const Config& config, const void* x, const void* w, void* y,
-                   cudaStream_t stream, const OutputSegment* segments = nullptr, int count = 0);
+// A family's device half from its instance lookup (nullptr when the (dtype, config) instance is not built).
+template <SkinnyKernel (*Find)(const Config&, DType), SkinnyGrid kGrid>
+struct SkinnyFamilyDevice {
+  static bool built(const Config& c) { return Find(c, DType::BF16) != nullptr && Find(c, DType::FP16) != nullptr; }
+  static std::unique_ptr<PreparedLaunch> prepare(const Problem& p, const Config& c, const DeviceInfo& device,
+                                                 const OutputSegment* segments, int count) {
+    const SkinnyKernel kernel = Find(c, p.dtype);
+    SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
+    return prepare_skinny(kernel, p, c, device, segments, count, kGrid);
+  }
+  static constexpr FamilyDevice device{&built, &prepare, /*writes_segments=*/true};
+};
 
 }  // namespace skinnygemm::cuda

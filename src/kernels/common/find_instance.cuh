@@ -4,7 +4,7 @@
 
 #include <iterator>
 
-#include "backends/cuda/skinny.h"
+#include "kernels/common/skinny_common.cuh"
 #include "skinnygemm/config.h"
 
 namespace skinnygemm::cuda {

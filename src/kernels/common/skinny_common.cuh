@@ -42,6 +42,9 @@ struct SkinnyParams {
   int late_trigger;
 };
 
+// One instance of a skinny kernel (src/kernels/<family>/<family>_<dtype>.cu).
+using SkinnyKernel = void (*)(SkinnyParams);
+
 // Chunk range [begin, end) of K slice s out of slices: balanced, contiguous.
 __device__ __forceinline__ void slice_range(int k_chunks, int s, int slices, int& begin, int& end) {
   begin = static_cast<int>((static_cast<long long>(k_chunks) * s) / slices);
