@@ -21,12 +21,14 @@ namespace skinnygemm {
 
 // A launch resolved once for one (problem, config): kernel, grid, shared memory, parameters, and whatever the
 // family reserves for it (workspace, tensor descriptors). run() only fills in the pointers and launches, so
-// it does no selection, no string work and no allocation. A prepared launch is used by one caller at a time.
+// it does no selection, no string work, no allocation and no lock. run() is const and must be safe to call from
+// several threads at once (a cached plan is shared): per-call state (e.g. a tensor descriptor whose address is
+// patched) lives on run()'s stack, per-problem state is written only by prepare.
 class PreparedLaunch {
  public:
   virtual ~PreparedLaunch() = default;
   // The problem's operands (the problem and alignment it was prepared for); stream is a cudaStream_t or null.
-  virtual void run(const void* x, const void* w, void* y, void* stream) = 0;
+  virtual void run(const void* x, const void* w, void* y, void* stream) const = 0;
 };
 
 // What a family's instances can do, from its .cu files (CUDA builds only).

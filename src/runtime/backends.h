@@ -34,6 +34,7 @@ bool built();      // compiled with CUDA
 bool available();  // built() and a usable device is present
 int device_count();  // visible CUDA devices (CUDA_VISIBLE_DEVICES applies); 0 without CUDA or a device
 DeviceInfo device_info();  // the current device (cached per device id)
+int current_device();      // cudaGetDevice: what a per-call cache keys on (no DeviceInfo copy)
 bool config_is_built(const Config& config);  // an instance exists for this kernel config
 // Launches on stream (cudaStream_t). config is mma_*, simt_* or cublaslt*.
 void gemm(const Problem& problem, const void* x, const void* w, void* y, const Config& config, void* stream);

@@ -1,4 +1,4 @@
-// The public entry point: validate -> choose (forced, or cached selection) -> backend. Three hops.
+// The public entry point: validate -> the cached plan for (problem, options, alignment) -> its launch.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -8,9 +8,12 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/backends.h"
+#include "runtime/plan_impl.h"
+#include "skinnygemm/plan.h"
 #include "skinnygemm/skinnygemm.h"
 
 namespace skinnygemm {
@@ -94,34 +97,90 @@ const Table* default_table(const DeviceInfo& device) {
   return (tables[device.signature()] = std::move(found)).get();
 }
 
+namespace {
+
+// What a cached plan is for. Everything that changes the choice or the launch is in it: the backend and device,
+// the table (and its revision), the forced config (by hash; the plan keeps the name to rule out collisions), the
+// problem and the operand alignment.
+struct PlanKey {
+  int64_t m, n, k, ldx, ldw, ldy;
+  const Table* table;
+  uint64_t table_id;
+  std::size_t config_hash;
+  int device, alignment;
+  DType dtype;
+  Backend backend;
+  bool operator==(const PlanKey& o) const {
+    return m == o.m && n == o.n && k == o.k && ldx == o.ldx && ldw == o.ldw && ldy == o.ldy && table == o.table &&
+           table_id == o.table_id && config_hash == o.config_hash && device == o.device &&
+           alignment == o.alignment && dtype == o.dtype && backend == o.backend;
+  }
+};
+
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const {
+    std::size_t h = 0;
+    auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>{}(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    for (int64_t v : {k.m, k.n, k.k, k.ldx, k.ldw, k.ldy}) mix(static_cast<uint64_t>(v));
+    mix(reinterpret_cast<uintptr_t>(k.table));
+    mix(k.table_id);
+    mix(k.config_hash);
+    mix((static_cast<uint64_t>(k.device) << 16) | (static_cast<uint64_t>(k.alignment) << 8) |
+        (static_cast<uint64_t>(k.dtype) << 4) | static_cast<uint64_t>(k.backend));
+    return h;
+  }
+};
+
+struct CachedPlan {
+  std::string config;  // the forced config's name ("" = selected)
+  std::shared_ptr<const Plan> plan;
+};
+
+struct PlanCache {
+  std::mutex mutex;
+  std::unordered_map<PlanKey, CachedPlan, PlanKeyHash> plans;
+};
+PlanCache& plan_cache() {
+  static PlanCache cache;
+  return cache;
+}
+
+}  // namespace
+
+void clear_plan_cache() {
+  std::lock_guard<std::mutex> lock(plan_cache().mutex);
+  plan_cache().plans.clear();
+}
+
+// One lock (the cache's) and no allocation on a hit; a miss makes the plan outside the lock.
 Choice gemm(const Problem& problem, const void* x, const void* w, void* y, const Options& options) {
   validate(problem, x, w, y);
   const Backend backend = resolve_backend(options.backend);
-  const DeviceInfo device = backend == Backend::Cuda ? cuda::device_info() : cpu_device_info();
-  if (problem.empty()) return Choice{Config{}, Source::Fallback, "empty problem (M=0 or N=0): nothing to do"};
-  const int alignment = operand_alignment(problem, x, w, y);
-  Choice choice;
-  if (problem.k == 0) {  // nothing to read: every backend writes zeros whatever the config
-    choice.config = Config::parse(backend == Backend::Cuda ? "cublaslt" : "cpu_r4");
-    choice.reason = "K=0: writes zeros";
-  } else if (!options.config.empty()) {
-    choice.config = Config::parse(options.config);
-    std::string why_not;
-    SKINNYGEMM_CHECK(supports(choice.config, problem, device, alignment, &why_not),
-                     "forced config " << options.config << " cannot run " << problem.str() << " on "
-                                      << device.signature() << ": " << why_not);
-    choice.source = Source::Forced;
-    choice.reason = "forced by Options::config";
-  } else {
-    const Table* table = options.table ? options.table : default_table(device);
-    choice = select(problem, device, table, alignment);
+  if (problem.empty()) {
+    static const Choice empty{Config{}, Source::Fallback, "empty problem (M=0 or N=0): nothing to do"};
+    return empty;
   }
-  if (backend == Backend::Cuda) {
-    cuda::gemm(problem, x, w, y, choice.config, options.stream);
-  } else {
-    cpu::gemm(problem, x, w, y, choice.config);
+  PlanKey key{problem.m, problem.n, problem.k, problem.x_stride(), problem.w_stride(), problem.y_stride(),
+              options.table, options.table ? options.table->id : 0,
+              options.config.empty() ? 0 : std::hash<std::string>{}(options.config),
+              backend == Backend::Cuda ? cuda::current_device() : 0,
+              operand_alignment(problem, x, w, y), problem.dtype, backend};
+  PlanCache& cache = plan_cache();
+  std::shared_ptr<const Plan> plan;
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.plans.find(key);
+    if (it != cache.plans.end() && it->second.config == options.config) plan = it->second.plan;
   }
-  return choice;
+  if (!plan) {
+    Options resolved = options;
+    resolved.backend = backend;
+    plan = std::make_shared<const Plan>(problem, resolved, key.alignment);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    cache.plans[key] = CachedPlan{options.config, plan};
+  }
+  PlanAccess::impl(*plan).run_unchecked(x, w, y, options.stream);
+  return plan->choice();
 }
 
 }  // namespace skinnygemm

@@ -10,9 +10,22 @@
 #include "runtime/backends.h"
 #include "runtime/cost_model.h"
 #include "kernels/family.h"
+#include "runtime/plan_impl.h"
 #include "skinnygemm/table.h"
 
 namespace skinnygemm {
+
+Reason::Reason(std::string text) : text_(std::make_shared<const std::string>(std::move(text))) {}
+Reason::Reason(const char* text) : Reason(std::string(text ? text : "")) {}
+
+const std::string& Reason::str() const {
+  static const std::string none;
+  return text_ ? *text_ : none;
+}
+
+std::ostream& operator<<(std::ostream& os, const Reason& reason) { return os << reason.str(); }
+std::string operator+(const std::string& a, const Reason& b) { return a + b.str(); }
+std::string operator+(const Reason& a, const std::string& b) { return a.str() + b; }
 
 const char* source_name(Source source) {
   switch (source) {
@@ -87,9 +100,38 @@ bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Ch
 
 namespace {
 
+// What a choice depends on, as plain values (no string is built per lookup): the device as a table matches it
+// (its name by hash, SM count, compute capability), the table's revision, the problem and the alignment.
+struct SelectionKey {
+  bool cpu;
+  int sms, cc;
+  std::size_t device_name;
+  uint64_t table_id;
+  int64_t m, n, k, ldx, ldw, ldy;
+  DType dtype;
+  int alignment;
+  bool operator==(const SelectionKey& o) const {
+    return cpu == o.cpu && sms == o.sms && cc == o.cc && device_name == o.device_name && table_id == o.table_id &&
+           m == o.m && n == o.n && k == o.k && ldx == o.ldx && ldw == o.ldw && ldy == o.ldy && dtype == o.dtype &&
+           alignment == o.alignment;
+  }
+};
+
+struct SelectionKeyHash {
+  std::size_t operator()(const SelectionKey& k) const {
+    std::size_t h = k.device_name;
+    auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>{}(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    for (int64_t v : {k.m, k.n, k.k, k.ldx, k.ldw, k.ldy}) mix(static_cast<uint64_t>(v));
+    mix(k.table_id);
+    mix((static_cast<uint64_t>(k.sms) << 32) | (static_cast<uint64_t>(k.cc) << 16) |
+        (static_cast<uint64_t>(k.alignment) << 8) | (static_cast<uint64_t>(k.dtype) << 1) | (k.cpu ? 1u : 0u));
+    return h;
+  }
+};
+
 struct Cache {
   std::mutex mutex;
-  std::unordered_map<std::string, Choice> choices;
+  std::unordered_map<SelectionKey, Choice, SelectionKeyHash> choices;
   std::set<std::string> warned;
 };
 Cache& cache() {
@@ -138,12 +180,13 @@ Choice select_uncached(const Problem& p, const DeviceInfo& dev, const Table* tab
 }  // namespace
 
 Choice select(const Problem& p, const DeviceInfo& dev, const Table* table, int alignment) {
-  std::ostringstream key;
-  key << dev.signature() << '|' << (table ? table->id : 0) << '|' << p.str() << '|' << alignment;
+  const SelectionKey key{dev.is_cpu, dev.sms, dev.cc_major * 10 + dev.cc_minor, std::hash<std::string>{}(dev.name),
+                         table ? table->id : 0, p.m, p.n, p.k, p.x_stride(), p.w_stride(), p.y_stride(), p.dtype,
+                         alignment};
   Cache& c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.choices.find(key.str());
+    auto it = c.choices.find(key);
     if (it != c.choices.end()) return it->second;
     if (table && !table->matches(dev)) {
       const std::string w = table->path + "|" + dev.signature();
@@ -154,7 +197,7 @@ Choice select(const Problem& p, const DeviceInfo& dev, const Table* table, int a
   }
   Choice ch = select_uncached(p, dev, table, alignment);
   std::lock_guard<std::mutex> lock(c.mutex);
-  auto inserted = c.choices.emplace(key.str(), ch);
+  auto inserted = c.choices.emplace(key, ch);
   if (inserted.second && logging_enabled())
     std::cerr << "skinnygemm: " << p.str() << " -> " << ch.config.name() << " [" << source_name(ch.source)
               << "] " << ch.reason << "\n";
@@ -162,8 +205,11 @@ Choice select(const Problem& p, const DeviceInfo& dev, const Table* table, int a
 }
 
 void clear_selection_cache() {
-  std::lock_guard<std::mutex> lock(cache().mutex);
-  cache().choices.clear();
+  {
+    std::lock_guard<std::mutex> lock(cache().mutex);
+    cache().choices.clear();
+  }
+  clear_plan_cache();
 }
 
 }  // namespace skinnygemm

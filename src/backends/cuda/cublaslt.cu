@@ -157,7 +157,7 @@ namespace {
 class CublasltLaunch final : public PreparedLaunch {
  public:
   CublasltLaunch(const Problem& problem, int algo) : problem_(problem), algo_(algo) {}
-  void run(const void* x, const void* w, void* y, void* stream) override {
+  void run(const void* x, const void* w, void* y, void* stream) const override {
     cublaslt_gemm(problem_, x, w, y, algo_, static_cast<cudaStream_t>(stream));
   }
 

@@ -39,6 +39,12 @@ std::string version_string(int v, int major_div, int minor_div) {
 }
 }  // namespace
 
+int current_device() {
+  int dev = 0;
+  SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  return dev;
+}
+
 DeviceInfo device_info() {
   int dev = 0;
   SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));

@@ -63,7 +63,7 @@ class SkinnyLaunch final : public PreparedLaunch {
   SkinnyLaunch(SkinnyKernel kernel, const SkinnyParams& params, const LaunchShape& shape, std::string what)
       : kernel_(kernel), params_(params), shape_(shape), what_(std::move(what)) {}
 
-  void run(const void* x, const void* w, void* y, void* stream) override {
+  void run(const void* x, const void* w, void* y, void* stream) const override {
     SkinnyParams params = params_;
     params.x = x;
     params.w = w;
@@ -87,6 +87,7 @@ class SkinnyLaunch final : public PreparedLaunch {
 std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Problem& p, const Config& c,
                                                const DeviceInfo& device, const OutputSegment* segments, int count,
                                                SkinnyGrid grid) {
+  SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
   const Decomposition d = decompose(c, p);
   SkinnyParams params{};
   params.m = static_cast<int>(p.m);

@@ -16,7 +16,7 @@ namespace skinnygemm::cuda {
 // ring: a persistent grid would keep the next kernel's CTAs off the SMs, docs/kernels.md "Session 4").
 enum class SkinnyGrid { Persistent, OneBlockPerCta };
 
-// The launch of kernel (an instance of config) on problem; with segments (count 1..4) the epilogue writes each
+// The launch of kernel (an instance of config; null: an Error saying it is not built) on problem; with segments (count 1..4) the epilogue writes each
 // segment's output rows to its own destination instead of y (runtime/backends.h, OutputSegment).
 std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Problem& problem, const Config& config,
                                                const DeviceInfo& device, const OutputSegment* segments, int count,
@@ -28,9 +28,7 @@ struct SkinnyFamilyDevice {
   static bool built(const Config& c) { return Find(c, DType::BF16) != nullptr && Find(c, DType::FP16) != nullptr; }
   static std::unique_ptr<PreparedLaunch> prepare(const Problem& p, const Config& c, const DeviceInfo& device,
                                                  const OutputSegment* segments, int count) {
-    const SkinnyKernel kernel = Find(c, p.dtype);
-    SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
-    return prepare_skinny(kernel, p, c, device, segments, count, kGrid);
+    return prepare_skinny(Find(c, p.dtype), p, c, device, segments, count, kGrid);
   }
   static constexpr FamilyDevice device{&built, &prepare, /*writes_segments=*/true};
 };
