@@ -141,7 +141,11 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
     s.fork_event = cuda::event_create();
     s.join_event = cuda::event_create();
   }
+  s.decide_rungs();
 }
+
+ChoiceList::ChoiceList(std::vector<Choice> choices)
+    : list_(std::make_shared<const std::vector<Choice>>(std::move(choices))) {}
 
 FusedProjection::~FusedProjection() = default;
 FusedProjection::FusedProjection(FusedProjection&&) noexcept = default;

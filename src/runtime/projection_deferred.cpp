@@ -29,7 +29,7 @@ RunResult FusedProjection::run_split_deferred(const void* x, int64_t ldx, int64_
                    "run_split needs two distinct, non-default CUDA streams (got main "
                        << main_stream << ", side " << side_stream << ")");
   const bool cuda = s.backend == Backend::Cuda && m > 0;
-  RunResult r;
+  projection_detail::RunLog r;
   r.rung = Rung::Separate;
   if (s.backend == Backend::Cpu) r.reason = "cpu backend: no streams, every segment ran in order on this thread; ";
   // Fork: the side stream waits for what main_stream has queued so far (whatever produced x).
@@ -63,7 +63,7 @@ RunResult FusedProjection::run_split_deferred(const void* x, int64_t ldx, int64_
     throw;
   }
   s.log_once("split", m, r, name());
-  return r;
+  return r.result();
 }
 
 void FusedProjection::join_side(void* side_stream, void* main_stream) {

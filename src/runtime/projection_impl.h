@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/projection_backend.h"
+#include "skinnygemm/plan.h"
 #include "skinnygemm/projection.h"
 
 namespace skinnygemm {
@@ -27,6 +28,29 @@ bool overlap(Block a, Block b);  // whether the two blocks share a byte (exact, 
 
 // Destinations: each segment to its own y. Contiguous: every segment into one caller output (views).
 enum class Mode { Destinations, Contiguous };
+
+// A run as it is assembled (strings and vectors grow here), then handed out as a RunResult.
+struct RunLog {
+  Rung rung = Rung::Separate;
+  std::string reason;
+  std::vector<Choice> choices;
+  RunResult result() const { return RunResult{rung, reason, ChoiceList(choices)}; }
+};
+
+// The launches of one run() at one M, recorded the first time and replayed after: gemm plans (x is the run's,
+// w and y fixed) and the strided copies out of the scratch output.
+struct Recording {
+  struct Launch {
+    std::shared_ptr<const Plan> plan;  // null: a copy
+    const char* w = nullptr;
+    char* y = nullptr;
+    char* copy_dst = nullptr;
+    const char* copy_src = nullptr;
+    int64_t dst_pitch = 0, src_pitch = 0, row_bytes = 0, rows = 0;
+  };
+  std::vector<Launch> launches;
+  RunResult result;
+};
 }  // namespace projection_detail
 
 struct FusedProjection::Impl {
@@ -48,6 +72,10 @@ struct FusedProjection::Impl {
   void *fork_event = nullptr, *join_event = nullptr;  // CUDA: run_split's fork and join
   std::mutex log_mutex;
   std::set<std::string> logged;
+  // The rung and why for M = 0..max_m, decided at construction: [mode][m].
+  std::vector<std::pair<Rung, std::string>> decided[2];
+  // run()'s recordings per M (0..max_m); null until the first default run at that M.
+  std::vector<std::unique_ptr<projection_detail::Recording>> recorded;
 
   ~Impl() {
     cuda::device_free(dev_packed);
@@ -64,14 +92,24 @@ struct FusedProjection::Impl {
   bool outputs_adjacent(std::size_t b, std::size_t end) const;
   // Every rung for segments [b, end) at M = m, best first, with why each can or cannot run.
   std::vector<RungStatus> ladder(std::size_t b, std::size_t end, int64_t m, Mode mode) const;
-  // The forced rung (an Error naming why if it cannot run) or the best available one; *why says why.
+  // The forced rung (an Error naming why if it cannot run) or the best available one; *why says why. Over every
+  // segment, unforced, at M <= max_m: what the constructor decided.
   Rung choose(std::size_t b, std::size_t end, int64_t m, Mode mode, std::optional<Rung> forced,
               std::string* why) const;
+  Rung choose_now(std::size_t b, std::size_t end, int64_t m, Mode mode, std::optional<Rung> forced,
+                  std::string* why) const;
+  void decide_rungs();
   void check_run(const void* x, int64_t ldx, int64_t m, bool dest_mode) const;
-  // Segments [b, end) through one rung on stream (y0/ldy0: the contiguous output); appends to out.
+  // Segments [b, end) through one rung on stream (y0/ldy0: the contiguous output); appends to out, and its launches
+  // to recording when given.
   Rung run_range(std::size_t b, std::size_t end, const void* x, int64_t ldx, int64_t m, const RunOptions& o,
-                 Mode mode, char* y0, int64_t ldy0, void* stream, std::optional<Rung> forced, RunResult* out);
-  void log_once(const char* what, int64_t m, const RunResult& r, const std::string& name);
+                 Mode mode, char* y0, int64_t ldy0, void* stream, std::optional<Rung> forced,
+                 projection_detail::RunLog* out, projection_detail::Recording* recording = nullptr);
+  void log_once(const char* what, int64_t m, const projection_detail::RunLog& r, const std::string& name);
+  // run()'s fast path: whether a recording at m serves these arguments, and its replay.
+  bool replayable(const void* x, int64_t ldx, int64_t m, const RunOptions& o) const;
+  RunResult replay(const projection_detail::Recording& recording, const void* x, void* stream) const;
+  void copy_rows(const projection_detail::Recording::Launch& copy, void* stream) const;
 };
 
 }  // namespace skinnygemm

@@ -8,6 +8,7 @@
 
 #include "kernels/family.h"
 #include "runtime/backends.h"
+#include "runtime/plan_impl.h"
 #include "runtime/projection_impl.h"
 #include "skinnygemm/select.h"
 
@@ -15,33 +16,20 @@ namespace skinnygemm {
 
 namespace {
 
-// The fused-kernel rung: the merged problem through selection (a forced config, the table, the heuristic); when
-// the pick is a skinny kernel, one launch writes every segment's rows to its destination. When selection picks
-// cuBLASLt (it cannot write per-segment outputs), nothing runs and *why says so.
-std::optional<Choice> kernel_into_segments(const Problem& merged, const void* x, const void* w,
-                                           const std::vector<OutputSegment>& outs, const Options& g,
-                                           std::string* why) {
-  const DeviceInfo dev = device_info(Backend::Cuda);
+// The fused-kernel rung: the merged problem through selection (a forced config, the table, the heuristic) into a
+// plan whose launch writes every segment's rows to its destination. When selection picks a family that cannot
+// write per-segment outputs (cuBLASLt), there is no plan and *why says so.
+std::shared_ptr<const Plan> kernel_into_segments(const Problem& merged, const void* x, const void* w,
+                                                 const std::vector<OutputSegment>& outs, const Options& g,
+                                                 std::string* why) {
   const int alignment = operand_alignment(merged, x, w, nullptr);
-  Choice c;
-  if (!g.config.empty()) {
-    c.config = Config::parse(g.config);
-    std::string why_not;
-    SKINNYGEMM_CHECK(supports(c.config, merged, dev, alignment, &why_not),
-                     "forced config " << g.config << " cannot run " << merged.str() << ": " << why_not);
-    c.source = Source::Forced;
-    c.reason = "forced by Options::config";
-  } else {
-    c = select(merged, dev, g.table ? g.table : default_table(dev), alignment);
-  }
-  const FamilyDescriptor& f = family(c.config.family);
-  if (!f.device || !f.device->writes_segments) {
-    *why = "selection picked " + c.config.name() + " for the merged " + merged.str() +
-           " (" + source_name(c.source) + "), which cannot write per-segment outputs";
-    return std::nullopt;
-  }
-  cuda::gemm_segments(merged, x, w, outs.data(), static_cast<int>(outs.size()), c.config, g.stream);
-  return c;
+  auto plan = std::make_shared<const Plan>(
+      PlanAccess::make(merged, g, alignment, outs.data(), static_cast<int>(outs.size())));
+  if (PlanAccess::impl(*plan).launch) return plan;
+  const Choice& c = plan->choice();
+  *why = "selection picked " + c.config.name() + " for the merged " + merged.str() + " (" + source_name(c.source) +
+         "), which cannot write per-segment outputs";
+  return nullptr;
 }
 
 bool logging_enabled() {
@@ -53,6 +41,8 @@ bool logging_enabled() {
 
 using projection_detail::block;
 using projection_detail::overlap;
+using projection_detail::Recording;
+using projection_detail::RunLog;
 
 bool FusedProjection::Impl::outputs_adjacent(std::size_t b, std::size_t end) const {
   if (!has_dest) return false;
@@ -106,8 +96,28 @@ std::vector<RungStatus> FusedProjection::Impl::ladder(std::size_t b, std::size_t
           {Rung::Separate, true, "one gemm per segment (" + std::to_string(end - b) + ")"}};
 }
 
+void FusedProjection::Impl::decide_rungs() {
+  for (Mode mode : {Mode::Destinations, Mode::Contiguous}) {
+    auto& table = decided[static_cast<int>(mode)];
+    table.resize(static_cast<std::size_t>(max_m) + 1);
+    for (int64_t m = 0; m <= max_m; ++m)
+      table[m].first = choose_now(0, segs.size(), m, mode, std::nullopt, &table[m].second);
+  }
+  recorded.resize(static_cast<std::size_t>(max_m) + 1);
+}
+
 Rung FusedProjection::Impl::choose(std::size_t b, std::size_t end, int64_t m, Mode mode, std::optional<Rung> forced,
                                    std::string* why) const {
+  const auto& table = decided[static_cast<int>(mode)];
+  if (!forced && b == 0 && end == segs.size() && m >= 0 && m < static_cast<int64_t>(table.size())) {
+    *why = table[m].second;
+    return table[m].first;
+  }
+  return choose_now(b, end, m, mode, forced, why);
+}
+
+Rung FusedProjection::Impl::choose_now(std::size_t b, std::size_t end, int64_t m, Mode mode,
+                                       std::optional<Rung> forced, std::string* why) const {
   std::ostringstream os;
   for (const RungStatus& s : ladder(b, end, m, mode)) {
     if (forced && s.rung != *forced) continue;
@@ -137,7 +147,7 @@ void FusedProjection::Impl::check_run(const void* x, int64_t ldx, int64_t m, boo
 
 Rung FusedProjection::Impl::run_range(std::size_t b, std::size_t end, const void* x, int64_t ldx, int64_t m,
                                       const RunOptions& o, Mode mode, char* y0, int64_t ldy0, void* stream,
-                                      std::optional<Rung> forced, RunResult* out) {
+                                      std::optional<Rung> forced, RunLog* out, Recording* recording) {
   std::string why;
   const Rung rung = choose(b, end, m, mode, forced, &why);
   out->reason += why;
@@ -149,10 +159,29 @@ Rung FusedProjection::Impl::run_range(std::size_t b, std::size_t end, const void
   g.backend = backend;
   g.stream = stream;
   const bool contiguous = mode == Mode::Contiguous;
+  // Every launch goes through these two, which record it when a recording is being made.
+  auto call_gemm = [&](const Problem& p, const char* wp, char* yp) {
+    if (!recording) return gemm(p, x, wp, yp, g);
+    auto plan = std::make_shared<const Plan>(p, g, operand_alignment(p, x, wp, yp));
+    plan->run(x, wp, yp, stream);
+    recording->launches.push_back({plan, wp, yp});
+    return plan->choice();
+  };
+  auto copy_out = [&](char* dst, int64_t dst_pitch, const char* src, int64_t src_pitch, int64_t row_bytes) {
+    Recording::Launch step;
+    step.copy_dst = dst;
+    step.copy_src = src;
+    step.dst_pitch = dst_pitch;
+    step.src_pitch = src_pitch;
+    step.row_bytes = row_bytes;
+    step.rows = m;
+    copy_rows(step, stream);
+    if (recording) recording->launches.push_back(step);
+  };
   auto run_separate = [&] {
     for (std::size_t i = b; i < end; ++i) {
       const Problem p{m, segs[i].n, k, dtype, ldx, ldw, contiguous ? ldy0 : segs[i].ldy};
-      out->choices.push_back(gemm(p, x, w + offset[i] * ldw * e, contiguous ? y0 + offset[i] * e : dest(i), g));
+      out->choices.push_back(call_gemm(p, w + offset[i] * ldw * e, contiguous ? y0 + offset[i] * e : dest(i)));
     }
   };
   if (rung == Rung::Separate) {
@@ -164,8 +193,11 @@ Rung FusedProjection::Impl::run_range(std::size_t b, std::size_t end, const void
     for (std::size_t i = b; i < end; ++i) outs.push_back({offset[i] - offset[b], segs[i].n, dest(i), segs[i].ldy});
     const Problem merged{m, offset[end] - offset[b], k, dtype, ldx, ldw, 0};
     std::string skipped;
-    if (auto c = kernel_into_segments(merged, x, w + offset[b] * ldw * e, outs, g, &skipped)) {
-      out->choices.push_back(*c);
+    const char* merged_w = w + offset[b] * ldw * e;
+    if (auto plan = kernel_into_segments(merged, x, merged_w, outs, g, &skipped)) {
+      PlanAccess::impl(*plan).run_unchecked(x, merged_w, nullptr, stream);
+      if (recording) recording->launches.push_back({plan, merged_w, nullptr});
+      out->choices.push_back(plan->choice());
       return rung;
     }
     SKINNYGEMM_CHECK(!forced, "rung 'fused kernel' was forced for m=" << m << " but " << skipped);
@@ -181,20 +213,39 @@ Rung FusedProjection::Impl::run_range(std::size_t b, std::size_t end, const void
   char* y = contiguous ? y0 + offset[b] * e : outputs_adjacent(b, end) ? dest(b) : nullptr;
   const int64_t ldy = contiguous ? ldy0 : y ? segs[b].ldy : total();
   const Problem p{m, offset[end] - offset[b], k, dtype, ldx, ldw, ldy};
-  out->choices.push_back(gemm(p, x, w + offset[b] * ldw * e, y ? y : scratch + offset[b] * e, g));
+  out->choices.push_back(call_gemm(p, w + offset[b] * ldw * e, y ? y : scratch + offset[b] * e));
   if (y) return Rung::FusedGemm;
-  for (std::size_t i = b; i < end; ++i) {  // scratch -> each destination; padding columns are dropped
-    const char* src = scratch + offset[i] * e;
-    if (backend == Backend::Cuda) {
-      cuda::copy_rows(dest(i), segs[i].ldy * e, src, total() * e, segs[i].n * e, m, stream);
-    } else {
-      for (int64_t t = 0; t < m; ++t) std::memcpy(dest(i) + t * segs[i].ldy * e, src + t * total() * e, segs[i].n * e);
-    }
-  }
+  for (std::size_t i = b; i < end; ++i)  // scratch -> each destination; padding columns are dropped
+    copy_out(dest(i), segs[i].ldy * e, scratch + offset[i] * e, total() * e, segs[i].n * e);
   return Rung::FusedGemm;
 }
 
-void FusedProjection::Impl::log_once(const char* what, int64_t m, const RunResult& r, const std::string& name) {
+void FusedProjection::Impl::copy_rows(const Recording::Launch& c, void* stream) const {
+  if (backend == Backend::Cuda) {
+    cuda::copy_rows(c.copy_dst, c.dst_pitch, c.copy_src, c.src_pitch, c.row_bytes, c.rows, stream);
+  } else {
+    for (int64_t t = 0; t < c.rows; ++t)
+      std::memcpy(c.copy_dst + t * c.dst_pitch, c.copy_src + t * c.src_pitch, static_cast<std::size_t>(c.row_bytes));
+  }
+}
+
+RunResult FusedProjection::Impl::replay(const Recording& recording, const void* x, void* stream) const {
+  for (const Recording::Launch& step : recording.launches) {
+    if (step.plan) {
+      PlanAccess::impl(*step.plan).run_unchecked(x, step.w, step.y, stream);
+    } else {
+      copy_rows(step, stream);
+    }
+  }
+  return recording.result;
+}
+
+bool FusedProjection::Impl::replayable(const void* x, int64_t ldx, int64_t m, const RunOptions& o) const {
+  return m >= 0 && m <= max_m && ldx == k && !o.rung && o.gemm.config.empty() && o.gemm.table == nullptr &&
+         (o.gemm.backend == Backend::Auto || o.gemm.backend == backend) && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+}
+
+void FusedProjection::Impl::log_once(const char* what, int64_t m, const RunLog& r, const std::string& name) {
   if (!logging_enabled()) return;
   std::lock_guard<std::mutex> lock(log_mutex);
   if (logged.insert(std::string(what) + "/" + std::to_string(m) + "/" + rung_name(r.rung) + "/" + r.reason).second)
@@ -206,11 +257,19 @@ RunResult FusedProjection::run(const void* x, int64_t ldx, int64_t m, const RunO
   Impl& s = *impl_;
   ldx = ldx ? ldx : s.k;
   s.check_run(x, ldx, m, true);
-  RunResult r;
+  const bool replayable = s.replayable(x, ldx, m, options);
+  if (replayable && s.recorded[m]) return s.replay(*s.recorded[m], x, options.gemm.stream);
+  auto recording = replayable ? std::make_unique<projection_detail::Recording>() : nullptr;
+  RunLog r;
   r.rung = s.run_range(0, s.segs.size(), x, ldx, m, options, Impl::Mode::Destinations, nullptr, 0,
-                       options.gemm.stream, options.rung, &r);
+                       options.gemm.stream, options.rung, &r, recording.get());
   s.log_once("run", m, r, name());
-  return r;
+  RunResult result = r.result();
+  if (recording) {
+    recording->result = result;
+    s.recorded[m] = std::move(recording);
+  }
+  return result;
 }
 
 RunResult FusedProjection::run_contiguous(const void* x, int64_t ldx, int64_t m, void* y, int64_t ldy,
@@ -221,11 +280,11 @@ RunResult FusedProjection::run_contiguous(const void* x, int64_t ldx, int64_t m,
   s.check_run(x, ldx, m, false);
   SKINNYGEMM_CHECK(ldy >= s.total(), "ldy=" << ldy << " is smaller than the contiguous output's " << s.total()
                                             << " columns (total_n, padding included)");
-  RunResult r;
+  RunLog r;
   r.rung = s.run_range(0, s.segs.size(), x, ldx, m, options, Impl::Mode::Contiguous, static_cast<char*>(y), ldy,
                        options.gemm.stream, options.rung, &r);
   s.log_once("contiguous", m, r, name());
-  return r;
+  return r.result();
 }
 
 RunResult FusedProjection::run_split(const void* x, int64_t ldx, int64_t m, void* main_stream, void* side_stream,
