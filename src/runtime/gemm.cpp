@@ -41,11 +41,15 @@ std::string DeviceInfo::signature() const {
 }
 
 DeviceInfo cpu_device_info() {
-  DeviceInfo d;
-  d.is_cpu = true;
-  d.name = "cpu";
-  d.sms = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return d;
+  // Made once: hardware_concurrency() parses a /sys file on every call.
+  static const DeviceInfo cpu = [] {
+    DeviceInfo d;
+    d.is_cpu = true;
+    d.name = "cpu";
+    d.sms = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return d;
+  }();
+  return cpu;
 }
 
 Backend resolve_backend(Backend backend) {
@@ -133,12 +137,15 @@ struct PlanKeyHash {
 
 struct CachedPlan {
   std::string config;  // the forced config's name ("" = selected)
-  std::shared_ptr<const Plan> plan;
+  std::unique_ptr<const Plan> plan;
 };
 
+// Plans are never freed while the process runs: clear_plan_cache() retires them, so that a call that found a plan
+// just before a clear still runs it safely without holding the lock (and a hit copies no shared pointer).
 struct PlanCache {
   std::mutex mutex;
   std::unordered_map<PlanKey, CachedPlan, PlanKeyHash> plans;
+  std::vector<std::unique_ptr<const Plan>> retired;
 };
 PlanCache& plan_cache() {
   static PlanCache cache;
@@ -148,8 +155,10 @@ PlanCache& plan_cache() {
 }  // namespace
 
 void clear_plan_cache() {
-  std::lock_guard<std::mutex> lock(plan_cache().mutex);
-  plan_cache().plans.clear();
+  PlanCache& cache = plan_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  for (auto& [key, cached] : cache.plans) cache.retired.push_back(std::move(cached.plan));
+  cache.plans.clear();
 }
 
 // One lock (the cache's) and no allocation on a hit; a miss makes the plan outside the lock.
@@ -166,18 +175,21 @@ Choice gemm(const Problem& problem, const void* x, const void* w, void* y, const
               backend == Backend::Cuda ? cuda::current_device() : 0,
               operand_alignment(problem, x, w, y), problem.dtype, backend};
   PlanCache& cache = plan_cache();
-  std::shared_ptr<const Plan> plan;
+  const Plan* plan = nullptr;
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
     auto it = cache.plans.find(key);
-    if (it != cache.plans.end() && it->second.config == options.config) plan = it->second.plan;
+    if (it != cache.plans.end() && it->second.config == options.config) plan = it->second.plan.get();
   }
   if (!plan) {
     Options resolved = options;
     resolved.backend = backend;
-    plan = std::make_shared<const Plan>(problem, resolved, key.alignment);
+    auto made = std::make_unique<const Plan>(problem, resolved, key.alignment);
+    plan = made.get();
     std::lock_guard<std::mutex> lock(cache.mutex);
-    cache.plans[key] = CachedPlan{options.config, plan};
+    CachedPlan& slot = cache.plans[key];
+    if (slot.plan) cache.retired.push_back(std::move(slot.plan));  // another thread's plan, or another config's
+    slot = CachedPlan{options.config, std::move(made)};
   }
   PlanAccess::impl(*plan).run_unchecked(x, w, y, options.stream);
   return plan->choice();

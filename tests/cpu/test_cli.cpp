@@ -112,3 +112,17 @@ TEST(Cli, UnknownSubcommandOrMissingOptionIsAnError) {
   EXPECT_NE(run_cli("check --backend cpu --m 1").status, 0);  // --shapes is required
   EXPECT_NE(run_cli("check --backend gpu --shapes 8x8 --m 1").status, 0);
 }
+
+namespace {
+// The host-overhead command runs its four paths and writes its rows (few calls: this checks the command, not the
+// numbers, which docs/benchmarks/cpu/host_overhead.md records).
+TEST(Cli, OverheadWritesEveryPath) {
+  TempDir dir;
+  const std::string json = (dir.path / "overhead.json").string();
+  const CliResult r = run_cli("overhead --samples 3 --calls 50 --json '" + json + "'");
+  EXPECT_TRUE(r.status == 0 || r.status == 1) << r.output;  // 1: over a target on a loaded machine
+  for (const char* path : {"gemm_cache_hit", "plan_run", "select_cache_hit", "fused_run"})
+    EXPECT_NE(r.output.find(path), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(json));
+}
+}  // namespace

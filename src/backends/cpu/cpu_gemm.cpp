@@ -224,7 +224,8 @@ void gemm(const Problem& p, const void* x, const void* w, void* y, const Config&
 
   const Work wk{&p, static_cast<const uint16_t*>(w), yh, xf.data(), kpad, config.rows};
   const int64_t blocks = (p.n + config.rows - 1) / config.rows;
-  const int64_t hw = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  // Read once: hardware_concurrency() parses a /sys file on every call (tens of microseconds).
+  static const int64_t hw = std::max<int64_t>(1, std::thread::hardware_concurrency());
   const int64_t threads = std::clamp<int64_t>(p.m * p.n * p.k / kMacsPerThread, 1, std::min(hw, blocks));
   // Scratch for every thread is allocated here, so the workers themselves cannot throw.
   const int64_t acc_floats = p.m * kMaxRows * kLanes;
