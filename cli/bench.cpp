@@ -1,4 +1,4 @@
-// `skinnygemm bench`: shared/design/BENCHMARKING.md's protocol (lab/bench.h) over (shape, M), printed
+// `skinnygemm bench`: docs/measuring.md's protocol (lab/bench.h) over (shape, M), printed
 // as a table and written in the shared result schema. Every number is measured in this one process.
 #include <fnmatch.h>
 
@@ -136,7 +136,7 @@ int run_bench(const BenchArgs& args) {
 Command add_bench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* sub = app.add_subcommand("bench", "Measure problems against the stream-read limit and cuBLASLt "
-                                              "(shared/design/BENCHMARKING.md)");
+                                              "(docs/measuring.md)");
   add_backend_option(sub, &args->backend);
   add_problem_options(sub, &args->shapes, &args->m, &args->dtype, &args->config);
   add_table_option(sub, &args->table);

@@ -1,6 +1,6 @@
 // `skinnygemm mla`: one MLA attention block's decode step (lab/mla.h) per (M, context) grid point, every
 // variant checked against a reference of the layer and timed as one CUDA graph, plus the attention alone; rows of
-// kind "mla_layer" with the top-level "policy_choice" (shared/design/BENCHMARKING.md) and, with --policy-out, the
+// kind "mla_layer" with the top-level "policy_choice" (docs/measuring.md) and, with --policy-out, the
 // fused-projection policy file an engine loads (docs/mla.md).
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // The fields a whole-run result row (kind "step", "mla_layer") carries for its timing, in the shared schema's
-// names (shared/design/BENCHMARKING.md), so that every command writes them alike.
+// names (docs/measuring.md), so that every command writes them alike.
 #pragma once
 
 #include <cmath>

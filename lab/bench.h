@@ -1,4 +1,4 @@
-// The measurement protocol of docs/BENCHMARKING.md for one problem, shared by the CLI (bench, tune, step)
+// The measurement protocol of docs/measuring.md for one problem, shared by the CLI (bench, tune, step)
 // and the tests. On the CUDA backend: cold weights (rotating copies >= 4x L2), one CUDA graph of R launches,
 // >= 5 samples of >= 20 replays, median per call, against the stream-read limit and cuBLASLt measured in
 // the same process. On the CPU backend: the same row without the GPU-only columns.

@@ -3,7 +3,7 @@
 // calls back to back (one graph, same run), each segment alone, the merged GEMM into one contiguous output,
 // cuBLASLt over the merged weights and the stream-read limit of the merged bytes. Outputs are checked first
 // (fused and every other merged result against the separate calls, rtol 1e-2 / atol 1e-3); a point that fails
-// is reported and not timed. Rows of kind "fused" in the shared result schema (shared/design/BENCHMARKING.md).
+// is reported and not timed. Rows of kind "fused" in the shared result schema (docs/measuring.md).
 #pragma once
 
 #include <cstdint>

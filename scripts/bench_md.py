@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Render a skinnygemm result JSON (shared schema, docs/BENCHMARKING.md) as a Markdown table.
+"""Render a skinnygemm result JSON (shared schema, docs/measuring.md) as a Markdown table.
 
     scripts/bench_md.py docs/benchmarks/h200/kernels.json > docs/benchmarks/h200/kernels.md
 """

@@ -1,4 +1,4 @@
-// GPU building blocks of the measurement protocol (shared/design/BENCHMARKING.md), shared by measure.cu (one
+// GPU building blocks of the measurement protocol (docs/measuring.md), shared by measure.cu (one
 // problem) and fused_bench.cu (fused projections against their separate calls), so that both time the same way:
 // random operands, enough weight copies to keep the L2 cold, one CUDA graph of one pass over the copies, and the
 // stream-read limit as the fastest of several probe variants.

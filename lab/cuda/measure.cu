@@ -1,4 +1,4 @@
-// The GPU half of the benchmark protocol (docs/BENCHMARKING.md): cold weights in rotating copies
+// The GPU half of the benchmark protocol (docs/measuring.md): cold weights in rotating copies
 // (>= 4x L2, >= 2 copies), one CUDA graph of R launches, warm-up, >= 5 samples of >= 20 replays, median per
 // call; cuBLASLt and the stream-read limit measured the same way in the same process.
 #include <cuda_bf16.h>

@@ -57,7 +57,7 @@ TEST(MlaVariants, NamesModesAndErrors) {
   ASSERT_EQ(all.size(), 4u);
   for (MlaVariant v : all) {
     const std::string name = mla_variant_name(v);
-    EXPECT_TRUE(name.rfind("cublaslt", 0) == 0 || name.rfind("skinny", 0) == 0) << name;  // BENCHMARKING.md
+    EXPECT_TRUE(name.rfind("cublaslt", 0) == 0 || name.rfind("skinny", 0) == 0) << name;  // docs/measuring.md
     if (auto mode = mla_variant_mode(v)) {
       EXPECT_EQ(mla_variant_for(*mode), v);
     }

@@ -41,7 +41,7 @@ TEST(StepModel, FullScaleTp8MatchesTheReference) {
   EXPECT_EQ(m.layers, 93);
   EXPECT_EQ(m.hidden, 7168);
   const auto ops = m.ops(StepVariant::Skinny);
-  EXPECT_EQ(ops.size(), 766u);  // 24 x 4 + 69 x 3 + 92 x 5 + 3 (shared/reference/kimi-k3-shapes.md)
+  EXPECT_EQ(ops.size(), 766u);  // 24 x 4 + 69 x 3 + 92 x 5 + 3 (models/kimi_k3.json)
   EXPECT_EQ(m.ops(StepVariant::SkinnyFused).size(), 766u - 24 - 92);
   EXPECT_EQ(weight_bytes(ops), 23869751296);  // the file's in-step projections x counts, bytes
   EXPECT_LT(m.arena_bytes - weight_bytes(ops), 1 << 20);  // only the 256-byte alignment between blocks

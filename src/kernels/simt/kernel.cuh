@@ -1,7 +1,7 @@
 // CUDA-core skinny GEMM family for the smallest M (1, 2, 4 tokens): FP32 FMAs on 16-byte streaming loads,
 // the same work decomposition and epilogue as the tensor-core family (skinny_common.cuh).
 // NOTE: FP32 FMA work grows linearly with M; past M = 4 the tensor-core family wins on issue rate
-// (shared/reference/kernel-prior-art.md: the SIMT->MMA crossover sits at M = 4..6 on Hopper).
+// (published Hopper skinny-GEMM work puts the SIMT->MMA crossover at M = 4..6).
 #pragma once
 
 #include "kernels/common/skinny_common.cuh"
