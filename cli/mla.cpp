@@ -10,12 +10,15 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "run_fields.h"
+#include "lab/result_row.h"
 #include "lab/models.h"
 #include "lab/bench.h"
 #include "lab/mla_runner.h"
 
 namespace skinnygemm::cli {
+
+using tune::add_run_timing;
+using tune::round_to;
 namespace {
 
 using nlohmann::ordered_json;

@@ -17,13 +17,16 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "run_fields.h"
+#include "lab/result_row.h"
 #include "lab/models.h"
 #include "spawn.h"
 #include "step.h"
 #include "lab/step_ranks.h"
 
 namespace skinnygemm::cli {
+
+using tune::add_run_timing;
+using tune::round_to;
 
 using nlohmann::ordered_json;
 

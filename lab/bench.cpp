@@ -1,8 +1,9 @@
 // tune::bench_problem: choose (forced or selected), then measure on the backend's device.
 #include "lab/bench.h"
+#include "lab/result_row.h"
+#include "lab/timing.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -12,7 +13,6 @@
 #include "lab/bench_device.h"
 #include "runtime/backends.h"
 #include "runtime/half.h"
-#include "lab/stats.h"
 
 namespace skinnygemm::tune {
 
@@ -60,14 +60,8 @@ BenchRow bench_cpu(const Problem& p, const Choice& choice, const BenchOptions& o
                                                                       << row.rel_error << " exceeds " << tolerance);
   }
   cpu::gemm(p, x.data(), w.data(), y.data(), choice.config);  // warm-up
-  std::vector<double> samples;
-  for (int s = 0; s < std::max(1, o.samples); ++s) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < std::max(1, o.replays); ++r) cpu::gemm(p, x.data(), w.data(), y.data(), choice.config);
-    const auto t1 = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(1, o.replays));
-  }
-  const SampleSummary s = summarize_samples(samples);
+  const SampleSummary s =
+      time_host_calls(o.samples, o.replays, [&] { cpu::gemm(p, x.data(), w.data(), y.data(), choice.config); });
   row.us = s.median;
   row.spread = s.spread;
   return row;
@@ -124,7 +118,6 @@ BenchMeta bench_meta(Backend backend) {
 }
 
 namespace {
-double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 }  // namespace
 
 std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
@@ -150,17 +143,9 @@ std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& row
     o["us"] = round_to(r.us, 0.001);
     o["spread"] = round_to(r.spread, 0.0001);
     o["tbps"] = round_to(r.tbps, 0.001);
-    if (r.stream_read_us > 0) {
-      o["stream_read_us"] = round_to(r.stream_read_us, 0.001);
-      o["efficiency"] = round_to(r.efficiency, 0.001);
-    }
-    if (r.cublaslt_us > 0) {
-      o["cublaslt_us"] = round_to(r.cublaslt_us, 0.001);
-      o["cublaslt_best_us"] = round_to(r.cublaslt_best_us, 0.001);
-      o["cublaslt_best_config"] = r.cublaslt_best_config;
-      o["speedup"] = round_to(r.speedup, 0.001);
-      o["speedup_best"] = round_to(r.speedup_best, 0.001);
-    }
+    add_baselines(o, r.stream_read_us, r.efficiency, r.cublaslt_us, r.cublaslt_best_us, r.cublaslt_best_config,
+                  r.speedup);
+    if (r.cublaslt_us > 0) o["speedup_best"] = round_to(r.speedup_best, 0.001);
     if (r.checked) o["rel_error"] = r.rel_error;
     j["rows"].push_back(o);
   }

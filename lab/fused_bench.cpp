@@ -1,6 +1,7 @@
 // The fused-projection benchmark's host-only parts: the fusions of a model file as segment lists (with their
 // padding, optionally scaled down), and the result document. The protocol is in fused_bench_run.cpp.
 #include "lab/fused_bench.h"
+#include "lab/result_row.h"
 
 #include <algorithm>
 #include <cmath>
@@ -92,14 +93,6 @@ std::vector<FusedSpec> model_fusions(const std::string& model, int tp, const std
   return out;
 }
 
-namespace {
-// v to `decimals` places, dividing by an exact power of ten so that the JSON shows the short decimal.
-double round_to(double v, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  return std::round(v * scale) / scale;
-}
-}  // namespace
-
 std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow>& rows) {
   using nlohmann::ordered_json;
   ordered_json j;
@@ -111,7 +104,7 @@ std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow
     if (r.error.empty() && r.stream_read_us > 0)
       best_tbps = std::max(best_tbps, static_cast<double>(Problem{r.m, r.n, r.k, r.dtype}.total_bytes()) /
                                           (r.stream_read_us * 1e6));
-  j["stream_read_tbps"] = round_to(best_tbps, 3);
+  j["stream_read_tbps"] = round_to(best_tbps, 0.001);
   j["rows"] = ordered_json::array();
   for (const FusedRow& r : rows) {
     if (!r.error.empty()) continue;  // a wrong result has no speed
@@ -119,8 +112,8 @@ std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow
     for (const FusedSegmentResult& s : r.segments) {
       ordered_json seg = {{"name", s.name}, {"n", s.n}};
       if (s.pad_to > 1) seg["pad_to"] = s.pad_to;
-      seg["us"] = round_to(s.us, 3);
-      seg["spread"] = round_to(s.spread, 4);
+      seg["us"] = round_to(s.us, 0.001);
+      seg["spread"] = round_to(s.spread, 0.0001);
       if (s.l2_warm) seg["l2_warm"] = true;
       seg["config"] = s.config;
       seg["source"] = s.source;
@@ -129,27 +122,19 @@ std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow
     ordered_json o = {{"kind", "fused"},  {"name", r.name}, {"dtype", dtype_name(r.dtype)},
                       {"segments", segments}, {"n", r.n}, {"k", r.k}, {"m", r.m},
                       {"rung", r.rung},   {"reason", r.reason}, {"configs", r.configs},
-                      {"us", round_to(r.us, 3)}, {"spread", round_to(r.spread, 4)},
-                      {"tbps", round_to(r.tbps, 3)},
-                      {"separate_us", round_to(r.separate_us, 3)},
-                      {"separate_spread", round_to(r.separate_spread, 4)},
-                      {"ratio", round_to(r.ratio(), 4)},
-                      {"contiguous_us", round_to(r.contiguous_us, 3)}};
+                      {"us", round_to(r.us, 0.001)}, {"spread", round_to(r.spread, 0.0001)},
+                      {"tbps", round_to(r.tbps, 0.001)},
+                      {"separate_us", round_to(r.separate_us, 0.001)},
+                      {"separate_spread", round_to(r.separate_spread, 0.0001)},
+                      {"ratio", round_to(r.ratio(), 0.0001)},
+                      {"contiguous_us", round_to(r.contiguous_us, 0.001)}};
     if (r.kernel_us > 0) {
       o["kernel_config"] = r.kernel_config;
-      o["kernel_us"] = round_to(r.kernel_us, 3);
+      o["kernel_us"] = round_to(r.kernel_us, 0.001);
     }
-    if (r.stream_read_us > 0) {
-      o["stream_read_us"] = round_to(r.stream_read_us, 3);
-      o["efficiency"] = round_to(r.efficiency, 3);
-    }
-    if (r.cublaslt_us > 0) {
-      o["cublaslt_us"] = round_to(r.cublaslt_us, 3);
-      o["cublaslt_best_us"] = round_to(r.cublaslt_best_us, 3);
-      o["cublaslt_best_config"] = r.cublaslt_best_config;
-      o["speedup"] = round_to(r.cublaslt_us / r.us, 3);
-    }
-    o["check_ratio"] = round_to(r.check_ratio, 4);
+    add_baselines(o, r.stream_read_us, r.efficiency, r.cublaslt_us, r.cublaslt_best_us, r.cublaslt_best_config,
+                  r.cublaslt_us > 0 ? r.cublaslt_us / r.us : 0);
+    o["check_ratio"] = round_to(r.check_ratio, 0.0001);
     o["checked"] = r.checked;
     j["rows"].push_back(o);
   }

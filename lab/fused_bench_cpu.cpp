@@ -2,12 +2,11 @@
 // is not about cold caches), passes run in order on the calling thread and timed with a steady clock. Used by the
 // tests and `skinnygemm fused --backend cpu`; the GPU device (lab/cuda/fused_bench.cu) runs the same protocol.
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <random>
 
 #include "runtime/half.h"
-#include "lab/stats.h"
+#include "lab/timing.h"
 #include "lab/fused_bench_device.h"
 
 namespace skinnygemm::tune {
@@ -51,14 +50,7 @@ class CpuFusedDevice final : public FusedBenchDevice {
   }
 
   FusedTiming time(const std::function<void(int)>& launch_copy, int samples, int replays) override {
-    std::vector<double> us;
-    for (int s = 0; s < samples; ++s) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int r = 0; r < replays; ++r) launch_copy(0);
-      const auto t1 = std::chrono::steady_clock::now();
-      us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / replays);
-    }
-    const SampleSummary s = summarize_samples(us);
+    const SampleSummary s = time_host_calls(samples, replays, [&] { launch_copy(0); });
     return {s.median, s.spread};
   }
 

@@ -7,12 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <random>
 
 #include "runtime/half.h"
-#include "lab/stats.h"
+#include "lab/timing.h"
 #include "lab/mla_runner.h"
 
 namespace skinnygemm::tune {
@@ -174,13 +173,7 @@ class CpuMlaDevice final : public MlaDevice {
   }
 
   MlaTiming time(const std::function<void()>& enqueue, int samples) override {
-    std::vector<double> us;
-    for (int s = 0; s < samples; ++s) {
-      const auto t0 = std::chrono::steady_clock::now();
-      enqueue();
-      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
-    const SampleSummary s = summarize_samples(us);
+    const SampleSummary s = time_host_calls(samples, 1, enqueue);
     return {s.median, s.spread};
   }
 

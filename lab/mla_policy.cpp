@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lab/mla_runner.h"
+#include "lab/result_row.h"
 
 namespace skinnygemm::tune {
 
@@ -15,7 +16,6 @@ double log2_distance(int64_t a, int64_t b) {
   return std::fabs(std::log2(static_cast<double>(a)) - std::log2(static_cast<double>(b)));
 }
 
-double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
 }  // namespace
 

@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <random>
 
 #include "runtime/backends.h"
-#include "lab/stats.h"
+#include "lab/timing.h"
 #include "runtime/half.h"
 #include "lab/step_runner.h"
 
@@ -59,17 +58,8 @@ class CpuStepDevice final : public StepDevice {
 
   StepTiming time(const std::function<void()>& enqueue, int samples) override {
     enqueue();  // warm-up: selection caches, page faults
-    std::vector<double> us;
-    for (int s = 0; s < samples; ++s) {
-      const auto t0 = std::chrono::steady_clock::now();
-      enqueue();
-      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
-    const SampleSummary s = summarize_samples(us);
-    StepTiming t;
-    t.median_us = s.median;
-    t.spread = s.spread;
-    return t;
+    const SampleSummary s = time_host_calls(samples, 1, enqueue);
+    return {s.median, s.spread};
   }
 
   std::vector<uint16_t> read(const void* ptr, int64_t m, int64_t n, int64_t ld) override {

@@ -1,5 +1,6 @@
 // Checks of the rank options and the merge of the ranks' result rows (lab/step_ranks.h).
 #include "lab/step_ranks.h"
+#include "lab/result_row.h"
 
 #include <algorithm>
 #include <cmath>
@@ -47,7 +48,6 @@ void check_ranks_runnable(int ranks, bool nccl_built, int visible_gpus) {
 
 namespace {
 
-double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
 const ordered_json* find_row(const ordered_json& rows, const std::string& variant, int64_t m) {
   for (const ordered_json& row : rows)

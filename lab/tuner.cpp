@@ -3,6 +3,7 @@
 #include "lab/tuner.h"
 
 #include "kernels/family.h"
+#include "lab/result_row.h"
 
 #include <fnmatch.h>
 
@@ -377,10 +378,8 @@ HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results) {
 
 std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneResult>& results) {
   using nlohmann::ordered_json;
-  // Times exactly as results_json rounds "us", so that equal times compare equal across the two columns.
-  auto us_json = [](double v) { return std::round(v / 0.001) * 0.001; };
-  // Losses multiplied, rounded, divided: 0.12569, where round(v / 1e-5) * 1e-5 prints 0.12569000000000002.
-  auto rounded = [](double v, double scale) { return std::round(v * scale) / scale; };
+  // Times exactly as results_json rounds "us" (round_to, lab/result_row.h), so that equal times compare equal.
+  auto us_json = [](double v) { return round_to(v, 0.001); };
   std::vector<BenchRow> rows;
   for (const TuneResult& r : results) {
     BenchRow row = r.heuristic.row;
@@ -404,15 +403,15 @@ std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneR
     o["heuristic_us"] = h.error.empty() ? ordered_json(us_json(h.row.us)) : ordered_json();
     o["best_config"] = best.config;
     o["best_us"] = us_json(best.us);
-    o["loss"] = h.error.empty() ? ordered_json(rounded(h.row.us / best.us - 1, 1e5)) : ordered_json();
+    o["loss"] = h.error.empty() ? ordered_json(round_to(h.row.us / best.us - 1, 1e-5)) : ordered_json();
     if (h.extra) o["heuristic_extra"] = true;  // measured after the candidates, which left it out
     if (!h.error.empty()) o["heuristic_error"] = h.error;
   }
   const HeuristicSummary s = summarize_heuristic(results);
   j["summary"] = {{"points", s.points},
                   {"heuristic_failed", s.failed},
-                  {"median_loss", rounded(s.median_loss, 1e5)},
-                  {"worst_loss", rounded(s.worst_loss, 1e5)},
+                  {"median_loss", round_to(s.median_loss, 1e-5)},
+                  {"worst_loss", round_to(s.worst_loss, 1e-5)},
                   {"worst_point", s.worst_point},
                   {"slower_than_cublaslt", s.slower_than_cublaslt},
                   {"cublaslt_points", s.cublaslt_points}};

@@ -77,14 +77,8 @@ GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays
   }
   o.end_capture(stream);
   o.replay_ms(stream, 3);  // warm-up
-  std::vector<double> per_call;
-  for (int s = 0; s < samples; ++s)
-    per_call.push_back(1e3 * o.replay_ms(stream, replays) / (static_cast<double>(replays) * copies));
-  const SampleSummary s = summarize_samples(per_call);
-  GraphTiming t;
-  t.median_us = s.median;
-  t.spread = s.spread;
-  return t;
+  const SampleSummary s = o.sample_us(stream, samples, replays, copies);
+  return {s.median, s.spread};
 }
 
 double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes,

@@ -180,9 +180,7 @@ class CudaMlaDevice final : public MlaDevice {
     // Fails (cudaErrorStreamCaptureUnjoined) if the side stream was not joined back into the main stream.
     g.end_capture(main_.s);
     const int replays = g.replays_for(main_.s, kSampleMs);
-    std::vector<double> us;
-    for (int s = 0; s < samples; ++s) us.push_back(1e3 * g.replay_ms(main_.s, replays) / replays);
-    const SampleSummary s = summarize_samples(us);
+    const SampleSummary s = g.sample_us(main_.s, samples, replays);
     return {s.median, s.spread};
   }
 

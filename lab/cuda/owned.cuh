@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cuda/check.cuh"
+#include "lab/stats.h"
 
 namespace skinnygemm::cuda {
 
@@ -71,6 +72,13 @@ struct Graph {
     replay_ms(stream, 2);
     const double one = std::max(replay_ms(stream, 1), 1e-3);
     return static_cast<int>(std::clamp(std::ceil(sample_ms / one), 1.0, 1000.0));
+  }
+  // The one GPU timing loop of the lab: `samples` samples of `replays` back-to-back replays, in microseconds per
+  // unit of work (a replay holds `units_per_replay` of them: copies of a GEMM, one step), median and spread.
+  SampleSummary sample_us(cudaStream_t stream, int samples, int replays, double units_per_replay = 1) const {
+    std::vector<double> us;
+    for (int s = 0; s < samples; ++s) us.push_back(1e3 * replay_ms(stream, replays) / (replays * units_per_replay));
+    return summarize_samples(std::move(us));
   }
   // Milliseconds of `replays` back-to-back replays on stream.
   double replay_ms(cudaStream_t stream, int replays) const {

@@ -104,13 +104,8 @@ class CudaStepDevice final : public StepDevice {
     g.end_capture(stream_.s);
     int replays = g.replays_for(stream_.s, kSampleMs);
     if (comm_) replays = static_cast<int>(comm_->max(replays, stream_.s));  // the same on every rank
-    std::vector<double> us;
-    for (int s = 0; s < samples; ++s) us.push_back(1e3 * g.replay_ms(stream_.s, replays) / replays);
-    const SampleSummary s = summarize_samples(us);
-    StepTiming t;
-    t.median_us = s.median;
-    t.spread = s.spread;
-    return t;
+    const SampleSummary s = g.sample_us(stream_.s, samples, replays);
+    return {s.median, s.spread};
   }
 
   std::vector<uint16_t> read(const void* ptr, int64_t m, int64_t n, int64_t ld) override {
