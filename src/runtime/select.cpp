@@ -153,7 +153,7 @@ Choice fallback_choice(const DeviceInfo& dev, const std::string& why) {
 
 Choice select_uncached(const Problem& p, const DeviceInfo& dev, const Table* table, int alignment) {
   std::string table_note;
-  if (table && table->matches(dev)) {
+  if (table && table->mismatch(dev, alignment).empty()) {
     int64_t bucket = p.m;
     if (auto e = table->find_bucket(p.dtype, p.n, p.k, p.m, &bucket)) {
       std::string why_not;
@@ -188,11 +188,11 @@ Choice select(const Problem& p, const DeviceInfo& dev, const Table* table, int a
     std::lock_guard<std::mutex> lock(c.mutex);
     auto it = c.choices.find(key);
     if (it != c.choices.end()) return it->second;
-    if (table && !table->matches(dev)) {
-      const std::string w = table->path + "|" + dev.signature();
-      if (c.warned.insert(w).second)
-        std::cerr << "skinnygemm: warning: table " << table->path << " is for " << table->meta.gpu << "/"
-                  << table->meta.sms << "sm, not this device (" << dev.signature() << "); skipping it\n";
+    if (table) {
+      const std::string why = table->mismatch(dev, alignment);
+      // One warning per (table, mismatched field), however many problems ask.
+      if (!why.empty() && c.warned.insert(table->path + "|" + why.substr(0, why.find(':'))).second)
+        std::cerr << "skinnygemm: warning: skipping table " << table->path << ": " << why << "\n";
     }
   }
   Choice ch = select_uncached(p, dev, table, alignment);

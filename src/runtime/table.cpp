@@ -102,6 +102,7 @@ TableMeta parse_meta(const json& doc, const std::string& where) {
   meta.cuda = optional_string(m, "cuda", at);
   meta.cublaslt = optional_string(m, "cublaslt", at);
   meta.library = optional_string(m, "library", at);
+  if (m.contains("alignment")) meta.alignment = static_cast<int>(need_int(m, "alignment", at, 1));
   return meta;
 }
 
@@ -178,10 +179,26 @@ TableMeta Table::meta_for(const DeviceInfo& device) {
   meta.cuda = device.cuda_version;
   meta.cublaslt = device.cublaslt_version;
   meta.library = SKINNYGEMM_VERSION;
+  meta.alignment = 16;  // the tuner measures 16-byte aligned operands (tune::tune_candidates)
   return meta;
 }
 
 bool Table::matches(const DeviceInfo& device) const { return meta.gpu == device.name && meta.sms == device.sms; }
+
+std::string Table::mismatch(const DeviceInfo& device, int alignment) const {
+  if (!matches(device))
+    return "gpu: the table is for " + meta.gpu + "/" + std::to_string(meta.sms) + "sm, not this device (" +
+           device.signature() + ")";
+  // cuBLASLt entries name algorithms that another version may number, tile or split differently.
+  if (!meta.cublaslt.empty() && !device.cublaslt_version.empty() && meta.cublaslt != device.cublaslt_version)
+    return "cublaslt: the table was tuned with cuBLASLt " + meta.cublaslt + ", this process runs " +
+           device.cublaslt_version;
+  // Less aligned operands take other algorithms and rule out the 16-byte-load kernels.
+  if (meta.alignment > 0 && alignment < meta.alignment)
+    return "alignment: the table was tuned for " + std::to_string(meta.alignment) + "-byte aligned operands, these are " +
+           std::to_string(alignment) + "-byte aligned";
+  return "";
+}
 
 std::optional<TableEntry> Table::find_bucket(DType dtype, int64_t n, int64_t k, int64_t m, int64_t* bucket_m) const {
   TableKey key;
@@ -228,6 +245,7 @@ std::string Table::to_json() const {
   m["cuda"] = meta.cuda;
   m["cublaslt"] = meta.cublaslt;
   m["library"] = meta.library;
+  if (meta.alignment > 0) m["alignment"] = meta.alignment;
   std::ostringstream os;
   os << "{\n  \"meta\": " << m.dump() << ",\n  \"entries\": [";
   bool first = true;
