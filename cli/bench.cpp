@@ -26,7 +26,8 @@ void print_header(bool gpu) {
             << std::setw(9) << "us" << std::setw(7) << "TB/s";
   if (gpu)
     std::cout << std::setw(9) << "read_us" << std::setw(6) << "eff" << std::setw(9) << "lt_us" << std::setw(9)
-              << "best_us" << std::setw(7) << "x_lt" << std::setw(7) << "x_best";
+              << "best_us" << std::setw(7) << "x_lt" << std::setw(7) << "x_best" << std::setw(9) << "torch_us"
+              << std::setw(9) << "chain_us" << std::setw(7) << "/chain";
   std::cout << "\n";
 }
 
@@ -38,7 +39,9 @@ void print_row(const tune::BenchRow& r, bool gpu) {
   if (gpu)
     std::cout << std::setw(9) << fixed(r.stream_read_us, 2) << std::setw(6) << fixed(r.efficiency, 2)
               << std::setw(9) << fixed(r.cublaslt_us, 2) << std::setw(9) << fixed(r.cublaslt_best_us, 2)
-              << std::setw(7) << fixed(r.speedup, 2) << std::setw(7) << fixed(r.speedup_best, 2);
+              << std::setw(7) << fixed(r.speedup, 2) << std::setw(7) << fixed(r.speedup_best, 2) << std::setw(9)
+              << fixed(r.cublaslt_torch_us, 2) << std::setw(9) << fixed(r.chain_us, 2) << std::setw(7)
+              << fixed(r.chain_us > 0 ? r.us / r.chain_us : 0.0, 2);
   std::cout << std::endl;  // flushed: a long run shows its rows as they come
 }
 
@@ -60,7 +63,7 @@ int run_bench(const BenchArgs& args) {
   const auto shapes = models::parse_shapes(args.shapes);
   const auto ms = models::parse_m_range(args.m);
   const DType dtype = parse_dtype(args.dtype);
-  if (!args.config.empty()) Config::parse(args.config);  // a malformed name fails once, before any case
+  if (!args.config.empty() && args.config != "tma") Config::parse(args.config);  // a malformed name fails once, first
   const std::optional<Table> table = load_table_arg(args.table);
 
   tune::BenchOptions options;

@@ -36,7 +36,9 @@ namespace {
 ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const tune::StepModel& model,
                            const tune::StepReport& report) {
   const char* config = r.variant == tune::StepVariant::Cublaslt ? "cublaslt"
-                       : r.variant == tune::StepVariant::Skinny ? "selection" : "selection+fusions";
+                       : r.variant == tune::StepVariant::Skinny ? "selection"
+                       : r.variant == tune::StepVariant::Tma    ? "tma first-cut"
+                                                                : "selection+fusions";
   // n and k carry the hidden size: a step maps hidden states [M, hidden] to the next step's; the shapes of
   // its GEMMs are in "sinks".
   ordered_json o = {{"kind", "step"},   {"name", a.model},        {"variant", r.name},    {"dtype", dtype_name(model.dtype)},
@@ -97,7 +99,7 @@ tune::StepRunOptions step_run_options(const StepArgs& a, Backend backend) {
   for (int64_t m : o.ms) SKINNYGEMM_CHECK(m >= 1 && m <= 64, "--m " << a.m << " holds M=" << m << "; expected 1..64");
   o.backend = backend;
   const bool gpu = backend == Backend::Cuda;
-  o.variants = tune::parse_variants(!a.variants.empty() ? a.variants : gpu ? "cublaslt,skinny,skinny_fused" : "skinny,skinny_fused");
+  o.variants = tune::parse_variants(!a.variants.empty() ? a.variants : gpu ? "cublaslt,skinny,skinny_fused,tma" : "skinny,skinny_fused");
   o.samples = a.samples;
   o.sinks = !a.no_sinks;
   o.check_all = a.check_all;

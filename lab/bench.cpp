@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <iterator>
 #include <random>
 #include <sstream>
 
@@ -20,7 +22,7 @@ namespace {
 
 Choice choose(const Problem& p, const DeviceInfo& dev, const BenchOptions& o) {
   if (!o.config.empty()) {
-    Choice c{Config::parse(o.config), Source::Forced, "forced by --config"};
+    Choice c{forced_config(o.config, p, dev), Source::Forced, "forced by --config"};
     std::string why_not;
     SKINNYGEMM_CHECK(supports(c.config, p, dev, 16, &why_not),
                      "config " << o.config << " cannot run " << p.str() << ": " << why_not);
@@ -98,12 +100,32 @@ BenchRow bench_problem(const Problem& p, const BenchOptions& o) {
     if (r.stream_read_us > 0) row.efficiency = r.stream_read_us / r.us;
     if (r.cublaslt_us > 0) row.speedup = r.cublaslt_us / r.us;
     if (r.cublaslt_best_us > 0) row.speedup_best = r.cublaslt_best_us / r.us;
+    row.cublaslt_torch_us = r.cublaslt_torch_us;
+    row.chain_us = r.chain_us;
+    if (r.chain_us > 0 && dev.name.find("H200") != std::string::npos) {
+      row.chain_reference_us = reference_chain_us(p.total_bytes());
+      if (row.chain_us > 1.03 * row.chain_reference_us)
+        std::cerr << "WARNING: the chain probe is weak at " << p.total_bytes() / 1e6 << " MB: " << row.chain_us
+                  << " us, more than 3% over the reference chain probe's " << row.chain_reference_us << " us\n";
+    }
   }
   row.problem = p;
   row.config = choice.config.name();
   row.source = source_name(choice.source);
   row.tbps = static_cast<double>(p.total_bytes()) / (row.us * 1e6);
   return row;
+}
+
+double reference_chain_us(int64_t bytes) {
+  // The depfill column of the reference dependent-chain probe on one H200 (132 SMs, 2026-12-01): MB, us per step.
+  static const double kMb[] = {0.39, 2.1, 4.4, 7.1, 11.0, 12.8, 22.0, 30.3, 52.3, 90.1, 205.5};
+  static const double kUs[] = {1.25, 1.31, 1.80, 2.33, 3.26, 3.71, 5.91, 7.19, 11.97, 19.98, 45.75};
+  const double mb = static_cast<double>(bytes) / 1e6;
+  constexpr int n = static_cast<int>(std::size(kMb));
+  if (mb <= kMb[0]) return kUs[0];
+  for (int i = 1; i < n; ++i)
+    if (mb <= kMb[i]) return kUs[i - 1] + (kUs[i] - kUs[i - 1]) * (mb - kMb[i - 1]) / (kMb[i] - kMb[i - 1]);
+  return kUs[n - 1] * mb / kMb[n - 1];  // past the table: the last point's rate
 }
 
 BenchMeta bench_meta(Backend backend) {
@@ -146,6 +168,11 @@ std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& row
     add_baselines(o, r.stream_read_us, r.efficiency, r.cublaslt_us, r.cublaslt_best_us, r.cublaslt_best_config,
                   r.speedup);
     if (r.cublaslt_us > 0) o["speedup_best"] = round_to(r.speedup_best, 0.001);
+    if (r.cublaslt_torch_us > 0) o["cublaslt_torch_us"] = round_to(r.cublaslt_torch_us, 0.001);
+    if (r.chain_us > 0) {
+      o["chain_us"] = round_to(r.chain_us, 0.001);
+      if (r.chain_reference_us > 0) o["chain_reference_us"] = round_to(r.chain_reference_us, 0.001);
+    }
     if (r.checked) o["rel_error"] = r.rel_error;
     j["rows"].push_back(o);
   }
@@ -155,13 +182,13 @@ std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& row
 std::string results_csv(const std::vector<BenchRow>& rows) {
   std::ostringstream os;
   os << "kind,name,dtype,n,k,m,config,source,us,spread,tbps,stream_read_us,efficiency,cublaslt_us,"
-        "cublaslt_best_us,cublaslt_best_config,speedup,speedup_best,rel_error\n";
+        "cublaslt_best_us,cublaslt_best_config,speedup,speedup_best,cublaslt_torch_us,chain_us,rel_error\n";
   for (const BenchRow& r : rows)
     os << r.kind << ',' << r.name << ',' << dtype_name(r.problem.dtype) << ',' << r.problem.n << ',' << r.problem.k
        << ',' << r.problem.m << ',' << r.config << ',' << r.source << ',' << r.us << ',' << r.spread << ','
        << r.tbps << ',' << r.stream_read_us << ',' << r.efficiency << ',' << r.cublaslt_us << ','
        << r.cublaslt_best_us << ',' << r.cublaslt_best_config << ',' << r.speedup << ',' << r.speedup_best << ','
-       << r.rel_error << '\n';
+       << r.cublaslt_torch_us << ',' << r.chain_us << ',' << r.rel_error << '\n';
   return os.str();
 }
 

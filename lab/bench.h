@@ -42,6 +42,10 @@ struct BenchRow {
   // correctness
   bool checked = false;
   double rel_error = 0;  // ||y - ref|| / ||ref|| against the FP64 reference
+  // GPU only, after the fields above so that their aggregate initializers keep their meaning
+  double cublaslt_torch_us = 0;    // cuBLASLt as torch's F.linear configures it (reduced-precision reductions allowed)
+  double chain_us = 0;             // the dependent-chain floor of the same bytes, measured in this run
+  double chain_reference_us = 0;   // what the reference chain probe measured at this size on an H200 (0: not an H200)
 };
 
 struct BenchMeta {
@@ -54,6 +58,10 @@ struct BenchMeta {
 
 // Runs one problem through the protocol. Throws Error if the output check fails.
 BenchRow bench_problem(const Problem& problem, const BenchOptions& options);
+
+// The reference dependent-chain probe's time at this many bytes on an H200 (interpolated), against which a run's
+// own chain probe is checked: more than 3% slower and the bench warns that its probe is weak.
+double reference_chain_us(int64_t bytes);
 
 // The meta block for the backend's device (revision, command and date are filled in by the caller).
 BenchMeta bench_meta(Backend backend);

@@ -22,6 +22,8 @@ struct BenchResult {
   double stream_read_us = 0;
   double cublaslt_us = 0, cublaslt_best_us = 0;
   std::string cublaslt_best_config;
+  double cublaslt_torch_us = 0;  // cublaslt_torch: reduced-precision split-K reductions allowed, as in torch
+  double chain_us = 0;           // the dependent-chain floor of the same bytes (lab/cuda/chain_floor.cuh)
   bool checked = false;
   double rel_error = 0;
 };

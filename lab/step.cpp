@@ -13,7 +13,10 @@
 namespace skinnygemm::tune {
 
 std::string variant_name(StepVariant variant, bool pdl) {
-  const char* base = variant == StepVariant::Cublaslt ? "cublaslt" : variant == StepVariant::Skinny ? "skinny" : "skinny_fused";
+  const char* base = variant == StepVariant::Cublaslt      ? "cublaslt"
+                     : variant == StepVariant::Skinny      ? "skinny"
+                     : variant == StepVariant::SkinnyFused ? "skinny_fused"
+                                                           : "tma";
   return std::string(base) + (pdl ? "" : "_nopdl");
 }
 
@@ -24,8 +27,9 @@ std::vector<StepVariant> parse_variants(const std::string& list) {
     StepVariant v = StepVariant::Cublaslt;
     if (item == "skinny") v = StepVariant::Skinny;
     else if (item == "skinny_fused") v = StepVariant::SkinnyFused;
+    else if (item == "tma") v = StepVariant::Tma;
     else SKINNYGEMM_CHECK(item == "cublaslt", "unknown step variant '" << item << "' in '" << list
-                                                  << "'; expected a comma list of cublaslt, skinny, skinny_fused "
+                                                  << "'; expected a comma list of cublaslt, skinny, skinny_fused, tma "
                                                      "(no-PDL twins are chosen with --pdl, not by name)");
     SKINNYGEMM_CHECK(std::find(out.begin(), out.end(), v) == out.end(), "step variant '" << item << "' is listed twice in '" << list << "'");
     out.push_back(v);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "runtime/half.h"
+#include "kernels/tma/tma_family.h"
 
 namespace skinnygemm::tune {
 
@@ -27,6 +28,10 @@ StepExecutor::StepExecutor(const StepModel& model, const StepMemory& memory, Ste
       reduce_(ops_.size(), false) {
   if (comm)
     for (std::size_t i : all_reduce_points(model, ops_)) reduce_[i] = true;
+  if (variant == StepVariant::Tma && memory.backend == Backend::Cuda) sms_ = device_info(Backend::Cuda).sms;
+  SKINNYGEMM_CHECK(variant != StepVariant::Tma || memory.backend == Backend::Cuda,
+                   "the tma step variant needs the cuda backend (the TMA family runs on the GPU); on the "
+                   << backend_name(memory.backend) << " backend run skinny or skinny_fused");
   SKINNYGEMM_CHECK(variant != StepVariant::Cublaslt || memory.backend == Backend::Cuda,
                    "the cublaslt step variant needs the cuda backend (cuBLASLt runs on the GPU); on the "
                    << backend_name(memory.backend) << " backend run skinny or skinny_fused");
@@ -63,6 +68,8 @@ void StepExecutor::run(std::size_t i, int64_t m, void* stream, const void* weigh
   o.stream = stream;
   if (variant_ == StepVariant::Cublaslt) o.config = "cublaslt";
   const Problem p{m, s.n, s.k, model_->dtype, ldx, s.k, model_->buffers[s.y.buffer].width};
+  if (variant_ == StepVariant::Tma && memory_.backend == Backend::Cuda && m <= 64 && s.k % 8 == 0 && ldx % 8 == 0)
+    o.config = tma::first_cut_config(p, sms_).name();
   gemm(p, x, weights ? weights : memory_.weights(*model_, s), memory_.at(*model_, s.y), o);
 }
 

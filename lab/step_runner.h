@@ -62,6 +62,7 @@ class StepExecutor {
   std::vector<std::unique_ptr<FusedProjection>> fused_;  // per op; null unless the op is a fusion
   StepComm* comm_ = nullptr;
   std::vector<bool> reduce_;  // per op: an all-reduce follows (only with comm)
+  int sms_ = 0;  // the GPU's multiprocessors, for the tma variant's first-cut configs
 };
 
 struct StepTiming {

@@ -9,7 +9,14 @@
 //                         the PDL wait; one row block per CTA; only w1x4 and w1x8 layouts
 //   reg_m8_w1x4_u4_sk1    the same MMAs with w and x in a per-lane register ring (u chunks deep)
 //   simt_m2_w1x8_u4_sk2   CUDA-core family for the smallest M, same work decomposition
+//   tma_m8_r64_b2_s4_c2_u2  the TMA family (src/kernels/tma): r = weight rows per tile, b = 64-wide K boxes per
+//                         stage, s = ring stages (all requested before the PDL wait), c = CTAs per SM,
+//                         u = fewest (tile, stage) units per CTA of the stream-K split
+//   tma_m8_r64_b2_s4_x8   the same kernel with split-K by a cluster of x CTAs per row tile (reduced through
+//                         distributed shared memory) instead of stream-K
 //   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm
+//                         (split-K partials reduced in FP32 only); cublaslt_torch = the default heuristic with
+//                         every reduction scheme allowed, as torch's F.linear allows reduced-precision reductions
 //   cpu_r4                CPU backend, 4 weight rows per inner block
 //
 // Each family is one descriptor in the runtime's registry (src/kernels/registry.cpp; docs/adding-a-family.md),
@@ -25,7 +32,7 @@ namespace skinnygemm {
 
 // A family's position in the registry. The enumerators name the built-in families; a family registered after them
 // has no enumerator and is found by name (the registry's find_family), so adding one changes no public header.
-enum class Family { Mma, Bulk, Reg, Simt, Cublaslt, Cpu };
+enum class Family { Mma, Bulk, Reg, Simt, Tma, Cublaslt, Cpu };
 
 const char* family_name(Family family);
 
@@ -46,7 +53,16 @@ constexpr WarpLayout kWarpLayouts[] = {{1, 4}, {1, 8}, {2, 4}, {4, 2}, {2, 2}, {
 constexpr int kSplitK[] = {1, 2, 4, 8};
 constexpr int kMaxSplitK = 8;  // portable thread-block-cluster size
 constexpr int kCublasltAlgos = 8;  // heuristic algorithms the tuner may name (cublaslt_a0..a7)
+constexpr int kCublasltTorch = -2;  // Config::algo of cublaslt_torch (a baseline, never tuned or selected)
 constexpr int kCpuRows[] = {1, 2, 4, 8};
+// The TMA family's lists (src/kernels/tma/tma_shape.h has its shared-memory arithmetic).
+constexpr int kTmaTileM[] = {8, 16, 32, 64};
+constexpr int kTmaRows[] = {64, 128};
+constexpr int kTmaBoxes[] = {1, 2};
+constexpr int kTmaStages[] = {3, 4, 6, 8};
+constexpr int kTmaCtasPerSm[] = {1, 2};
+constexpr int kTmaMinUnits[] = {1, 2, 8};
+constexpr int kTmaCluster[] = {2, 4, 8};
 
 struct Config {
   Family family = Family::Cpu;
@@ -55,8 +71,13 @@ struct Config {
   int warps_k = 1;  // mma / simt
   int unroll = 0;   // mma / simt
   int split_k = 1;  // mma / simt
-  int algo = -1;    // cublaslt: heuristic index, -1 = default pick
-  int rows = 0;     // cpu: weight rows per inner block
+  int algo = -1;    // cublaslt: heuristic index, -1 = default pick, kCublasltTorch = cublaslt_torch
+  int rows = 0;     // cpu: weight rows per inner block; tma: weight rows per tile
+  int boxes = 0;    // tma: 64-wide K boxes per stage
+  int stages = 0;   // tma: ring stages
+  int ctas_per_sm = 0;  // tma
+  int min_units = 0;    // tma, stream-K
+  int cluster = 0;      // tma: CTAs of a cluster splitting one row tile's K (0: stream-K)
 
   std::string name() const;  // builds a string: not for a per-call path
   // Throws Error naming the part that is wrong ("unknown family 'foo'", "tile m 12 is not built ...").

@@ -52,6 +52,10 @@ bool supports(const Config& config, const Problem& problem, const DeviceInfo& de
 // table may be null (heuristic, then fallback). SKINNYGEMM_LOG=1 prints each new choice once.
 Choice select(const Problem& problem, const DeviceInfo& device, const Table* table, int alignment = 16);
 
+// A forced config name (Options::config, --config): a full name (Config::parse), or a family's name alone
+// ("tma") for that family's structural first-cut config of the problem on the device.
+Config forced_config(const std::string& name, const Problem& problem, const DeviceInfo& device);
+
 // The heuristic alone (no table, no cache): the best-scoring supported config, if any, with its score
 // in the reason. Returns false when no kernel config supports the problem.
 bool heuristic_choice(const Problem& problem, const DeviceInfo& device, int alignment, Choice* out);

@@ -30,9 +30,11 @@ struct GraphTiming {
   double spread = 0;     // (max - min) / median over the samples
 };
 
-// Captures launch_copy(r) for r = 0 .. copies-1 into one graph on stream, replays it 3 times to warm up, then
-// takes `samples` samples of `replays` replays each; per-copy time = sample time / replays / copies. A launch
+// Captures passes x (launch_copy(r) for r = 0 .. copies-1) into one graph on stream, with enough passes for at
+// least kMinGraphLaunches launches, replays it 3 times to warm up, then takes `samples` samples of
+// ceil(replays / passes) (>= 2) replays each; per-launch time = sample time / replays / passes / copies. A launch
 // that throws ends the capture first, so that the stream stays usable.
+constexpr int kMinGraphLaunches = 48;
 GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays,
                        const std::function<void(int)>& launch_copy);
 
@@ -41,5 +43,11 @@ GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays
 // 1, 2 or 4 blocks per SM), in microseconds per read. The memory must hold (copies - 1) * copy_stride + bytes.
 double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes,
                       uint32_t* sink, int sms, int samples, int replays);
+
+// The dependent-chain floor of `bytes` read like stream_read_us (chain_floor.cuh: every kernel must read a word
+// the previous one wrote, its ring filled before griddepcontrol.wait): the fastest of eight ring configurations,
+// in microseconds per read. Measured once per (base, copy_stride, copies, bytes) in a process.
+double chain_floor_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes, int sms,
+                      int samples, int replays);
 
 }  // namespace skinnygemm::cuda

@@ -178,9 +178,14 @@ BenchResult bench_on(Buffers& b, const BenchRequest& req, const DeviceInfo& dev)
       out.cublaslt_best_config = lt.name();
     }
   }
+  const Config torch = Config::parse("cublaslt_torch");
+  gemm(b.p, b.x, b.w_copy(0), b.y_copy(0), torch, b.stream);  // plan outside the capture
+  out.cublaslt_torch_us = time_config(torch).median_us;
   out.stream_read_us =
       stream_read_us(b.stream, b.w, b.w_stride_bytes, b.copies, b.p.total_bytes(), b.sink, dev.sms, req.samples,
                      req.replays);
+  out.chain_us =
+      chain_floor_us(b.stream, b.w, b.w_stride_bytes, b.copies, b.p.total_bytes(), dev.sms, req.samples, req.replays);
   return out;
 }
 

@@ -75,6 +75,9 @@ struct FamilyDescriptor {
   bool single_wave;
 
   const FamilyDevice* device;  // null without CUDA (or for the CPU family)
+  // The config a forced name of the family alone ("tma") stands for on this problem and device; null: the name
+  // alone is not a config.
+  Config (*first_cut)(const Problem& problem, const DeviceInfo& device);
 };
 
 // The registry, in Family order.

@@ -23,7 +23,7 @@ Plan::Impl::Impl(const Problem& p, const Options& options, int align, const Outp
     return;
   }
   if (!options.config.empty()) {
-    choice.config = Config::parse(options.config);
+    choice.config = forced_config(options.config, p, device);
     std::string why_not;
     SKINNYGEMM_CHECK(supports(choice.config, p, device, alignment, &why_not),
                      "forced config " << options.config << " cannot run " << p.str() << " on " << device.signature()

@@ -53,6 +53,12 @@ bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alig
 
 double predicted_us(const Config& c, const Problem& p, const DeviceInfo& dev) { return estimate(c, p, dev).us; }
 
+Config forced_config(const std::string& name, const Problem& p, const DeviceInfo& dev) {
+  Family id{};
+  if (const FamilyDescriptor* f = find_family(name, &id); f && f->first_cut) return f->first_cut(p, dev);
+  return Config::parse(name);
+}
+
 bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
   double us = 0;
   if (!best_scored_config(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); }, &out->config, &us))

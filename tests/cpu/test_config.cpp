@@ -49,7 +49,8 @@ TEST(ConfigNames, EveryFamilyIsListed) {
 TEST(FamilyRegistry, EnumeratorsNameTheirFamilies) {
   const std::pair<Family, const char*> named[] = {{Family::Mma, "mma"},   {Family::Bulk, "bulk"},
                                                   {Family::Reg, "reg"},   {Family::Simt, "simt"},
-                                                  {Family::Cublaslt, "cublaslt"}, {Family::Cpu, "cpu"}};
+                                                  {Family::Tma, "tma"},   {Family::Cublaslt, "cublaslt"},
+                                                  {Family::Cpu, "cpu"}};
   for (const auto& [id, name] : named) {
     EXPECT_STREQ(family(id).name, name);
     Family found{};
@@ -123,7 +124,7 @@ TEST(ConfigNames, TrailingJunk) {
   expect_rejected("mma_m16_w1x8_u4_sk2x", {"split-K", "'sk2x'"});
   expect_rejected("cpu_r4x", {"rows per block", "'r4x'"});
   expect_rejected("cpu_r4_extra", {"expected cpu_r<rows>"});
-  expect_rejected("cublaslt_a1_b2", {"expected cublaslt or cublaslt_a<index>"});
+  expect_rejected("cublaslt_a1_b2", {"expected cublaslt, cublaslt_torch or cublaslt_a<index>"});
 }
 
 TEST(ConfigNames, OtherFamiliesOutOfRange) {

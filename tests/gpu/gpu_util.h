@@ -61,6 +61,18 @@ inline HostOperands random_operands(const Problem& p, uint32_t seed, bool small_
   return h;
 }
 
+// The naive low-precision reference (FP32 accumulation in k order, rounded to the dtype) and the FP64 one.
+inline std::vector<uint16_t> naive(const Problem& p, const HostOperands& h) {
+  std::vector<uint16_t> y(matrix_elems(p.m, p.n, p.y_stride()), kPoison);
+  cpu::reference_naive(p, h.x.data(), h.w.data(), y.data());
+  return y;
+}
+inline std::vector<double> fp64(const Problem& p, const HostOperands& h) {
+  std::vector<double> ref(static_cast<std::size_t>(p.m * p.n));
+  cpu::reference_f64(p, h.x.data(), h.w.data(), ref.data());
+  return ref;
+}
+
 // Element-wise bound of the kernel issue: |y - fp64| <= 2 |naive - fp64| + one output ulp, plus four FP32
 // ulps of sum_k |x w| for outputs that cancel to near zero: another summation order, and the tensor cores'
 // FP32 accumulation (it aligns and truncates within each MMA), round differently there. Seen on the H200:

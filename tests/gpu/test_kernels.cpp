@@ -28,18 +28,6 @@ GpuRun run_gpu(const Problem& p, const HostOperands& h, const std::string& confi
   return r;
 }
 
-std::vector<uint16_t> naive(const Problem& p, const HostOperands& h) {
-  std::vector<uint16_t> y(matrix_elems(p.m, p.n, p.y_stride()), kPoison);
-  cpu::reference_naive(p, h.x.data(), h.w.data(), y.data());
-  return y;
-}
-
-std::vector<double> fp64(const Problem& p, const HostOperands& h) {
-  std::vector<double> ref(static_cast<std::size_t>(p.m * p.n));
-  cpu::reference_f64(p, h.x.data(), h.w.data(), ref.data());
-  return ref;
-}
-
 TEST(GpuKernels, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
   SKIP_WITHOUT_GPU();
   const DeviceInfo dev = cuda::device_info();

@@ -67,10 +67,10 @@ uint32_t pointer_alignment(const void* ptr) {
 
 // Heuristics assume 256-byte aligned pointers unless told otherwise; an algorithm picked for aligned
 // operands fails with NOT_SUPPORTED on misaligned ones, so plans are keyed by the actual alignments.
-Plan& plan_locked(DeviceState& s, const Problem& p, const void* x, const void* w, const void* y) {
+Plan& plan_locked(DeviceState& s, const Problem& p, const void* x, const void* w, const void* y, bool any_reduction) {
   const uint32_t align_w = pointer_alignment(w), align_x = pointer_alignment(x), align_y = pointer_alignment(y);
   auto& slot = s.plans[p.str() + " a" + std::to_string(align_w) + "/" + std::to_string(align_x) + "/" +
-                       std::to_string(align_y)];
+                       std::to_string(align_y) + (any_reduction ? " any-reduction" : "")];
   if (slot) return *slot;
   auto plan = std::make_unique<Plan>();
   const cudaDataType_t t = p.dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
@@ -98,7 +98,7 @@ Plan& plan_locked(DeviceState& s, const Problem& p, const void* x, const void* w
   // FP32 accumulation end to end: split-K partials in the compute type only. The in-place and output-type
   // schemes reduce BF16/FP16 partials; on the H200 a fused 6288x7168 M=16 call differed from our kernels on
   // the same rows by 27 BF16 ulps (0.0134 vs 0.0118, tests/gpu/test_projection.cpp, 2026-11-29).
-  const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  const uint32_t schemes = any_reduction ? CUBLASLT_REDUCTION_SCHEME_MASK : CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                                                                &schemes, sizeof(schemes)));
   plan->algos.resize(kCublasltAlgos);
@@ -128,7 +128,7 @@ Plan& plan_locked(DeviceState& s, const Problem& p, const void* x, const void* w
 int cublaslt_algo_count(const Problem& p, const void* x, const void* w, const void* y) {
   std::lock_guard<std::mutex> lock(g_mutex);
   DeviceState& s = state_locked();
-  return static_cast<int>(plan_locked(s, p, x, w, y).algos.size());
+  return static_cast<int>(plan_locked(s, p, x, w, y, false).algos.size());
 }
 
 void cublaslt_gemm(const Problem& p, const void* x, const void* w, void* y, int algo, cudaStream_t stream) {
@@ -140,7 +140,7 @@ void cublaslt_gemm(const Problem& p, const void* x, const void* w, void* y, int 
     DeviceState& s = state_locked();
     handle = s.handle;
     workspace = workspace_locked(s, stream);
-    plan = &plan_locked(s, p, x, w, y);
+    plan = &plan_locked(s, p, x, w, y, algo == kCublasltTorch);
   }
   const int index = algo < 0 ? 0 : algo;
   SKINNYGEMM_CHECK(index < static_cast<int>(plan->algos.size()),

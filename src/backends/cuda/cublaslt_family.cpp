@@ -1,5 +1,6 @@
 // The cublaslt family: cuBLASLt with its default algorithm (cublaslt) or its i-th heuristic answer
-// (cublaslt_a<i>); the fallback and every benchmark's baseline. Host half (the cost model and names); the device
+// (cublaslt_a<i>), both reducing split-K partials in FP32, or the default with every reduction scheme allowed as
+// torch's F.linear gets it (cublaslt_torch, a baseline only); the fallback and every benchmark's baseline. Host half (the cost model and names); the device
 // half is backends/cuda/cublaslt.cu.
 #include <algorithm>
 #include <cmath>
@@ -30,8 +31,11 @@ constexpr double kLtMisaligned = 1.5;
 Config parse(const std::string& name, const std::vector<std::string>& parts, Family id) {
   Config c;
   c.family = id;
-  SKINNYGEMM_CHECK(parts.size() <= 2, "config '" << name << "': expected cublaslt or cublaslt_a<index>");
-  if (parts.size() == 2) {
+  SKINNYGEMM_CHECK(parts.size() <= 2,
+                   "config '" << name << "': expected cublaslt, cublaslt_torch or cublaslt_a<index>");
+  if (parts.size() == 2 && parts[1] == "torch") {
+    c.algo = kCublasltTorch;
+  } else if (parts.size() == 2) {
     c.algo = number_after(name, parts[1], "a", "algorithm index");
     SKINNYGEMM_CHECK(c.algo < kCublasltAlgos,
                      "config '" << name << "': algorithm index " << c.algo << " must be < " << kCublasltAlgos);
@@ -39,7 +43,10 @@ Config parse(const std::string& name, const std::vector<std::string>& parts, Fam
   return c;
 }
 
-std::string print(const Config& c) { return c.algo >= 0 ? "cublaslt_a" + std::to_string(c.algo) : "cublaslt"; }
+std::string print(const Config& c) {
+  if (c.algo == kCublasltTorch) return "cublaslt_torch";
+  return c.algo >= 0 ? "cublaslt_a" + std::to_string(c.algo) : "cublaslt";
+}
 
 std::vector<Config> listed_algos(Family id) {
   std::vector<Config> out;
@@ -78,6 +85,6 @@ extern const FamilyDescriptor cublaslt_family{"cublaslt", /*gpu=*/true, /*kernel
                                               parse, print, listed_algos,
                                               supports, /*fits_shape=*/nullptr, no_smem, no_registers,
                                               lt_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
-                                              SKINNYGEMM_DEVICE_HALF(cuda::cublaslt_device)};
+                                              SKINNYGEMM_DEVICE_HALF(cuda::cublaslt_device), /*first_cut=*/nullptr};
 
 }  // namespace skinnygemm

@@ -95,6 +95,6 @@ extern const FamilyDescriptor bulk_family{"bulk", /*gpu=*/true, /*kernel=*/true,
                                           parse_tiled, print_tiled, listed_tiled,
                                           tiled_supports, bulk_fits_shape, bulk_smem_bytes, bulk_registers,
                                           bulk_estimate, bulk_heuristic_scores, /*single_wave=*/true,
-                                          SKINNYGEMM_DEVICE_HALF(cuda::bulk_device)};
+                                          SKINNYGEMM_DEVICE_HALF(cuda::bulk_device), /*first_cut=*/nullptr};
 
 }  // namespace skinnygemm

@@ -93,6 +93,6 @@ extern const FamilyDescriptor reg_family{"reg", /*gpu=*/true, /*kernel=*/true, &
                                          parse_tiled, print_tiled, listed_tiled,
                                          tiled_supports, reg_fits_shape, reg_smem_bytes, reg_registers,
                                          reg_estimate, reg_heuristic_scores, /*single_wave=*/false,
-                                         SKINNYGEMM_DEVICE_HALF(cuda::reg_device)};
+                                         SKINNYGEMM_DEVICE_HALF(cuda::reg_device), /*first_cut=*/nullptr};
 
 }  // namespace skinnygemm

@@ -1,0 +1,78 @@
+// The dependent-chain floor of the benchmarks (bench_common.cu, chain_floor_us): a chain of kernels that each
+// stream their bytes through a shared-memory ring and must read a word the previous kernel wrote before they
+// may fold them. One producer warp requests every slot of the ring (cp.async.bulk, an mbarrier per slot)
+// before griddepcontrol.wait; seven consumer warps wait, read the word, fold the slots and free them. What a
+// dependent GEMM of the same bytes can reach in a decode step (docs/kernels.md, "Session 6").
+#pragma once
+
+#include <cstdint>
+
+namespace skinnygemm::cuda {
+
+constexpr int kChainConsumerWarps = 7;  // with one producer warp, 256 threads (the reference probe's CTA)
+constexpr int kChainThreads = 32 * (kChainConsumerWarps + 1);
+constexpr int kChainMaxSlots = 32;
+
+__device__ __forceinline__ uint32_t chain_smem(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+__global__ void __launch_bounds__(kChainThreads) chain_floor_kernel(const char* w, long long bytes, int slots_n,
+                                                                    int slot_bytes, const uint32_t* word_in,
+                                                                    uint32_t* word_out) {
+  extern __shared__ __align__(128) char chain_shared[];
+  uint64_t* full = reinterpret_cast<uint64_t*>(chain_shared);
+  uint64_t* empty = full + kChainMaxSlots;
+  char* slots = chain_shared + 1024;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const long long per = (bytes / gridDim.x + slot_bytes - 1) / slot_bytes * slot_bytes;
+  const long long c0 = min(bytes, per * blockIdx.x), c1 = min(bytes, c0 + per);
+  const int chunks = static_cast<int>((c1 - c0 + slot_bytes - 1) / slot_bytes);
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < slots_n; ++i) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(chain_smem(full + i)) : "memory");
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(chain_smem(empty + i)), "r"(kChainConsumerWarps) : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  auto wait = [](uint64_t* bar, unsigned parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nwait_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n@!done bra wait_%=;\n}\n" ::"r"(
+            chain_smem(bar)),
+        "r"(parity)
+        : "memory");
+  };
+  if (warp == kChainConsumerWarps) {
+    if (lane == 0)
+      for (int j = 0; j < chunks; ++j) {
+        const int s = j % slots_n;
+        if (j == slots_n) asm volatile("griddepcontrol.wait;" ::: "memory");  // every slot is in flight by now
+        if (j >= slots_n) wait(empty + s, ((j / slots_n) + 1) & 1);
+        const unsigned nb = static_cast<unsigned>(min(static_cast<long long>(slot_bytes), c1 - c0 - static_cast<long long>(j) * slot_bytes));
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(chain_smem(full + s)), "r"(nb) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         chain_smem(slots + static_cast<long long>(s) * slot_bytes)),
+                     "l"(w + c0 + static_cast<long long>(j) * slot_bytes), "r"(nb), "r"(chain_smem(full + s))
+                     : "memory");
+      }
+    return;
+  }
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const uint32_t x = word_in[blockIdx.x];
+  uint32_t acc = 0;
+  for (int j = 0; j < chunks; ++j) {
+    const int s = j % slots_n;
+    wait(full + s, (j / slots_n) & 1);
+    const int nb = static_cast<int>(min(static_cast<long long>(slot_bytes), c1 - c0 - static_cast<long long>(j) * slot_bytes));
+    for (int i = threadIdx.x * 16; i < nb; i += kChainConsumerWarps * 32 * 16) {
+      const uint4 v = *reinterpret_cast<const uint4*>(slots + static_cast<long long>(s) * slot_bytes + i);
+      acc ^= (v.x + x) ^ v.y ^ v.z ^ v.w;
+    }
+    __syncwarp();
+    if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(chain_smem(empty + s)) : "memory");
+  }
+  acc = __reduce_xor_sync(0xffffffffu, acc);
+  if (lane == 0) atomicXor(word_out + blockIdx.x, acc + 1);
+}
+
+}  // namespace skinnygemm::cuda

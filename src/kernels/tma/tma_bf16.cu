@@ -1,0 +1,6 @@
+// The TMA family's bf16 instances (kernels/tma/tma_instances.cuh).
+#include "kernels/tma/tma_instances.cuh"
+
+namespace skinnygemm::tma {
+Kernel find_bf16(int rows, int tile_m, int boxes) { return find_instance<__nv_bfloat16>(rows, tile_m, boxes); }
+}  // namespace skinnygemm::tma

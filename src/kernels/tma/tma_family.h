@@ -1,0 +1,41 @@
+// The TMA family on the host: which problems it takes, its first-cut config, its launch (tma_launch.cu).
+// Host-only declarations (the CPU build includes this header; only tma_launch.cu needs CUDA).
+#pragma once
+
+#include <string>
+
+#include "skinnygemm/config.h"
+#include "skinnygemm/device.h"
+#include "skinnygemm/problem.h"
+
+namespace skinnygemm::tma {
+
+// Shape checks of a tma config (the caller checked device, build and the 16-byte alignment the copy engine
+// needs for pointers and row strides): M within the token tile, K a positive multiple of 8, the ring within the
+// device's shared memory, coordinates within the copy engine's 32-bit range.
+bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not);
+
+// A structural first cut (not tuned per shape), chosen on the probe's sweep of 12 Kimi-K3 TP8 shapes at M = 1, 8,
+// 16, 64 (tools/probes/tma_family.cu, docs/kernels.md "Session 6": its picks sum to 2.4% over the best config of
+// every point): the smallest token tile holding M and 64-row tiles; under 128 MiB of weights, split-K by the
+// largest cluster (8, 4, 2) whose clusters all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the
+// 64-token tile; 4 stages, 3 when the grid leaves the next kernel little room); otherwise stream-K over two CTAs
+// per SM.
+Config first_cut_config(const Problem& p, int sms);
+
+}  // namespace skinnygemm::tma
+
+namespace skinnygemm {
+struct OutputSegment;
+}
+
+namespace skinnygemm::tma {
+
+// CUDA builds only (tma_launch.cu): whether every dtype's instance of c is built, and the launch (PDL, the
+// stream-K grid, tensor maps of x and w, the split reduction's workspace of the stream). With segments
+// (1..4), output rows go to each segment's destination instead of y.
+bool is_built(const Config& c);
+void launch(const Problem& p, const Config& c, const void* x, const void* w, void* y, void* stream,
+            const OutputSegment* segments = nullptr, int count = 0);
+
+}  // namespace skinnygemm::tma

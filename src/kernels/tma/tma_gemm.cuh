@@ -1,0 +1,430 @@
+// The TMA family: y[M,N] = x[M,K] w[N,K]^T for M <= 64, one kernel for every shape.
+//
+// Why this design (docs/kernels.md, "Session 6"): a projection in a decode step is a dependent kernel: it may
+// read x only after the previous kernel finished (griddepcontrol.wait), but its weights never depend on
+// anything. The dependent-chain probe (lab probe `chain`) runs a chain of such kernels as fast as the same
+// streaming with no dependency once every CTA has its whole shared-memory ring of weights requested before
+// the wait and is small enough that the next kernel's CTAs fit beside it. This kernel is that probe with a
+// GEMM inside:
+//   - one producer warp issues one 2D TMA copy per stage (R weight rows x 64 K, 128-byte swizzle) into a ring
+//     of S slots, every slot before griddepcontrol.wait, and the stage's x tile (tile_m tokens x 64 K, zero
+//     filled past M and K by the copy engine) after it;
+//   - four consumer warps read the slot with ldmatrix and run mma.sync m16n8k16 with the weights as the
+//     16-row operand (rows on the MMA's M side, tokens on its N side), FP32 accumulators in registers;
+//   - work is split stream-K style: the (row tile x K stage) units of the whole problem are cut into equal
+//     contiguous ranges, one per CTA, so every SM streams the same bytes for any N. A row tile whose stages
+//     fall to several CTAs is reduced by the last of them to arrive (a counter per tile), which sums the FP32
+//     partials in CTA order: the same inputs give the same bits whoever arrives last; no atomics on values.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cstdint>
+
+#include "kernels/tma/tma_shape.h"
+
+namespace skinnygemm::tma {
+
+struct TmaParams {
+  void* y;
+  int m, n, k;
+  long long ldy;
+  int k_stages;       // ceil(K / 64)
+  int tiles;          // ceil(N / rows)
+  long long units;    // tiles * k_stages
+  int stages;         // ring slots
+  int cluster;        // 1: stream-K over all CTAs; > 1: split-K of one row tile by the CTAs of a cluster
+  float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
+  unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
+  // Fused projections: output row r goes to seg_y[s] column r - seg_begin[s] (0 segments: all to y).
+  int segments;
+  int seg_begin[kMaxSegments], seg_rows[kMaxSegments];
+  void* seg_y[kMaxSegments];
+  long long seg_ldy[kMaxSegments];
+};
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n"
+      "}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+// One 2D tile of a tensor map into shared memory; completes on bar with the box's bytes (zeros past the edges).
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint64_t* bar, int inner, int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(smem_addr(bar))
+      : "memory");
+}
+__device__ __forceinline__ unsigned arrive_acq_rel(unsigned* counter) {
+  unsigned old;
+  asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+  return old;
+}
+// A store into the shared memory of CTA `rank` of the cluster, at the offset of local_addr in our own.
+__device__ __forceinline__ void st_cluster(uint32_t local_addr, int rank, float v) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local_addr), "r"(rank));
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
+}
+// Every thread of every CTA of the cluster: stores before it are visible to loads after it, cluster-wide.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(32 * kConsumerWarps) : "memory"); }
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x2(uint32_t& r0, uint32_t& r1, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(addr));
+}
+
+template <typename T>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
+template <>
+__device__ __forceinline__ void mma<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <typename T>
+__device__ __forceinline__ T to_output(float v);
+template <>
+__device__ __forceinline__ __nv_bfloat16 to_output<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <>
+__device__ __forceinline__ __half to_output<__half>(float v) { return __float2half_rn(v); }
+
+template <typename T>
+__device__ __forceinline__ void store_output(const TmaParams& p, int token, int row, float v) {
+  if (p.segments == 0) {
+    static_cast<T*>(p.y)[token * p.ldy + row] = to_output<T>(v);
+    return;
+  }
+#pragma unroll
+  for (int s = 0; s < kMaxSegments; ++s) {
+    const int local = row - p.seg_begin[s];
+    if (s < p.segments && local >= 0 && local < p.seg_rows[s]) {
+      static_cast<T*>(p.seg_y[s])[token * p.seg_ldy[s] + local] = to_output<T>(v);
+      return;
+    }
+  }
+}
+
+// Four consecutive rows of one token from float4 group gi of a [token][kRows] partial tile starting at row0.
+template <typename T, int kRows>
+__device__ __forceinline__ void store_group(const TmaParams& p, int row0, int gi, float4 v) {
+  const int token = gi / (kRows / 4), row = row0 + (gi % (kRows / 4)) * 4;
+  const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    if (row + i < p.n) store_output<T>(p, token, row + i, e[i]);
+}
+
+// 128-byte swizzle of the copy engine: the 16-byte chunk c of a 128-byte row r sits at chunk c ^ (r % 8)
+// (the slots are 1024-byte aligned, so the pattern starts at every slot).
+__device__ __forceinline__ uint32_t swizzled(uint32_t base, int row, int chunk) {
+  return base + row * 128 + ((chunk ^ (row & 7)) << 4);
+}
+
+// The CTA whose range of units holds unit u (ranges: [g * units / ctas, (g + 1) * units / ctas)).
+__device__ __forceinline__ int owner_cta(long long u, long long units, int ctas) {
+  return static_cast<int>(((u + 1) * ctas - 1) / units);
+}
+__device__ __forceinline__ long long first_unit(int g, long long units, int ctas) { return g * units / ctas; }
+
+// Register caps: 128 per thread (3 CTAs of 160 threads per SM: ours, and room for the next kernel's) for token
+// tiles 8 and 16; 204 (2 CTAs) for 32 and 64, whose accumulators and reduction spilled under 128 (ptxas -v).
+// kAblate (probes only; the library builds 0): 1 = every part stores y directly with no split reduction (wrong
+// results where a tile is split: timing only), 2 = the ring alone (no MMA, no epilogue).
+// kBoxes: 64-wide K boxes per stage (a stage reads kBoxes x 128 contiguous bytes of each of its rows).
+template <typename T, int kRows, int kTileM, int kBoxes = 1, int kAblate = 0>
+__global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
+    tma_gemm_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap x_map,
+                    const TmaParams p) {
+  constexpr int kWarpRows = kRows / kConsumerWarps;  // rows of a stage each consumer warp multiplies
+  constexpr int kMt = kWarpRows / 16;                // 16-row MMA tiles per warp
+  constexpr int kNt = kTileM / 8;                    // 8-token MMA tiles
+  constexpr unsigned kWBox = kRows * kStageBytes, kXBox = kTileM * kStageBytes;
+  constexpr unsigned kWBytes = kBoxes * kWBox, kXBytes = kBoxes * kXBox;
+  static_assert(kWarpRows % 16 == 0 && kTileM % 8 == 0 && kTileM <= 64, "rows: 64 or 128; token tile 8..64");
+
+  extern __shared__ char smem_raw[];
+  char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem);
+  uint64_t* empty = full + kMaxStages;
+  unsigned* last_flag = reinterpret_cast<unsigned*>(empty + kMaxStages);
+  float4* reduce_slots = reinterpret_cast<float4*>(smem + kReduceSlotsOffset);  // 128 lane sums of a reduction
+  char* slots = smem + kBarrierBytes;
+  const int S = p.stages;
+  auto slot_w = [&](int s) { return slots + s * (kWBytes + kXBytes); };
+  auto slot_x = [&](int s) { return slots + s * (kWBytes + kXBytes) + kWBytes; };
+
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int ctas = static_cast<int>(gridDim.x), g = static_cast<int>(blockIdx.x);
+  // Stream-K: the CTA's share of all units. Cluster split-K: cluster g / cluster owns row tile g / cluster, and
+  // its CTA of rank g % cluster the rank-th share of the tile's stages.
+  const int rank = g % p.cluster;
+  const long long u0 = p.cluster > 1 ? static_cast<long long>(g / p.cluster) * p.k_stages +
+                                           static_cast<long long>(rank) * p.k_stages / p.cluster
+                                     : first_unit(g, p.units, ctas);
+  const long long u1 = p.cluster > 1 ? static_cast<long long>(g / p.cluster) * p.k_stages +
+                                           static_cast<long long>(rank + 1) * p.k_stages / p.cluster
+                                     : first_unit(g + 1, p.units, ctas);
+  const int count = static_cast<int>(u1 - u0);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  // The next kernel's CTAs may take the free room on the SMs now and fill their own rings during our tail.
+  pdl_launch_dependents();
+
+  // A position in this CTA's range of units, advanced without divisions (they cost ~100 instructions each).
+  struct Unit {
+    int tile, ks;
+  };
+  const Unit first = {static_cast<int>(u0 / p.k_stages), static_cast<int>(u0 % p.k_stages)};
+  auto next = [&](Unit& u) {
+    if (++u.ks == p.k_stages) u.ks = 0, ++u.tile;
+  };
+
+  auto load_w = [&](int s, const Unit& u) {
+#pragma unroll
+    for (int b = 0; b < kBoxes; ++b)
+      tma_load(slot_w(s) + b * kWBox, &w_map, full + s, (u.ks * kBoxes + b) * kStageK, u.tile * kRows);
+  };
+  auto load_x = [&](int s, const Unit& u) {
+#pragma unroll
+    for (int b = 0; b < kBoxes; ++b) tma_load(slot_x(s) + b * kXBox, &x_map, full + s, (u.ks * kBoxes + b) * kStageK, 0);
+  };
+
+  if (warp == kConsumerWarps) {  // producer
+    if (lane == 0) {
+      const int ahead = count < S ? count : S;
+      Unit u = first;
+      for (int i = 0; i < ahead; ++i, next(u)) {  // weights never depend on the previous kernel: all before the wait
+        mbar_expect_tx(full + i, kWBytes + kXBytes);
+        load_w(i, u);
+      }
+      pdl_wait();
+      Unit ux = first;
+      for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
+      for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
+        mbar_wait(empty + s, phase);
+        mbar_expect_tx(full + s, kWBytes + kXBytes);
+        load_w(s, u);
+        load_x(s, u);
+        if (++s == S) s = 0, phase ^= 1;
+      }
+    }
+    if (p.cluster > 1) cluster_sync();  // the consumers' reduction barrier counts every thread of the cluster
+    return;
+  }
+
+  // Consumers. Nothing global is written before the previous kernel is done (it may still read our outputs).
+  pdl_wait();
+  const int q = lane >> 3, r8 = lane & 7;   // ldmatrix: this lane addresses row r8 of matrix q
+  const int g4 = lane >> 2, t4 = lane & 3;  // mma fragments: row g4 (+8), tokens 2 t4 (+1)
+  const int tid = threadIdx.x;              // 0..127: the consumers
+  float acc[kMt][kNt][4];
+  auto clear = [&] {
+#pragma unroll
+    for (int i = 0; i < kMt; ++i)
+#pragma unroll
+      for (int j = 0; j < kNt; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+  };
+  clear();
+  // Visits every accumulator of the warp's live tokens with its row within the tile (the MMA fragment: rows g4 and
+  // g4 + 8 of each 16-row tile, tokens 2 t4 and 2 t4 + 1 of each 8-token tile).
+  auto for_each_output = [&](auto&& f) {
+#pragma unroll
+    for (int mt = 0; mt < kMt; ++mt)
+#pragma unroll
+      for (int j = 0; j < kNt; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int rloc = warp * kWarpRows + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
+          if (token < p.m) f(token, rloc, acc[mt][j][e]);
+        }
+  };
+  int seg_first_stage = first.ks;
+  Unit u = first;
+  for (int i = 0, s = 0, phase = 0; i < count; ++i, next(u)) {
+    mbar_wait(full + s, phase);
+    if constexpr (kAblate == 2) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty + s);
+      if (++s == S) s = 0, phase ^= 1;
+      continue;
+    }
+#pragma unroll
+    for (int kb = 0; kb < kBoxes * kStageK / 16; ++kb) {
+      const int kk = kb % (kStageK / 16);
+      const uint32_t wb = smem_addr(slot_w(s)) + (kb / (kStageK / 16)) * kWBox;
+      const uint32_t xb = smem_addr(slot_x(s)) + (kb / (kStageK / 16)) * kXBox;
+      uint32_t b[kNt][2];
+      if constexpr (kNt == 1) {
+        ldmatrix_x2(b[0][0], b[0][1], swizzled(xb, r8, 2 * kk + (q & 1)));
+      } else {
+#pragma unroll
+        for (int j = 0; j < kNt; j += 2) {
+          uint32_t r[4];
+          ldmatrix_x4(r, swizzled(xb, 8 * (j + (q >> 1)) + r8, 2 * kk + (q & 1)));
+          b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
+        }
+      }
+#pragma unroll
+      for (int mt = 0; mt < kMt; ++mt) {
+        uint32_t a[4];
+        ldmatrix_x4(a, swizzled(wb, warp * kWarpRows + mt * 16 + (q & 1) * 8 + r8, 2 * kk + (q >> 1)));
+#pragma unroll
+        for (int j = 0; j < kNt; ++j) mma<T>(acc[mt][j], a, b[j][0], b[j][1]);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty + s);
+    if (++s == S) s = 0, phase ^= 1;
+    if (u.ks != p.k_stages - 1 && i != count - 1) continue;
+
+    // The end of this CTA's part of row tile u.tile.
+    const int tile = u.tile;
+    if (p.cluster > 1 && kAblate != 1) {
+      // Cluster split-K: a reduce-scatter through distributed shared memory. Rank r owns rows [r * slice,
+      // (r + 1) * slice) of the tile; every rank stores its sums of those rows into r's receive buffer
+      // [source rank][token][row], one cluster barrier, then r adds the sources in rank order and stores y.
+      const int slice = kRows / p.cluster;
+      float* recv = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
+      const uint32_t recv_local = smem_addr(recv);
+      for_each_output([&](int token, int rloc, float v) {
+        st_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice), rloc / slice, v);
+      });
+      cluster_sync();
+      for (int o = tid; o < slice * p.m; o += 32 * kConsumerWarps) {
+        const int token = o / slice, r = o % slice;
+        float sum = 0.f;
+        for (int src = 0; src < p.cluster; ++src) sum += recv[(src * kTileM + token) * slice + r];
+        const int row = tile * kRows + rank * slice + r;
+        if (row < p.n) store_output<T>(p, token, row, sum);
+      }
+      return;
+    }
+    if (kAblate == 1 || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
+      for_each_output([&](int token, int rloc, float v) {
+        if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
+      });
+    } else {
+      // Part of a tile: FP32 partials [token][row] to this CTA's slot (0 = its first tile, 1 = its last), then
+      // the last CTA of the tile to arrive sums every part in a fixed order.
+      constexpr int kTileFloats = kRows * kTileM;
+      float* mine = p.partials + (static_cast<long long>(g) * 2 + (tile == first.tile ? 0 : 1)) * kTileFloats;
+      for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
+      consumers_sync();
+      const long long tile_u0 = static_cast<long long>(tile) * p.k_stages;
+      const int g_first = owner_cta(tile_u0, p.units, ctas);
+      const int parts = owner_cta(tile_u0 + p.k_stages - 1, p.units, ctas) - g_first + 1;
+      // Thread 0's release covers the partials every consumer stored before the barrier (cumulativity); its
+      // acquire, with the barrier after it, orders the reducer's reads of the other CTAs' partials.
+      if (tid == 0) *last_flag = arrive_acq_rel(p.counters + tile) == static_cast<unsigned>(parts - 1);
+      consumers_sync();
+      if (*last_flag) {
+        // Part c (0 = CTA g_first) of the tile: CTAs after g_first start inside it (their slot 0); g_first's
+        // slot is 0 only if its range starts at the tile.
+        const float* part0 = p.partials +
+                             (static_cast<long long>(g_first) * 2 + (first_unit(g_first, p.units, ctas) == tile_u0 ? 0 : 1)) *
+                                 kTileFloats;
+        const float* part1 = p.partials + static_cast<long long>(g_first) * 2 * kTileFloats;  // + c * 2 * kTileFloats
+        auto part = [&](int c) -> const float4* {
+          return reinterpret_cast<const float4*>(c == 0 ? part0 : part1 + static_cast<long long>(c) * 2 * kTileFloats);
+        };
+        // Float4 groups of [token][row]; `lanes` threads share a group's parts (part c to lane c % lanes), their
+        // sums are added in lane order: a fixed tree for the tile's (parts, M), whoever arrives last.
+        const int groups = kRows / 4 * p.m;
+        const int lanes = groups >= 32 * kConsumerWarps ? 1 : min(parts, 32 * kConsumerWarps / groups);
+        constexpr int kV = 2;  // groups per thread per pass (lanes == 1)
+        float4 sum[kV];
+        const int lane_of = lanes == 1 ? 0 : tid / groups;
+        for (int g0 = lanes == 1 ? tid : tid % groups; g0 < groups && lane_of < lanes; g0 += kV * 32 * kConsumerWarps) {
+#pragma unroll
+          for (int v = 0; v < kV; ++v) sum[v] = make_float4(0.f, 0.f, 0.f, 0.f);
+          for (int c0 = lane_of; c0 < parts; c0 += 4 * lanes) {
+            float4 val[4][kV];
+#pragma unroll
+            for (int b = 0; b < 4; ++b)  // up to 8 loads in flight before the first add
+#pragma unroll
+              for (int v = 0; v < kV; ++v) {
+                const int c = c0 + b * lanes, gi = g0 + v * 32 * kConsumerWarps;
+                if (c < parts && gi < groups && (lanes == 1 || v == 0)) val[b][v] = __ldcg(part(c) + gi);
+              }
+#pragma unroll
+            for (int b = 0; b < 4; ++b)
+#pragma unroll
+              for (int v = 0; v < kV; ++v) {
+                const int c = c0 + b * lanes, gi = g0 + v * 32 * kConsumerWarps;
+                if (c < parts && gi < groups && (lanes == 1 || v == 0)) {
+                  sum[v].x += val[b][v].x, sum[v].y += val[b][v].y, sum[v].z += val[b][v].z, sum[v].w += val[b][v].w;
+                }
+              }
+          }
+          if (lanes > 1) {
+            reduce_slots[lane_of * groups + g0] = sum[0];
+          } else {
+#pragma unroll
+            for (int v = 0; v < kV; ++v) {
+              const int gi = g0 + v * 32 * kConsumerWarps;
+              if (gi < groups) store_group<T, kRows>(p, tile * kRows, gi, sum[v]);
+            }
+          }
+        }
+        if (lanes > 1) {
+          consumers_sync();
+          for (int gi = tid; gi < groups; gi += 32 * kConsumerWarps) {
+            float4 t = reduce_slots[gi];
+            for (int l = 1; l < lanes; ++l) {
+              const float4 o = reduce_slots[l * groups + gi];
+              t.x += o.x, t.y += o.y, t.z += o.z, t.w += o.w;
+            }
+            store_group<T, kRows>(p, tile * kRows, gi, t);
+          }
+        }
+        if (tid == 0) p.counters[tile] = 0;  // ready for the next launch (which waits for us)
+      }
+      consumers_sync();  // last_flag and the lane sums are rewritten at the next partial tile
+    }
+    clear();
+    seg_first_stage = 0;
+  }
+}
+
+}  // namespace skinnygemm::tma

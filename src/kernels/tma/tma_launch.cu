@@ -1,0 +1,149 @@
+// Launch of the TMA family: the stream-K grid, the tensor maps of x and w, and the split reduction's workspace.
+#include <cuda.h>
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "runtime/backends.h"
+#include "backends/cuda/launch.cuh"
+#include "kernels/tma/tma_family.h"
+#include "kernels/tma/tma_instances.cuh"
+#include "skinnygemm/error.h"
+
+namespace skinnygemm::cuda {
+DeviceInfo device_info();
+}
+
+namespace skinnygemm::tma {
+
+namespace {
+
+Kernel find(const Config& c, DType dtype) {
+  if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes);
+  if (dtype == DType::FP16) return find_fp16(c.rows, c.tile_m, c.boxes);
+  return nullptr;
+}
+
+// A 2D tensor map over a row-major [rows, cols] matrix with a row stride of ld elements, read in boxes of
+// 64 columns x box_rows rows with the 128-byte swizzle; reads past the matrix return zeros.
+CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols, int64_t ld, int box_rows) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kStageK), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult r = cuTensorMapEncodeTiled(
+      &map, dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+      const_cast<void*>(base), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  SKINNYGEMM_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed (CUresult " << static_cast<int>(r) << ") for a "
+                                          << rows << "x" << cols << " matrix with row stride " << ld
+                                          << " elements at " << base);
+  return map;
+}
+
+// The split reduction's workspace of one stream: launches on one stream touch it only after griddepcontrol.wait,
+// i.e. after the previous launch finished, so they share it; two streams never do. Sized for the largest grid
+// (2 CTAs per SM x the largest tile) and 2^20 row tiles; allocated once per (device, stream), capture-safe.
+struct Workspace {
+  float* partials = nullptr;
+  unsigned* counters = nullptr;
+};
+constexpr int kMaxCounters = 1 << 20;
+
+Workspace workspace(cudaStream_t stream, int sms) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, Workspace> all;
+  int dev = 0;
+  SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mutex);
+  Workspace& ws = all[{dev, stream}];
+  if (ws.partials) return ws;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+  const std::size_t floats = partial_floats(2 * sms, 128, 64);
+  cudaStream_t side = nullptr;
+  cudaError_t status = cudaMalloc(&ws.partials, floats * sizeof(float));
+  if (status == cudaSuccess) status = cudaMalloc(&ws.counters, kMaxCounters * sizeof(unsigned));
+  if (status == cudaSuccess) status = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  if (status == cudaSuccess) status = cudaMemsetAsync(ws.counters, 0, kMaxCounters * sizeof(unsigned), side);
+  if (status == cudaSuccess) status = cudaStreamSynchronize(side);
+  if (side) cudaStreamDestroy(side);
+  SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+  SKINNYGEMM_CUDA_CHECK(status);
+  return ws;
+}
+
+void allow_smem(Kernel kernel, int bytes) {
+  static std::mutex mutex;
+  static std::map<Kernel, int> limit;
+  std::lock_guard<std::mutex> lock(mutex);
+  int& current = limit[kernel];
+  if (bytes <= current) return;
+  SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  current = bytes;
+}
+
+}  // namespace
+
+bool is_built(const Config& c) {
+  return c.family == Family::Tma && find(c, DType::BF16) != nullptr && find(c, DType::FP16) != nullptr;
+}
+
+void launch(const Problem& p, const Config& c, const void* x, const void* w, void* y, void* stream_ptr,
+            const OutputSegment* segments, int count) {
+  const Kernel kernel = find(c, p.dtype);
+  SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
+  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  const int sms = cuda::device_info().sms;
+  const int cluster = c.cluster > 1 ? c.cluster : 1;
+  const Grid g = cluster > 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, cluster)
+                             : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
+  SKINNYGEMM_CHECK(g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
+                                                 << "; the workspace holds " << kMaxCounters);
+  const Workspace ws = workspace(stream, sms);
+  TmaParams params{};
+  params.y = y;
+  params.m = static_cast<int>(p.m);
+  params.n = static_cast<int>(p.n);
+  params.k = static_cast<int>(p.k);
+  params.ldy = p.y_stride();
+  params.k_stages = g.k_stages;
+  params.tiles = g.tiles;
+  params.units = g.units;
+  params.stages = c.stages;
+  params.cluster = cluster;
+  params.partials = ws.partials;
+  params.counters = ws.counters;
+  SKINNYGEMM_CHECK(count >= 0 && count <= kMaxSegments && (count == 0 || segments != nullptr),
+                   count << " output segments; expected 0.." << kMaxSegments);
+  params.segments = count;
+  for (int s = 0; s < count; ++s) {
+    SKINNYGEMM_CHECK(segments[s].begin >= 0 && segments[s].rows >= 0 && segments[s].begin + segments[s].rows <= p.n &&
+                         (segments[s].rows == 0 || segments[s].y != nullptr) && segments[s].ldy >= segments[s].rows,
+                     "output segment " << s << " (rows [" << segments[s].begin << ", "
+                                       << segments[s].begin + segments[s].rows << "), ldy " << segments[s].ldy
+                                       << ") does not fit the N=" << p.n << " output rows or has no destination");
+    params.seg_begin[s] = static_cast<int>(segments[s].begin);
+    params.seg_rows[s] = static_cast<int>(segments[s].rows);
+    params.seg_y[s] = segments[s].y;
+    params.seg_ldy[s] = segments[s].ldy;
+  }
+  const CUtensorMap w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
+  const CUtensorMap x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
+  cuda::LaunchShape shape;
+  shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
+  shape.block = dim3(kThreads, 1, 1);
+  shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, cluster));
+  shape.cluster_x = cluster;
+  allow_smem(kernel, static_cast<int>(shape.smem));
+  try {
+    cuda::launch(kernel, shape, stream, w_map, x_map, params);
+  } catch (const Error& e) {
+    SKINNYGEMM_FAIL(c.name() << " on " << p.str() << " (" << g.ctas << " CTAs, " << shape.smem << " B shared): "
+                             << e.what());
+  }
+}
+
+}  // namespace skinnygemm::tma

@@ -1,0 +1,73 @@
+// Launch-shape arithmetic of the TMA family, shared by the kernel, its launcher and host-only code (no CUDA
+// header here).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace skinnygemm::tma {
+
+constexpr int kStageK = 64;            // K elements per stage: one 128-byte row of the 128-byte swizzle
+constexpr int kStageBytes = 2 * kStageK;
+constexpr int kConsumerWarps = 4;      // each multiplies rows / 4 weight rows of every stage
+constexpr int kThreads = 32 * (kConsumerWarps + 1);  // + one producer warp
+constexpr int kMaxStages = 16;
+constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
+constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
+constexpr int kMaxSegments = 4;
+
+// Shared memory of one CTA: 1024 bytes of alignment slack, the barriers, then stages x (rows + tile_m) rows of
+// 128 bytes (weights, then x).
+// Cluster split-K adds the reduce-scatter's receive buffer: rows x tile_m FP32 sums.
+constexpr int smem_bytes(int rows, int tile_m, int stages, int boxes, int cluster = 1) {
+  return 1024 + kBarrierBytes + stages * boxes * (rows + tile_m) * kStageBytes + (cluster > 1 ? rows * tile_m * 4 : 0);
+}
+
+}  // namespace skinnygemm::tma
+
+namespace skinnygemm {
+// The ring's shared memory for the config lists (config.cpp): the same arithmetic as tma::smem_bytes.
+constexpr int tma_ring_bytes(int rows, int tile_m, int stages, int boxes, int cluster = 1) {
+  return tma::smem_bytes(rows, tile_m, stages, boxes, cluster);
+}
+}  // namespace skinnygemm
+
+namespace skinnygemm::tma {
+
+struct Grid {
+  int k_stages = 0;
+  int tiles = 0;
+  long long units = 0;
+  int ctas = 0;
+};
+
+// The stream-K split: every (row tile, K stage) unit of the problem, cut into ctas equal contiguous ranges.
+// ctas = min(units, ctas_per_sm x sms, units / min_units) and at least 1.
+inline Grid grid_for(long long n, long long k, int rows, int boxes, int ctas_per_sm, int min_units, int sms) {
+  Grid g;
+  g.k_stages = static_cast<int>((k + kStageK * boxes - 1) / (kStageK * boxes));
+  g.tiles = static_cast<int>((n + rows - 1) / rows);
+  g.units = static_cast<long long>(g.k_stages) * g.tiles;
+  long long c = static_cast<long long>(ctas_per_sm) * sms;
+  if (min_units > 1 && g.units / min_units < c) c = g.units / min_units;
+  if (c > g.units) c = g.units;
+  g.ctas = static_cast<int>(c < 1 ? 1 : c);
+  return g;
+}
+
+// Cluster split-K: one cluster of `cluster` CTAs per row tile, each with an equal share of the tile's stages.
+inline Grid cluster_grid_for(long long n, long long k, int rows, int boxes, int cluster) {
+  Grid g;
+  g.k_stages = static_cast<int>((k + kStageK * boxes - 1) / (kStageK * boxes));
+  g.tiles = static_cast<int>((n + rows - 1) / rows);
+  g.units = static_cast<long long>(g.k_stages) * g.tiles;
+  g.ctas = g.tiles * cluster;
+  return g;
+}
+
+// Workspace of a launch: two FP32 partial tiles per CTA and one counter per row tile.
+inline std::size_t partial_floats(int ctas, int rows, int tile_m) {
+  return static_cast<std::size_t>(ctas) * 2 * rows * tile_m;
+}
+
+}  // namespace skinnygemm::tma

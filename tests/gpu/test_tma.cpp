@@ -1,0 +1,112 @@
+// GPU tier of the TMA family (src/kernels/tma): every listed config bitwise on small integers (including the
+// stream-K split reduction), random inputs against FP64 across the token tiles' thresholds with N and K tails,
+// FP16 and strided rows, per-segment outputs, and the same bits twice.
+#include <cuda_runtime.h>
+
+#include "gpu/gpu_util.h"
+#include "kernels/tma/tma_family.h"
+
+namespace skinnygemm::test {
+namespace {
+
+std::vector<uint16_t> run_tma(const Problem& p, const HostOperands& h, const std::string& config) {
+  const std::size_t ny = matrix_elems(p.m, p.n, p.y_stride());
+  DeviceArray x(h.x), w(h.w), y(std::vector<uint16_t>(ny, kPoison));
+  Options o;
+  o.backend = Backend::Cuda;
+  o.config = config;
+  const Choice c = gemm(p, x.get(), w.get(), y.get(), o);
+  EXPECT_EQ(c.config.name(), config);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return y.download(ny);
+}
+
+TEST(GpuTma, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
+  SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = cuda::device_info();
+  int tested = 0;
+  for (DType dtype : {DType::BF16, DType::FP16})
+    for (const Config& c : listed_configs(Family::Tma)) {
+      // N = 100: a partial row tile; K = 8200: a partial K box, and 129 (65) stages split over up to 264 CTAs.
+      for (int64_t m : {int64_t{1}, static_cast<int64_t>(c.tile_m)}) {
+        const Problem p{m, 100, 8200, dtype};
+        std::string why_not;
+        ASSERT_TRUE(supports(c, p, dev, 16, &why_not)) << c.name() << ": " << why_not;
+        const HostOperands h = random_operands(p, static_cast<uint32_t>(tested + 1), /*small_ints=*/true);
+        ASSERT_TRUE(bitwise_equal(p, run_tma(p, h, c.name()).data(), naive(p, h).data())) << c.name();
+        ++tested;
+      }
+    }
+  EXPECT_EQ(tested, 4 * static_cast<int>(listed_configs(Family::Tma).size()));
+}
+
+TEST(GpuTma, RandomInputsAcrossThresholdsAndTails) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 300;
+  struct Shape { int64_t n, k; };
+  for (Shape s : {Shape{1, 8}, Shape{17, 136}, Shape{1000, 1000}, Shape{2112, 7168}})
+    for (int64_t m : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64}) {
+      const Problem p{m, s.n, s.k, DType::BF16};
+      const HostOperands h = random_operands(p, ++seed);
+      const int sms = cuda::device_info().sms;
+      Config wide = tma::first_cut_config(p, sms);  // 128-row tiles, one box per stage, stream-K, every split
+      wide.rows = 128, wide.boxes = 1, wide.stages = 4, wide.ctas_per_sm = 1, wide.min_units = 1, wide.cluster = 0;
+      Config cluster = wide;  // split-K by a cluster of two
+      cluster.ctas_per_sm = cluster.min_units = 0, cluster.cluster = 2;
+      for (const Config& c : {tma::first_cut_config(p, sms), wide, cluster}) {
+        if (!supports(c, p, cuda::device_info(), 16)) continue;  // K = 8: one stage, no split by a cluster
+        const std::vector<uint16_t> y = run_tma(p, h, c.name());
+        ASSERT_TRUE(within_naive_bound(p, h, y, fp64(p, h), naive(p, h), c.name()));
+      }
+    }
+}
+
+TEST(GpuTma, Fp16AndStridedRows) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed = 700;
+  for (DType dtype : {DType::FP16, DType::BF16})
+    for (int64_t m : {1, 9, 64}) {
+      Problem p{m, 300, 1048, dtype};
+      p.ldx = 1048 + 64;  // strided rows, still 16-byte aligned (the copy engine's stride rule)
+      p.ldw = 1048 + 8;
+      p.ldy = 300 + 20;
+      const HostOperands h = random_operands(p, ++seed);
+      const std::string c = tma::first_cut_config(p, cuda::device_info().sms).name();
+      const std::vector<uint16_t> y = run_tma(p, h, c);
+      ASSERT_TRUE(within_naive_bound(p, h, y, fp64(p, h), naive(p, h), c));
+      ASSERT_TRUE(padding_untouched(p, y.data()));
+    }
+}
+
+TEST(GpuTma, SameInputsGiveSameBits) {
+  SKIP_WITHOUT_GPU();
+  // Tiles split over many CTAs: the reduction's order is fixed, whoever arrives last.
+  for (const char* c : {"tma_m8_r64_b2_s4_c2_u1", "tma_m16_r128_b1_s4_c2_u1", "tma_m64_r64_b2_s3_c2_u2",
+                        "tma_m8_r64_b2_s4_x8", "tma_m16_r64_b2_s4_x4"}) {
+    const Problem p{Config::parse(c).tile_m, 1536, 7168, DType::BF16};
+    const HostOperands h = random_operands(p, 5);
+    EXPECT_TRUE(bitwise_equal(p, run_tma(p, h, c).data(), run_tma(p, h, c).data())) << c;
+  }
+}
+
+TEST(GpuTma, PerSegmentOutputs) {
+  SKIP_WITHOUT_GPU();
+  const Problem p{5, 700, 2048, DType::BF16};
+  const HostOperands h = random_operands(p, 11, /*small_ints=*/true);
+  const std::vector<uint16_t> want = naive(p, h);
+  DeviceArray x(h.x), w(h.w), a(std::vector<uint16_t>(5 * 300, kPoison)), b(std::vector<uint16_t>(5 * 410, kPoison));
+  const OutputSegment segs[2] = {{0, 300, a.get(), 300}, {300, 400, b.get(), 410}};
+  for (const Config& c : {tma::first_cut_config(p, cuda::device_info().sms), Config::parse("tma_m8_r64_b2_s4_c2_u1")}) {
+  cuda::gemm_segments(p, x.get(), w.get(), segs, 2, c, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<uint16_t> ya = a.download(5 * 300), yb = b.download(5 * 410);
+  for (int64_t t = 0; t < 5; ++t) {
+    for (int64_t r = 0; r < 300; ++r) ASSERT_EQ(ya[t * 300 + r], want[t * 700 + r]) << t << "," << r;
+    for (int64_t r = 0; r < 400; ++r) ASSERT_EQ(yb[t * 410 + r], want[t * 700 + 300 + r]) << t << "," << r;
+    for (int64_t r = 400; r < 410; ++r) ASSERT_EQ(yb[t * 410 + r], kPoison) << "padding " << t << "," << r;
+  }
+  }
+}
+
+}  // namespace
+}  // namespace skinnygemm::test
