@@ -1,4 +1,4 @@
-// `skinnygemm bench`: docs/measuring.md's protocol (lab/bench.h) over (shape, M), printed
+// `skinnygemm bench`: the project's measurement protocol (lab/bench.h) over (shape, M), printed
 // as a table and written in the shared result schema. Every number is measured in this one process.
 #include <fnmatch.h>
 
@@ -23,7 +23,7 @@ struct BenchArgs {
 void print_header(bool gpu) {
   std::cout << std::left << std::setw(31) << "name" << std::right << std::setw(12) << "NxK" << std::setw(4) << "M"
             << "  " << std::left << std::setw(24) << "config" << std::setw(10) << "source" << std::right
-            << std::setw(9) << "us" << std::setw(7) << "TB/s";
+            << std::setw(9) << "us" << std::setw(7) << (gpu ? "TB/s" : "GB/s");  // a CPU's 13 GB/s, not 0.0130 TB/s
   if (gpu)
     std::cout << std::setw(9) << "read_us" << std::setw(6) << "eff" << std::setw(9) << "lt_us" << std::setw(9)
               << "best_us" << std::setw(7) << "x_lt" << std::setw(7) << "x_best" << std::setw(9) << "torch_us"
@@ -35,7 +35,8 @@ void print_row(const tune::BenchRow& r, bool gpu) {
   const std::string shape = std::to_string(r.problem.n) + "x" + std::to_string(r.problem.k);
   std::cout << std::left << std::setw(31) << (r.name.empty() ? "-" : r.name) << std::right << std::setw(12) << shape
             << std::setw(4) << r.problem.m << "  " << std::left << std::setw(24) << r.config << std::setw(10)
-            << r.source << std::right << std::setw(9) << fixed(r.us, 2) << std::setw(7) << fixed(r.tbps, r.tbps < 0.1 ? 4 : 3);  // CPU rates are small
+            << r.source << std::right << std::setw(9) << fixed(r.us, 2) << std::setw(7)
+            << (gpu ? fixed(r.tbps, 3) : fixed(r.tbps * 1000, r.tbps < 0.001 ? 3 : 1));
   if (gpu)
     std::cout << std::setw(9) << fixed(r.stream_read_us, 2) << std::setw(6) << fixed(r.efficiency, 2)
               << std::setw(9) << fixed(r.cublaslt_us, 2) << std::setw(9) << fixed(r.cublaslt_best_us, 2)
@@ -55,6 +56,20 @@ std::vector<Config> sweep_configs(const std::string& glob, const Problem& p, Bac
   return out;
 }
 
+// A --sweep glob must name at least one listed config of the backend: one that names none would sweep nothing
+// and print the same table as no --sweep at all.
+void check_sweep_glob(const std::string& glob, Backend backend) {
+  if (glob.empty()) return;
+  std::string names;
+  for (const Config& c : all_listed_configs()) {
+    if ((c.family == Family::Cpu) != (backend == Backend::Cpu)) continue;
+    if (fnmatch(glob.c_str(), c.name().c_str(), 0) == 0) return;
+    if (names.size() < 200) names += (names.empty() ? "" : ", ") + c.name();
+  }
+  SKINNYGEMM_FAIL("--sweep '" << glob << "' matches no config of the " << backend_name(backend)
+                              << " backend; expected a glob over names such as " << names << " ...");
+}
+
 int run_bench(const BenchArgs& args) {
   SKINNYGEMM_CHECK(args.samples >= 1, "--samples " << args.samples << " must be >= 1");
   SKINNYGEMM_CHECK(args.replays >= 1, "--replays " << args.replays << " must be >= 1");
@@ -64,7 +79,10 @@ int run_bench(const BenchArgs& args) {
   const auto ms = models::parse_m_range(args.m);
   const DType dtype = parse_dtype(args.dtype);
   if (!args.config.empty() && args.config != "tma") Config::parse(args.config);  // a malformed name fails once, first
+  check_sweep_glob(args.sweep, backend);
   const std::optional<Table> table = load_table_arg(args.table);
+  if (!args.json.empty()) check_writable(args.json, "--json");
+  if (!args.csv.empty()) check_writable(args.csv, "--csv");
 
   tune::BenchOptions options;
   options.backend = backend;
@@ -74,6 +92,11 @@ int run_bench(const BenchArgs& args) {
   options.replays = args.replays;
   options.baselines = !args.no_baselines;
   options.check = true;
+
+  // Every problem is checked against the memory there is before the first one is measured: a shape too large
+  // fails now, with the bytes, not after the others (or as std::bad_alloc).
+  for (const auto& shape : shapes)
+    for (const int64_t m : ms) tune::check_bench_fits(Problem{m, shape.n, shape.k, dtype}, options);
 
   tune::BenchMeta meta = tune::bench_meta(backend);
   meta.revision = git_revision();
@@ -139,7 +162,7 @@ int run_bench(const BenchArgs& args) {
 Command add_bench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* sub = app.add_subcommand("bench", "Measure problems against the stream-read limit and cuBLASLt "
-                                              "(docs/measuring.md)");
+                                              "(protocol: lab/bench.h)");
   add_backend_option(sub, &args->backend);
   add_problem_options(sub, &args->shapes, &args->m, &args->dtype, &args->config);
   add_table_option(sub, &args->table);

@@ -11,6 +11,7 @@
 #include "common.h"
 #include "runtime/backends.h"
 #include "runtime/half.h"
+#include "runtime/memory.h"
 #include "lab/models.h"
 #include "lab/bench.h"
 
@@ -49,6 +50,22 @@ void fill_random(std::vector<uint16_t>& v, DType dtype, uint64_t seed) {
     const float f = static_cast<float>(static_cast<double>(splitmix64(seed) >> 40) * 0x1p-23 - 1.0);
     e = float_to_half(dtype, f);
   }
+}
+
+// Throws Error with the bytes needed and available unless checking p fits in the backend's memory.
+void check_fits(const Problem& p, Backend backend) {
+  validate(p);  // sizes that do not even fit in 64 bits are named before they are multiplied below
+  if (backend == Backend::Cuda) {  // checked through the benchmark (check_cuda)
+    tune::BenchOptions o;
+    o.backend = backend;
+    o.check = true;
+    return tune::check_bench_fits(p, o);
+  }
+  // check_cpu's x, w, y and naive reference in the dtype, and its FP64 reference.
+  const int64_t e = static_cast<int64_t>(dtype_size(p.dtype));
+  const int64_t halves = add_bytes(add_bytes(mul_bytes(p.m, p.k), mul_bytes(p.n, p.k)), mul_bytes(mul_bytes(p.m, p.n), 2));
+  check_host_memory(add_bytes(mul_bytes(halves, e), mul_bytes(mul_bytes(p.m, p.n), sizeof(double))),
+                    "checking " + p.str() + " (x, w, y, references)");
 }
 
 Outcome check_cpu(const Problem& p, const Options& options, uint64_t seed) {
@@ -116,6 +133,11 @@ int run_check(const CheckArgs& args) {
   options.config = args.config;
   options.table = table ? &*table : nullptr;
 
+  // Every case is checked against the memory there is before the first one runs: a shape too large fails
+  // now (exit 2), with the bytes, not as std::bad_alloc after the others.
+  for (const auto& shape : shapes)
+    for (const int64_t m : ms) check_fits(Problem{m, shape.n, shape.k, dtype}, backend);
+
   const size_t total = shapes.size() * ms.size();
   size_t index = 0, failures = 0;
   std::cout << "check on the " << backend_name(backend) << " backend (" << device_info(backend).name << "), "
@@ -176,7 +198,16 @@ Command add_check(CLI::App& app) {
   add_table_option(sub, &args->table);
   sub->add_option("--seed", args->seed, "base seed of the CPU backend's random inputs (each case derives its own; the cuda "
                                         "backend checks with the benchmark's inputs)")
-      ->capture_default_str();
+      ->capture_default_str()
+      // CLI11 reads "-1" into a uint64_t as 18446744073709551615 without a word.
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            const auto first = value.find_first_not_of(" \t");
+            if (first != std::string::npos && value[first] == '-')
+              return value + " is negative; expected a whole number from 0 to 18446744073709551615";
+            return "";
+          },
+          "UINT64"));
   return {sub, [args] { return run_check(*args); }};
 }
 

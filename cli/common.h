@@ -4,8 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iomanip>
@@ -113,7 +116,25 @@ inline std::string utc_date() {
   return buf;
 }
 
+// Throws unless path can be written: called for --json / --csv before measuring, so that a long run does not
+// find out at the end that its results have nowhere to go. Opens for append (an existing file is left as it is)
+// and removes the file again if this check created it.
+inline void check_writable(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  SKINNYGEMM_CHECK(!std::filesystem::is_directory(path, ec),
+                   option << " " << path << " is a directory; expected a file path to write");
+  const bool existed = std::filesystem::exists(path, ec);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    SKINNYGEMM_CHECK(out.good(), option << " " << path << " cannot be opened for writing: " << std::strerror(errno)
+                                        << " (checked before measuring)");
+  }
+  if (!existed) std::filesystem::remove(path, ec);
+}
+
 inline void write_file(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  SKINNYGEMM_CHECK(!std::filesystem::is_directory(path, ec), path << " is a directory; expected a file path to write");
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   SKINNYGEMM_CHECK(out.good(), "cannot open " << path << " for writing; expected a writable file path");
   out << text;

@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or --help / --version, status 0) and returns its own code per error kind
+    // (105 validation, 106 required, 109 extras ...); the README documents 2 for every bad input.
+    return app.exit(e) == 0 ? 0 : kExitError;
   }
   set_command_line(argc, argv);
   try {

@@ -58,8 +58,8 @@ ordered_json row_json(const tune::MlaResult& r, const tune::MlaReport& rep, bool
   }
   add_run_timing(o, r.us, r.spread, r.tbps, r.floor_us, r.efficiency, r.cublaslt_us, r.speedup);
   if (r.attention_us > 0) {
-    o["attention_us"] = round_to(r.attention_us, 0.01);
-    o["attention_tbps"] = round_to(r.attention_tbps, 0.001);
+    o["attention_us"] = json_round(r.attention_us);
+    o["attention_tbps"] = json_round(r.attention_tbps);
   }
   o["attention_splits"] = r.attention_splits;
   return o;
@@ -136,7 +136,7 @@ int run_mla_command(const MlaArgs& a) {
     const ordered_json doc = {
         {"meta", {{"gpu", meta.gpu}, {"sms", meta.sms}, {"l2_mib", meta.l2_mib}, {"cuda", meta.cuda},
                   {"cublaslt", meta.cublaslt}, {"revision", meta.revision}, {"command", meta.command}, {"date", meta.date}}},
-        {"stream_read_tbps", round_to(rep.stream_read_tbps, 0.001)},
+        {"stream_read_tbps", json_round(rep.stream_read_tbps)},
         {"layer", {{"name", d.name()}, {"hidden", d.hidden}, {"heads", d.heads}, {"q_lora_rank", d.q_lora},
                    {"kv_lora_rank", d.kv_lora}, {"qk_rope_head_dim", d.rope}, {"qk_nope_head_dim", d.nope},
                    {"v_head_dim", d.v_dim}, {"weight_bytes", rep.weight_bytes}, {"tolerance", tune::kMlaTolerance}}},

@@ -33,7 +33,8 @@ int run_shapes(const ShapesArgs& args) {
   auto mb = [&](const models::Projection& p) { return elem * static_cast<double>(p.n * p.k) / 1e6; };
 
   std::cout << info.name << " at TP " << args.tp << ", per rank, " << info.dtype << " weights [N out, K in]\n"
-            << info.description << "\nsource: " << info.source << "\n\n";
+            << info.description << "\nsource: " << info.source << "\nread from " << models::model_path(args.model)
+            << "\n\n";
   std::cout << std::left << std::setw(31) << "name" << std::right << std::setw(13) << "NxK" << std::setw(7)
             << "count" << std::setw(10) << "MB" << "  " << std::left << std::setw(7) << "par." << std::setw(7)
             << "step" << "parts / note\n";

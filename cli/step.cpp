@@ -57,14 +57,14 @@ ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const t
   }
   add_run_timing(o, r.us, r.spread, r.tbps, r.floor_us, r.efficiency, r.cublaslt_us, r.speedup);
   if (report.ranks > 1) {
-    o["comm_us"] = round_to(r.comm_us, 0.01);
-    o["comm_share"] = round_to(r.comm_share, 0.0001);
+    o["comm_us"] = json_round(r.comm_us);
+    o["comm_share"] = json_round(r.comm_share);
   }
-  o["sinks_us"] = round_to(r.sinks_us, 0.01);
+  o["sinks_us"] = json_round(r.sinks_us);
   o["sinks"] = ordered_json::array();
   for (const tune::StepSink& s : r.sinks)
-    o["sinks"].push_back({{"name", s.name}, {"n", s.n}, {"k", s.k}, {"count", s.count}, {"us", round_to(s.us, 0.001)},
-                          {"total_us", round_to(s.total_us, 0.01)}});
+    o["sinks"].push_back({{"name", s.name}, {"n", s.n}, {"k", s.k}, {"count", s.count}, {"us", json_round(s.us)},
+                          {"total_us", json_round(s.total_us)}});
   return o;
 }
 
@@ -75,7 +75,7 @@ ordered_json step_document(tune::BenchMeta meta, const ordered_json& rows) {
   return {{"meta", {{"gpu", meta.gpu}, {"sms", meta.sms}, {"l2_mib", meta.l2_mib}, {"cuda", meta.cuda},
                     {"cublaslt", meta.cublaslt}, {"revision", meta.revision}, {"command", meta.command},
                     {"date", meta.date}}},
-          {"stream_read_tbps", round_to(meta.stream_read_tbps, 0.001)},
+          {"stream_read_tbps", json_round(meta.stream_read_tbps)},
           {"rows", rows}};
 }
 

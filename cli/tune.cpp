@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "lab/models.h"
+#include "lab/bench.h"
 #include "lab/tuner.h"
 
 namespace skinnygemm::cli {
@@ -107,9 +108,20 @@ int run_tune(const TuneArgs& args) {
   const auto shapes = models::parse_shapes(args.shapes);
   const auto ms = models::parse_m_range(args.m);
   const DType dtype = parse_dtype(args.dtype);
+  if (!args.json.empty()) check_writable(args.json, "--json");  // before the first of many measured points
+  if (!args.heuristic_report.empty()) check_writable(args.heuristic_report, "--heuristic-report");
   const std::filesystem::path report_dir = std::filesystem::path(args.heuristic_report).parent_path();
   SKINNYGEMM_CHECK(report_dir.empty() || std::filesystem::is_directory(report_dir),
                    "--heuristic-report folder '" << report_dir.string() << "' does not exist; create it first");
+  // Every point against the memory there is, before the first is measured (a shape too large would otherwise
+  // fail each of its points, with the bytes, only when the run gets there).
+  {
+    tune::BenchOptions fits;
+    fits.backend = backend;
+    fits.check = true;
+    for (const auto& shape : shapes)
+      for (const int64_t m : ms) tune::check_bench_fits(Problem{m, shape.n, shape.k, dtype}, fits);
+  }
   std::string path = args.table;
   // The shipped location, which selection reads by default; git keeps no empty tables/.
   if (path.empty() && !args.no_store) {

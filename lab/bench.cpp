@@ -15,6 +15,9 @@
 #include "lab/bench_device.h"
 #include "runtime/backends.h"
 #include "runtime/half.h"
+#include "lab/json_round.h"
+#include "runtime/memory.h"
+#include "lab/stats.h"
 
 namespace skinnygemm::tune {
 
@@ -35,6 +38,7 @@ Choice choose(const Problem& p, const DeviceInfo& dev, const BenchOptions& o) {
 // CPU backend: random inputs, check against the FP64 reference, then the median of timed samples.
 BenchRow bench_cpu(const Problem& p, const Choice& choice, const BenchOptions& o) {
   BenchRow row;
+  check_bench_fits(p, o);
   std::vector<uint16_t> x(static_cast<std::size_t>(std::max<int64_t>(1, (p.m - 1) * p.x_stride() + p.k)));
   std::vector<uint16_t> w(static_cast<std::size_t>(std::max<int64_t>(1, (p.n - 1) * p.w_stride() + p.k)));
   std::vector<uint16_t> y(static_cast<std::size_t>(std::max<int64_t>(1, (p.m - 1) * p.y_stride() + p.n)));
@@ -70,6 +74,16 @@ BenchRow bench_cpu(const Problem& p, const Choice& choice, const BenchOptions& o
 }
 
 }  // namespace
+
+void check_bench_fits(const Problem& p, const BenchOptions& o) {
+  validate(p);  // byte sizes that do not fit in 64 bits are named there
+  if (resolve_backend(o.backend) == Backend::Cuda) return cuda::check_bench_memory(p);
+  const int64_t e = static_cast<int64_t>(dtype_size(p.dtype));
+  int64_t needed = add_bytes(add_bytes(operand_bytes(p.m, p.k, p.x_stride(), e), operand_bytes(p.n, p.k, p.w_stride(), e)),
+                             operand_bytes(p.m, p.n, p.y_stride(), e));
+  if (o.check) needed = add_bytes(needed, mul_bytes(mul_bytes(p.m, p.n), sizeof(double)));  // the FP64 reference
+  check_host_memory(needed, "benchmarking " + p.str() + " (x, w, y" + (o.check ? ", FP64 reference)" : ")"));
+}
 
 BenchRow bench_problem(const Problem& p, const BenchOptions& o) {
   validate(p);
@@ -139,9 +153,6 @@ BenchMeta bench_meta(Backend backend) {
   return m;
 }
 
-namespace {
-}  // namespace
-
 std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
   nlohmann::ordered_json j;
   j["meta"] = {{"gpu", meta.gpu},           {"sms", meta.sms},       {"l2_mib", meta.l2_mib},
@@ -151,7 +162,7 @@ std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& row
   for (const BenchRow& r : rows)
     if (r.stream_read_us > 0)
       best_tbps = std::max(best_tbps, static_cast<double>(r.problem.total_bytes()) / (r.stream_read_us * 1e6));
-  j["stream_read_tbps"] = round_to(best_tbps, 0.001);
+  j["stream_read_tbps"] = json_round(best_tbps);
   j["rows"] = nlohmann::ordered_json::array();
   for (const BenchRow& r : rows) {
     nlohmann::ordered_json o = {{"kind", r.kind}};
@@ -162,33 +173,52 @@ std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& row
     o["m"] = r.problem.m;
     o["config"] = r.config;
     o["source"] = r.source;
-    o["us"] = round_to(r.us, 0.001);
-    o["spread"] = round_to(r.spread, 0.0001);
-    o["tbps"] = round_to(r.tbps, 0.001);
-    add_baselines(o, r.stream_read_us, r.efficiency, r.cublaslt_us, r.cublaslt_best_us, r.cublaslt_best_config,
-                  r.speedup);
-    if (r.cublaslt_us > 0) o["speedup_best"] = round_to(r.speedup_best, 0.001);
-    if (r.cublaslt_torch_us > 0) o["cublaslt_torch_us"] = round_to(r.cublaslt_torch_us, 0.001);
-    if (r.chain_us > 0) {
-      o["chain_us"] = round_to(r.chain_us, 0.001);
-      if (r.chain_reference_us > 0) o["chain_reference_us"] = round_to(r.chain_reference_us, 0.001);
+    o["us"] = json_round(r.us);
+    o["spread"] = json_round(r.spread);
+    o["tbps"] = json_round(r.tbps);
+    if (r.stream_read_us > 0) {
+      o["stream_read_us"] = json_round(r.stream_read_us);
+      o["efficiency"] = json_round(r.efficiency);
     }
-    if (r.checked) o["rel_error"] = r.rel_error;
+    if (r.cublaslt_us > 0) {
+      o["cublaslt_us"] = json_round(r.cublaslt_us);
+      o["cublaslt_best_us"] = json_round(r.cublaslt_best_us);
+      o["cublaslt_best_config"] = r.cublaslt_best_config;
+      o["speedup"] = json_round(r.speedup);
+      o["speedup_best"] = json_round(r.speedup_best);
+    }
+    if (r.cublaslt_torch_us > 0) o["cublaslt_torch_us"] = json_round(r.cublaslt_torch_us);
+    if (r.chain_us > 0) {
+      o["chain_us"] = json_round(r.chain_us);
+      if (r.chain_reference_us > 0) o["chain_reference_us"] = json_round(r.chain_reference_us);
+    }
+    if (r.checked) o["rel_error"] = json_round(r.rel_error);
     j["rows"].push_back(o);
   }
   return j.dump(1) + "\n";
 }
 
 std::string results_csv(const std::vector<BenchRow>& rows) {
+  // Rounded as the JSON is; a column that was not measured (the GPU-only ones on the CPU backend, rel_error
+  // without a check) is left empty, as the JSON leaves its key out: 0 would read as a measured zero.
+  const auto cell = [](double v, bool measured) {
+    std::ostringstream c;
+    if (measured) c << json_round(v);
+    return c.str();
+  };
   std::ostringstream os;
   os << "kind,name,dtype,n,k,m,config,source,us,spread,tbps,stream_read_us,efficiency,cublaslt_us,"
         "cublaslt_best_us,cublaslt_best_config,speedup,speedup_best,cublaslt_torch_us,chain_us,rel_error\n";
-  for (const BenchRow& r : rows)
+  for (const BenchRow& r : rows) {
+    const bool read = r.stream_read_us > 0, lt = r.cublaslt_us > 0;
     os << r.kind << ',' << r.name << ',' << dtype_name(r.problem.dtype) << ',' << r.problem.n << ',' << r.problem.k
-       << ',' << r.problem.m << ',' << r.config << ',' << r.source << ',' << r.us << ',' << r.spread << ','
-       << r.tbps << ',' << r.stream_read_us << ',' << r.efficiency << ',' << r.cublaslt_us << ','
-       << r.cublaslt_best_us << ',' << r.cublaslt_best_config << ',' << r.speedup << ',' << r.speedup_best << ','
-       << r.cublaslt_torch_us << ',' << r.chain_us << ',' << r.rel_error << '\n';
+       << ',' << r.problem.m << ',' << r.config << ',' << r.source << ',' << cell(r.us, true) << ','
+       << cell(r.spread, true) << ',' << cell(r.tbps, true) << ',' << cell(r.stream_read_us, read) << ','
+       << cell(r.efficiency, read) << ',' << cell(r.cublaslt_us, lt) << ',' << cell(r.cublaslt_best_us, lt) << ','
+       << r.cublaslt_best_config << ',' << cell(r.speedup, lt) << ',' << cell(r.speedup_best, lt) << ','
+       << cell(r.cublaslt_torch_us, r.cublaslt_torch_us > 0) << ',' << cell(r.chain_us, r.chain_us > 0) << ','
+       << cell(r.rel_error, r.checked) << '\n';
+  }
   return os.str();
 }
 

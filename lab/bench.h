@@ -63,6 +63,11 @@ BenchRow bench_problem(const Problem& problem, const BenchOptions& options);
 // own chain probe is checked: more than 3% slower and the bench warns that its probe is weak.
 double reference_chain_us(int64_t bytes);
 
+// Throws Error naming the bytes needed and available unless bench_problem(problem, options) fits in the
+// backend's memory (host for the CPU; device, plus the host copy of the reference, for CUDA). bench_problem
+// checks it too; a command checks every problem with it before the first measurement.
+void check_bench_fits(const Problem& problem, const BenchOptions& options);
+
 // The meta block for the backend's device (revision, command and date are filled in by the caller).
 BenchMeta bench_meta(Backend backend);
 

@@ -2,6 +2,7 @@
 // lab/cuda/measure.cu in CUDA builds, lab/no_cuda/bench_stub.cpp's error otherwise.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "skinnygemm/config.h"
@@ -28,5 +29,9 @@ struct BenchResult {
   double rel_error = 0;
 };
 BenchResult bench(const BenchRequest& request);
+// Throws Error naming the bytes needed and free unless bench(request for problem) fits in device memory (and its
+// FP64 reference in host memory); bench checks it too, callers check every problem before the first measurement.
+void check_bench_memory(const Problem& problem);
+void check_bench_memory(const Problem& problem, int64_t l2_bytes);
 
 }  // namespace skinnygemm::cuda

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lab/json_round.h"
 #include "lab/models.h"
 
 namespace skinnygemm::tune {
@@ -104,7 +105,7 @@ std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow
     if (r.error.empty() && r.stream_read_us > 0)
       best_tbps = std::max(best_tbps, static_cast<double>(Problem{r.m, r.n, r.k, r.dtype}.total_bytes()) /
                                           (r.stream_read_us * 1e6));
-  j["stream_read_tbps"] = round_to(best_tbps, 0.001);
+  j["stream_read_tbps"] = json_round(best_tbps);
   j["rows"] = ordered_json::array();
   for (const FusedRow& r : rows) {
     if (!r.error.empty()) continue;  // a wrong result has no speed
@@ -112,8 +113,8 @@ std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow
     for (const FusedSegmentResult& s : r.segments) {
       ordered_json seg = {{"name", s.name}, {"n", s.n}};
       if (s.pad_to > 1) seg["pad_to"] = s.pad_to;
-      seg["us"] = round_to(s.us, 0.001);
-      seg["spread"] = round_to(s.spread, 0.0001);
+      seg["us"] = json_round(s.us);
+      seg["spread"] = json_round(s.spread);
       if (s.l2_warm) seg["l2_warm"] = true;
       seg["config"] = s.config;
       seg["source"] = s.source;
@@ -122,19 +123,27 @@ std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow
     ordered_json o = {{"kind", "fused"},  {"name", r.name}, {"dtype", dtype_name(r.dtype)},
                       {"segments", segments}, {"n", r.n}, {"k", r.k}, {"m", r.m},
                       {"rung", r.rung},   {"reason", r.reason}, {"configs", r.configs},
-                      {"us", round_to(r.us, 0.001)}, {"spread", round_to(r.spread, 0.0001)},
-                      {"tbps", round_to(r.tbps, 0.001)},
-                      {"separate_us", round_to(r.separate_us, 0.001)},
-                      {"separate_spread", round_to(r.separate_spread, 0.0001)},
-                      {"ratio", round_to(r.ratio(), 0.0001)},
-                      {"contiguous_us", round_to(r.contiguous_us, 0.001)}};
+                      {"us", json_round(r.us)}, {"spread", json_round(r.spread)},
+                      {"tbps", json_round(r.tbps)},
+                      {"separate_us", json_round(r.separate_us)},
+                      {"separate_spread", json_round(r.separate_spread)},
+                      {"ratio", json_round(r.ratio())},
+                      {"contiguous_us", json_round(r.contiguous_us)}};
     if (r.kernel_us > 0) {
       o["kernel_config"] = r.kernel_config;
-      o["kernel_us"] = round_to(r.kernel_us, 0.001);
+      o["kernel_us"] = json_round(r.kernel_us);
     }
-    add_baselines(o, r.stream_read_us, r.efficiency, r.cublaslt_us, r.cublaslt_best_us, r.cublaslt_best_config,
-                  r.cublaslt_us > 0 ? r.cublaslt_us / r.us : 0);
-    o["check_ratio"] = round_to(r.check_ratio, 0.0001);
+    if (r.stream_read_us > 0) {
+      o["stream_read_us"] = json_round(r.stream_read_us);
+      o["efficiency"] = json_round(r.efficiency);
+    }
+    if (r.cublaslt_us > 0) {
+      o["cublaslt_us"] = json_round(r.cublaslt_us);
+      o["cublaslt_best_us"] = json_round(r.cublaslt_best_us);
+      o["cublaslt_best_config"] = r.cublaslt_best_config;
+      o["speedup"] = json_round(r.cublaslt_us / r.us);
+    }
+    o["check_ratio"] = json_round(r.check_ratio);
     o["checked"] = r.checked;
     j["rows"].push_back(o);
   }

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lab/json_round.h"
 #include "lab/mla_runner.h"
-#include "lab/result_row.h"
 
 namespace skinnygemm::tune {
 
@@ -48,12 +48,12 @@ std::string mla_policy_json(const MlaReport& rep, const std::vector<int64_t>& ms
       const FusedMode mode = *mla_variant_mode(p.variant);
       ordered_json pt = {{"m", m}, {"context", c}, {"mode", fused_mode_name(mode)}, {"variant", mla_variant_name(p.variant)}};
       if (exact) {
-        pt["us"] = round_to(p.us, 0.01);
-        pt["margin"] = round_to(p.margin, 0.0001);
+        pt["us"] = json_round(p.us);
+        pt["margin"] = json_round(p.margin);
         if (!p.runner_up.empty()) pt["runner_up"] = p.runner_up;
         if (p.cublaslt_us > 0) {
-          pt["cublaslt_us"] = round_to(p.cublaslt_us, 0.01);
-          pt["gain_vs_cublaslt"] = round_to(p.cublaslt_us / p.us, 0.0001);
+          pt["cublaslt_us"] = json_round(p.cublaslt_us);
+          pt["gain_vs_cublaslt"] = json_round(p.cublaslt_us / p.us);
         }
       } else {
         pt["measured"] = false;

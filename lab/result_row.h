@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lab/json_round.h"
+
 namespace skinnygemm::tune {
 
 // v rounded to a multiple of unit (0.01, 0.001, ...), as the nearest double to that decimal: the scale is an exact
@@ -20,19 +22,20 @@ inline double round_to(double v, double unit) {
 // time and the speedup over it where it was.
 inline void add_run_timing(nlohmann::ordered_json& o, double us, double spread, double tbps, double floor_us,
                            double efficiency, double cublaslt_us, double speedup) {
-  o["us"] = round_to(us, 0.01);
-  o["spread"] = round_to(spread, 0.0001);
-  o["tbps"] = round_to(tbps, 0.001);
+  o["us"] = json_round(us);
+  o["spread"] = json_round(spread);
+  o["tbps"] = json_round(tbps);
   if (floor_us > 0) {
-    o["floor_us"] = round_to(floor_us, 0.01);
+    o["floor_us"] = json_round(floor_us);
     o["stream_read_us"] = o["floor_us"];  // the gemm rows' name for the same limit
-    o["efficiency"] = round_to(efficiency, 0.001);
+    o["efficiency"] = json_round(efficiency);
   }
   if (cublaslt_us > 0) {
-    o["cublaslt_us"] = round_to(cublaslt_us, 0.01);
-    o["speedup"] = round_to(speedup, 0.001);
+    o["cublaslt_us"] = json_round(cublaslt_us);
+    o["speedup"] = json_round(speedup);
   }
 }
+
 
 // The baseline fields of a per-problem row (kinds "gemm", "fused"): the stream-read limit and efficiency where
 // measured, cuBLASLt's default and best times, its best config and the speedup over the default where measured.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "lab/json_round.h"
 #include "skinnygemm/error.h"
 
 namespace skinnygemm::tune {
@@ -47,7 +48,6 @@ void check_ranks_runnable(int ranks, bool nccl_built, int visible_gpus) {
 }
 
 namespace {
-
 
 const ordered_json* find_row(const ordered_json& rows, const std::string& variant, int64_t m) {
   for (const ordered_json& row : rows)
@@ -92,16 +92,16 @@ ordered_json overall_row(const std::vector<const ordered_json*>& rows) {
   }
   o["us"] = us;
   o["spread"] = spread;
-  o["tbps"] = round_to(o.at("bytes").get<double>() / (us * 1e6), 0.001);
+  o["tbps"] = json_round(o.at("bytes").get<double>() / (us * 1e6));
   o["rank_us"] = rank_us;
   if (floors) {
     o["floor_us"] = floor;  // the weakest rank's bandwidth: the floor for the step as a whole
     o["stream_read_us"] = floor;
-    o["efficiency"] = round_to(floor / us, 0.001);
+    o["efficiency"] = json_round(floor / us);
   }
   if (comms) {
     o["comm_us"] = comm;
-    o["comm_share"] = round_to(comm / us, 0.0001);
+    o["comm_share"] = json_round(comm / us);
   }
   return o;
 }
@@ -147,7 +147,7 @@ ordered_json merge_rank_rows(const std::vector<ordered_json>& docs) {
       if (c.at("variant").get<std::string>().rfind("cublaslt", 0) == 0 && c.at("m") == o.at("m") &&
           c.value("pdl", false) == o.value("pdl", false) && !c.contains("error")) {
         o["cublaslt_us"] = c.at("us");
-        o["speedup"] = round_to(c.at("us").get<double>() / o.at("us").get<double>(), 0.001);
+        o["speedup"] = json_round(c.at("us").get<double>() / o.at("us").get<double>());
       }
     out.push_back(o);
   }

@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lab/json_round.h"
+
 namespace skinnygemm::tune {
 
 namespace {
@@ -378,8 +380,8 @@ HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results) {
 
 std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneResult>& results) {
   using nlohmann::ordered_json;
-  // Times exactly as results_json rounds "us" (round_to, lab/result_row.h), so that equal times compare equal.
-  auto us_json = [](double v) { return round_to(v, 0.001); };
+  // Times exactly as results_json rounds "us" (json_round), so that equal times compare equal across the two
+  // columns.
   std::vector<BenchRow> rows;
   for (const TuneResult& r : results) {
     BenchRow row = r.heuristic.row;
@@ -400,18 +402,18 @@ std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneR
     const BenchRow& best = best_row(r);
     ordered_json& o = j["rows"][i];
     o["heuristic_config"] = h.choice.config.name();
-    o["heuristic_us"] = h.error.empty() ? ordered_json(us_json(h.row.us)) : ordered_json();
+    o["heuristic_us"] = h.error.empty() ? ordered_json(json_round(h.row.us)) : ordered_json();
     o["best_config"] = best.config;
-    o["best_us"] = us_json(best.us);
-    o["loss"] = h.error.empty() ? ordered_json(round_to(h.row.us / best.us - 1, 1e-5)) : ordered_json();
+    o["best_us"] = json_round(best.us);
+    o["loss"] = h.error.empty() ? ordered_json(json_round(h.row.us / best.us - 1)) : ordered_json();
     if (h.extra) o["heuristic_extra"] = true;  // measured after the candidates, which left it out
     if (!h.error.empty()) o["heuristic_error"] = h.error;
   }
   const HeuristicSummary s = summarize_heuristic(results);
   j["summary"] = {{"points", s.points},
                   {"heuristic_failed", s.failed},
-                  {"median_loss", round_to(s.median_loss, 1e-5)},
-                  {"worst_loss", round_to(s.worst_loss, 1e-5)},
+                  {"median_loss", json_round(s.median_loss)},
+                  {"worst_loss", json_round(s.worst_loss)},
                   {"worst_point", s.worst_point},
                   {"slower_than_cublaslt", s.slower_than_cublaslt},
                   {"cublaslt_points", s.cublaslt_points}};

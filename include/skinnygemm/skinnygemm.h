@@ -46,8 +46,9 @@ DeviceInfo device_info(Backend backend);
 // The shipped table matching the device (from the data folder's tables/), or nullptr. Loaded once.
 const Table* default_table(const DeviceInfo& device);
 
-// Where models/ and tables/ are read from: $SKINNYGEMM_DATA_DIR, else the source tree (build),
-// else the install prefix's share/skinnygemm.
+// Where models/, tables/ and policies/ are read from: $SKINNYGEMM_DATA_DIR, else share/skinnygemm of the prefix
+// this library was loaded from (wherever that prefix now is), else the source tree when this is the library the
+// build tree made, else share/skinnygemm next to the running program's bin/.
 std::string data_dir();
 
 }  // namespace skinnygemm

@@ -66,7 +66,9 @@ class Table {
 
   std::string to_json() const;
   // Merge this table's entries into the file at path (ours win on equal keys) and write it atomically
-  // (temp file in the same folder + rename). An existing file for another signature is an error.
+  // (temp file in the same folder + rename), under an exclusive flock() on path + ".lock" so that concurrent
+  // writers (processes or threads) never lose each other's entries. An existing file for another signature is an
+  // error.
   void save_merge(const std::string& path) const;
 };
 

@@ -13,6 +13,7 @@
 
 #include "lab/bench_device.h"
 #include "runtime/backends.h"
+#include "runtime/memory.h"
 #include "lab/cuda/bench_common.cuh"
 #include "backends/cuda/check.cuh"
 #include "backends/cuda/cublaslt.h"
@@ -72,6 +73,7 @@ struct Buffers {
     y_stride_bytes = round_up(((p.m - 1) * p.y_stride() + p.n) * e, 256);
     copies = cold_copies(w_stride_bytes, l2_bytes);
     probe_pad = round_up(p.total_bytes(), 256);
+    check_bench_memory(p, l2_bytes);  // with the numbers, before the first allocation
     SKINNYGEMM_CUDA_CHECK(cudaMalloc(&w, copies * w_stride_bytes + probe_pad));
     SKINNYGEMM_CUDA_CHECK(cudaMalloc(&x, round_up(((p.m - 1) * p.x_stride() + p.k) * e, 256)));
     SKINNYGEMM_CUDA_CHECK(cudaMalloc(&y, copies * y_stride_bytes));
@@ -191,6 +193,29 @@ BenchResult bench_on(Buffers& b, const BenchRequest& req, const DeviceInfo& dev)
 
 
 }  // namespace
+
+void check_bench_memory(const Problem& p, int64_t l2_bytes) {
+  // The sizes of Buffers::allocate, saturating: a huge shape otherwise ends in an allocation error without the
+  // size, or in minutes of work before it.
+  const int64_t e = static_cast<int64_t>(dtype_size(p.dtype));
+  const int64_t w_bytes = round_up(operand_bytes(p.n, p.k, p.w_stride(), e), 256);
+  const int64_t y_bytes = round_up(operand_bytes(p.m, p.n, p.y_stride(), e), 256);
+  const int64_t copies = cold_copies(w_bytes, l2_bytes);
+  const int64_t reference_bytes = mul_bytes(mul_bytes(p.m, p.n), sizeof(double));
+  const int64_t needed = add_bytes(add_bytes(add_bytes(mul_bytes(copies, w_bytes), p.total_bytes() + 256),
+                                             round_up(operand_bytes(p.m, p.k, p.x_stride(), e), 256)),
+                                   add_bytes(mul_bytes(copies, y_bytes), reference_bytes));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  SKINNYGEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  SKINNYGEMM_CHECK(needed <= static_cast<int64_t>(free_bytes),
+                   "benchmarking " << p.str() << " needs " << bytes_text(needed) << " of device memory (" << copies
+                                   << " cold weight copies, x, y, FP64 reference) but "
+                                   << bytes_text(static_cast<int64_t>(free_bytes)) << " are free (of "
+                                   << bytes_text(static_cast<int64_t>(total_bytes)) << ")");
+  check_host_memory(reference_bytes, "the host copy of the FP64 reference of " + p.str());
+}
+
+void check_bench_memory(const Problem& p) { check_bench_memory(p, device_info().l2_bytes); }
 
 BenchResult bench(const BenchRequest& req) {
   const DeviceInfo dev = device_info();

@@ -1,4 +1,6 @@
 // The public entry point: validate -> the cached plan for (problem, options, alignment) -> its launch.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -65,12 +67,48 @@ DeviceInfo device_info(Backend backend) {
   return resolve_backend(backend) == Backend::Cuda ? cuda::device_info() : cpu_device_info();
 }
 
-std::string data_dir() {
-  namespace fs = std::filesystem;
-  if (const char* env = std::getenv("SKINNYGEMM_DATA_DIR"); env && *env) return env;
-  if (fs::exists(fs::path(SKINNYGEMM_SOURCE_DATA_DIR) / "models")) return SKINNYGEMM_SOURCE_DATA_DIR;
-  return SKINNYGEMM_INSTALL_DATA_DIR;
+namespace {
+
+// The folder this library was loaded from (dladdr on one of its own functions), empty when unknown.
+std::filesystem::path library_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&data_dir), &info) == 0 || !info.dli_fname) return {};
+  std::error_code ec;
+  const std::filesystem::path lib = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::filesystem::path() : lib.parent_path();
 }
+
+// Without the environment variable: the data next to the loaded library (an install, wherever its prefix was
+// copied to: <prefix>/lib/../share/skinnygemm), else the source tree when this library is the one the build
+// tree made, else the data next to the running program (<prefix>/bin/../share/skinnygemm). The configure-time
+// paths are only compared with, never trusted alone: an installed copy must not read a checkout that happens to
+// still exist (issue 19).
+std::string located_data_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path lib = library_dir();
+  const fs::path installed = lib.empty() ? fs::path() : (lib / SKINNYGEMM_LIB_TO_DATA_DIR).lexically_normal();
+  if (!installed.empty() && fs::is_directory(installed / "models", ec)) return installed.string();
+  if (!lib.empty() && fs::equivalent(lib, SKINNYGEMM_BUILD_LIB_DIR, ec) &&
+      fs::is_directory(fs::path(SKINNYGEMM_SOURCE_DATA_DIR) / "models", ec))
+    return SKINNYGEMM_SOURCE_DATA_DIR;
+  const fs::path exe = fs::canonical("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path next_to_program = (exe.parent_path() / SKINNYGEMM_BIN_TO_DATA_DIR).lexically_normal();
+    if (fs::is_directory(next_to_program / "models", ec)) return next_to_program.string();
+  }
+  // Nothing found: name where an install would have it, so that "no models in X" points at the right place.
+  return installed.empty() ? SKINNYGEMM_INSTALL_DATA_DIR : installed.string();
+}
+
+}  // namespace
+
+std::string data_dir() {
+  if (const char* env = std::getenv("SKINNYGEMM_DATA_DIR"); env && *env) return env;
+  static const std::string located = located_data_dir();  // the library does not move while loaded
+  return located;
+}
+
 
 const Table* default_table(const DeviceInfo& device) {
   namespace fs = std::filesystem;
@@ -166,8 +204,13 @@ Choice gemm(const Problem& problem, const void* x, const void* w, void* y, const
   validate(problem, x, w, y);
   const Backend backend = resolve_backend(options.backend);
   if (problem.empty()) {
-    static const Choice empty{Config{}, Source::Fallback, "empty problem (M=0 or N=0): nothing to do"};
-    return empty;
+    // A config name Config::parse accepts (Config{} would print as "cpu_r0"), the same one K = 0 reports.
+    static const Choice empty_cpu{Config::parse("cpu_r4"), Source::Fallback,
+                                  "empty problem (M=0 or N=0): nothing to do"};
+    static const Choice empty_cuda{Config::parse("cublaslt"), Source::Fallback,
+                                   "empty problem (M=0 or N=0): nothing to do"};
+    if (backend == Backend::Cuda) return empty_cuda;
+    return empty_cpu;
   }
   PlanKey key{problem.m, problem.n, problem.k, problem.x_stride(), problem.w_stride(), problem.y_stride(),
               options.table, options.table ? options.table->id : 0,

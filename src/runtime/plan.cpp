@@ -14,7 +14,9 @@ Plan::Impl::Impl(const Problem& p, const Options& options, int align, const Outp
                    "alignment " << align << " must be 1, 2, 4, 8 or 16 bytes");
   const DeviceInfo device = backend == Backend::Cuda ? cuda::device_info() : cpu_device_info();
   if (p.empty()) {
-    choice = Choice{Config{}, Source::Fallback, "empty problem (M=0 or N=0): nothing to do"};
+    // A config name Config::parse accepts (Config{} would print as "cpu_r0"), the same one K = 0 reports.
+    choice = Choice{Config::parse(backend == Backend::Cuda ? "cublaslt" : "cpu_r4"), Source::Fallback,
+                    "empty problem (M=0 or N=0): nothing to do"};
     return;
   }
   if (p.k == 0) {  // nothing to read: every backend writes zeros whatever the config

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <sstream>
 
+#include "runtime/memory.h"
 #include "skinnygemm/error.h"
 
 namespace skinnygemm {
@@ -37,6 +38,18 @@ void validate(const Problem& p) {
   SKINNYGEMM_CHECK(p.x_stride() >= p.k, "ldx=" << p.x_stride() << " is smaller than a row of x (K=" << p.k << ")");
   SKINNYGEMM_CHECK(p.w_stride() >= p.k, "ldw=" << p.w_stride() << " is smaller than a row of w (K=" << p.k << ")");
   SKINNYGEMM_CHECK(p.y_stride() >= p.n, "ldy=" << p.y_stride() << " is smaller than a row of y (N=" << p.n << ")");
+  // Byte sizes (and the spans and allocations computed from them) must fit in int64: M = N = 2^40 would wrap.
+  const int64_t e = static_cast<int64_t>(dtype_size(p.dtype));
+  struct Operand {
+    const char* name;
+    int64_t rows, cols, stride;
+  };
+  for (const Operand& o : {Operand{"x", p.m, p.k, p.x_stride()}, Operand{"w", p.n, p.k, p.w_stride()},
+                           Operand{"y", p.m, p.n, p.y_stride()}})
+    SKINNYGEMM_CHECK(operand_bytes(o.rows, o.cols, o.stride, e) >= 0,
+                     o.name << " of " << p.str() << " needs "
+                            << (static_cast<double>(o.rows - 1) * static_cast<double>(o.stride) + o.cols) * e
+                            << " bytes, more than a 64-bit size holds (at most 2^63 bytes are available)");
 }
 
 namespace {

@@ -11,11 +11,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "skinnygemm/error.h"
@@ -162,6 +166,11 @@ Table parse_table(const std::string& text, const std::string& where) {
 }  // namespace
 
 Table Table::load(const std::string& path) {
+  // A folder opens as a stream on Linux and fails only in the read, with libstdc++'s "basic_filebuf::underflow"
+  // and no path: say what it is first.
+  std::error_code ec;
+  SKINNYGEMM_CHECK(!std::filesystem::is_directory(path, ec),
+                   "table file '" << path << "' is a directory; expected a JSON table file (e.g. tables/<device>.json)");
   std::ifstream in(path, std::ios::binary);
   SKINNYGEMM_CHECK(in.is_open(), "cannot open table file '" << path << "': " << std::strerror(errno));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -265,7 +274,55 @@ std::string Table::to_json() const {
   return os.str();
 }
 
+namespace {
+
+// An exclusive flock() on <table>.lock, held for the read-merge-write of save_merge: two tuners writing one
+// table (two GPUs of a host share the default per-device file) would otherwise both read the old file and the
+// second rename would drop the first one's entries. A sibling file, not the table itself, because the table is
+// replaced by rename() and a lock on the old inode would not exclude a writer that opened the new one.
+// The holder removes the lock file before releasing it (no litter in tables/); a waiter that then gets the lock
+// of the removed file sees that the path no longer names its inode and locks again.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& table) : path_(table + ".lock") {
+    for (;;) {
+      fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      SKINNYGEMM_CHECK(fd_ >= 0, "cannot open lock file '" << path_ << "' for table '" << table
+                                                           << "': " << std::strerror(errno));
+      int rc;
+      while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+      }
+      if (rc != 0) {
+        const int err = errno;
+        ::close(fd_);
+        SKINNYGEMM_FAIL("cannot lock '" << path_ << "' for table '" << table << "': " << std::strerror(err));
+      }
+      struct stat held {}, named {};
+      if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+          held.st_dev == named.st_dev)
+        return;
+      ::close(fd_);  // the previous holder removed this file: lock the one the path names now
+    }
+  }
+  ~FileLock() {
+    ::unlink(path_.c_str());  // while still held, so that no one can have locked the file the path names
+    ::close(fd_);             // releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+}  // namespace
+
 void Table::save_merge(const std::string& out) const {
+  std::error_code ec;
+  SKINNYGEMM_CHECK(!std::filesystem::is_directory(out, ec),
+                   "table file '" << out << "' is a directory; expected a JSON table file to merge into");
+  const FileLock lock(out);  // the file on disk is read below, under the lock: merged with what is there now
   Table merged;
   merged.meta = meta;
   std::ifstream probe(out, std::ios::binary);

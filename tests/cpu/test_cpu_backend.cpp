@@ -15,6 +15,7 @@
 #include "runtime/backends.h"
 #include "runtime/half.h"
 #include "skinnygemm/error.h"
+#include "skinnygemm/skinnygemm.h"
 
 namespace skinnygemm {
 namespace {
@@ -277,6 +278,37 @@ TEST(CpuBackendEdges, EmptyProblemsTouchNothing) {
   p.n = 0;
   cpu::gemm(p, nullptr, nullptr, y.data(), cpu_config(4));
   for (uint16_t v : y) EXPECT_EQ(v, kPoison);
+}
+
+// A representable problem whose scratch exceeds the host's memory fails up front with the bytes needed and
+// available, through the public API (the pointers are never read: the check comes first).
+TEST(CpuBackendEdges, ScratchBeyondHostMemoryIsNamed) {
+  Problem p;
+  p.m = int64_t{1} << 40;  // x as float: 2^40 x 7168 x 4 bytes, about 31.5 PB
+  p.n = 8;
+  p.k = 7168;
+  const auto at = [](uint64_t address) { return reinterpret_cast<void*>(static_cast<uintptr_t>(address)); };
+  Options o;
+  o.backend = Backend::Cpu;
+  o.config = "cpu_r4";
+  test::expect_error([&] { gemm(p, at(uint64_t{1} << 56), at(uint64_t{1} << 60), at(uint64_t{1} << 62), o); },
+                     {"CPU backend's scratch", "m=1099511627776", "bytes) of host memory but", "are available"});
+}
+
+// What gemm reports for a problem with nothing to do must be a config Config::parse accepts (it was cpu_r0).
+TEST(CpuBackendEdges, DegenerateProblemsReportAParsableConfig) {
+  std::vector<uint16_t> y(8, kPoison);
+  Options o;
+  o.backend = Backend::Cpu;
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{0, 4, 16}, {2, 0, 16}, {2, 4, 0}}) {
+    Problem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    const Choice c = gemm(p, nullptr, nullptr, y.data(), o);
+    EXPECT_NO_THROW(Config::parse(c.config.name())) << c.config.name() << " for " << p.str();
+    EXPECT_EQ(c.config.name(), "cpu_r4") << p.str();
+  }
 }
 
 TEST(CpuBackendEdges, RejectsOtherFamiliesAndBadProblems) {

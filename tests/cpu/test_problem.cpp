@@ -85,6 +85,23 @@ TEST(ProblemValidate, EmptyProblemsAcceptNull) {
   expect_error([] { validate(make(0, -1, 8), nullptr, nullptr, nullptr); }, {"N=-1"});
 }
 
+// Issue 19: M = N = 2^40 wrapped int64 in the spans and allocations and ended in std::bad_alloc; validate now
+// names the operand and its bytes.
+TEST(ProblemValidate, SizesBeyondSixtyFourBitsAreNamed) {
+  const int64_t huge = int64_t{1} << 40;
+  expect_error([&] { validate(make(huge, huge, 7168)); }, {"y of", "m=1099511627776", "bytes", "2^63"});
+  expect_error([&] { validate(make(1, int64_t{1} << 62, 7168)); }, {"w of", "bytes"});
+  EXPECT_NO_THROW(validate(make(64, 1 << 20, 7168)));  // large but representable
+}
+
+// The README quotes this message as its example of an Error; K = 7170 is not one (it runs, via the fallback).
+TEST(ProblemValidate, TheReadmesExampleMessage) {
+  Problem p = make(1, 1536, 7168);
+  p.ldw = 7000;
+  expect_error([&] { validate(p); }, {"ldw=7000 is smaller than a row of w (K=7168)"});
+  EXPECT_NO_THROW(validate(make(1, 1536, 7170)));
+}
+
 TEST(ProblemValidate, OutputOverlappingAnInput) {
   const Problem p = make(2, 4, 8);  // x: 16 elements, w: 32, y: 8
   std::vector<uint16_t> buf(128);

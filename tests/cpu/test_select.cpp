@@ -9,6 +9,7 @@
 
 #include "runtime/backends.h"
 #include "common/test_util.h"
+#include "runtime/cost_model.h"
 #include "skinnygemm/skinnygemm.h"
 
 namespace skinnygemm {
@@ -113,6 +114,13 @@ TEST_F(Selection, GpuFallbackForMisalignedOrOddK) {
     EXPECT_EQ(c.source, Source::Fallback) << p.str();
     EXPECT_EQ(c.config.name(), "cublaslt");
     EXPECT_THAT(c.reason, HasSubstr("fallback"));
+    // The README quotes this reason for K = 7170.
+    if (p.k == 7170) {
+      EXPECT_THAT(c.reason, HasSubstr("fallback: no kernel config supports bf16 m=4 n=1536 k=7170"));
+      std::string why_not;  // what a forced kernel config's Error names (supports() on a build with the kernels)
+      EXPECT_FALSE(fits_shape(Config::parse("mma_m8_w1x8_u4_sk2"), p, gpu, &why_not));
+      EXPECT_THAT(why_not, HasSubstr("K=7170 must be a positive multiple of 8 for 16-byte loads"));
+    }
   }
   // A device the kernels are not built for also falls back.
   DeviceInfo ampere = gpu;

@@ -16,6 +16,7 @@
 
 #include "runtime/backends.h"
 #include "runtime/half.h"
+#include "runtime/memory.h"
 #include "skinnygemm/error.h"
 
 namespace skinnygemm::cpu {
@@ -217,18 +218,26 @@ void gemm(const Problem& p, const void* x, const void* w, void* y, const Config&
 
   // x is small (m x k) and read once per row block, so convert it to float once rather than per block.
   const int64_t kpad = (p.k + kLanes - 1) / kLanes * kLanes;
+  // Read once: hardware_concurrency() parses a /sys file on every call (tens of microseconds).
+  static const int64_t hw = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  const int64_t blocks = (p.n + config.rows - 1) / config.rows;
+  // In double: M*N*K of a valid problem can exceed int64 (each operand fits, their product need not).
+  const auto macs_threads = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) /
+                            static_cast<double>(kMacsPerThread);
+  const int64_t threads = std::clamp<int64_t>(static_cast<int64_t>(std::min(macs_threads, 1e6)), 1,
+                                              std::min(hw, blocks));
+  const int64_t acc_floats = mul_bytes(p.m, kMaxRows * kLanes);
+  // Scratch (x as float, one accumulator block per thread) checked against the host first: a huge M fails
+  // with the numbers instead of std::bad_alloc.
+  check_host_memory(add_bytes(mul_bytes(mul_bytes(p.m, kpad), 4), mul_bytes(mul_bytes(threads, acc_floats), 4)),
+                    "the CPU backend's scratch for " + p.str());
   std::vector<float> xf(static_cast<size_t>(p.m * kpad), 0.0f);
   const auto* xh = static_cast<const uint16_t*>(x);
   for (int64_t t = 0; t < p.m; ++t)
     for (int64_t i = 0; i < p.k; ++i) xf[t * kpad + i] = half_to_float(p.dtype, xh[t * p.x_stride() + i]);
 
   const Work wk{&p, static_cast<const uint16_t*>(w), yh, xf.data(), kpad, config.rows};
-  const int64_t blocks = (p.n + config.rows - 1) / config.rows;
-  // Read once: hardware_concurrency() parses a /sys file on every call (tens of microseconds).
-  static const int64_t hw = std::max<int64_t>(1, std::thread::hardware_concurrency());
-  const int64_t threads = std::clamp<int64_t>(p.m * p.n * p.k / kMacsPerThread, 1, std::min(hw, blocks));
   // Scratch for every thread is allocated here, so the workers themselves cannot throw.
-  const int64_t acc_floats = p.m * kMaxRows * kLanes;
   std::vector<float> acc(static_cast<size_t>(threads * acc_floats));
 
   // Thread i owns a contiguous range of whole row blocks; each output is computed by exactly one thread.
