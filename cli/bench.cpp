@@ -1,4 +1,4 @@
-// `skinnygemm bench`: the project's measurement protocol (src/tune/bench.h) over (shape, M), printed
+// `skinnygemm bench`: the project's measurement protocol (lab/bench.h) over (shape, M), printed
 // as a table and written in the shared result schema. Every number is measured in this one process.
 #include <fnmatch.h>
 
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "common.h"
-#include "core/models.h"
-#include "tune/bench.h"
+#include "lab/models.h"
+#include "lab/bench.h"
 
 namespace skinnygemm::cli {
 namespace {
@@ -162,7 +162,7 @@ int run_bench(const BenchArgs& args) {
 Command add_bench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* sub = app.add_subcommand("bench", "Measure problems against the stream-read limit and cuBLASLt "
-                                              "(protocol: src/tune/bench.h)");
+                                              "(protocol: lab/bench.h)");
   add_backend_option(sub, &args->backend);
   add_problem_options(sub, &args->shapes, &args->m, &args->dtype, &args->config);
   add_table_option(sub, &args->table);

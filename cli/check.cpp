@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "common.h"
-#include "core/backends.h"
-#include "core/half.h"
-#include "core/memory.h"
-#include "core/models.h"
-#include "tune/bench.h"
+#include "runtime/backends.h"
+#include "runtime/half.h"
+#include "runtime/memory.h"
+#include "lab/models.h"
+#include "lab/bench.h"
 
 namespace skinnygemm::cli {
 namespace {

@@ -1,4 +1,4 @@
-// `skinnygemm fused`: the fused-projection benchmark (src/tune/fused_bench.h, docs/fused.md): per fusion of a
+// `skinnygemm fused`: the fused-projection benchmark (lab/fused_bench.h, docs/fused.md): per fusion of a
 // model and per M, FusedProjection::run against the separate gemm calls of the same segments, in one run,
 // printed as a table and written as rows of kind "fused" (scripts/fused_md.py renders them as Markdown).
 #include <iostream>
@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "common.h"
-#include "core/models.h"
-#include "tune/fused_bench.h"
+#include "lab/models.h"
+#include "lab/fused_bench.h"
 
 namespace skinnygemm::cli {
 namespace {

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "common.h"
-#include "core/backends.h"
-#include "core/models.h"
-#include "tune/step_comm.h"
+#include "runtime/backends.h"
+#include "lab/models.h"
+#include "lab/step_comm.h"
 
 namespace skinnygemm::cli {
 namespace {

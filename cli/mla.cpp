@@ -1,6 +1,6 @@
-// `skinnygemm mla`: one MLA attention block's decode step (src/tune/mla.h) per (M, context) grid point, every
+// `skinnygemm mla`: one MLA attention block's decode step (lab/mla.h) per (M, context) grid point, every
 // variant checked against a reference of the layer and timed as one CUDA graph, plus the attention alone; rows of
-// kind "mla_layer" with the top-level "policy_choice" (shared/design/BENCHMARKING.md) and, with --policy-out, the
+// kind "mla_layer" with the top-level "policy_choice" (docs/measuring.md) and, with --policy-out, the
 // fused-projection policy file an engine loads (docs/mla.md).
 #include <algorithm>
 #include <cmath>
@@ -10,12 +10,15 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "run_fields.h"
-#include "core/models.h"
-#include "tune/bench.h"
-#include "tune/mla_runner.h"
+#include "lab/result_row.h"
+#include "lab/models.h"
+#include "lab/bench.h"
+#include "lab/mla_runner.h"
 
 namespace skinnygemm::cli {
+
+using tune::add_run_timing;
+using tune::round_to;
 namespace {
 
 using nlohmann::ordered_json;

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "core/models.h"
+#include "lab/models.h"
 
 namespace skinnygemm::cli {
 namespace {

@@ -1,6 +1,6 @@
-// `skinnygemm step`: every dense projection of one decode step per rank (src/tune/step.h), checked, then
+// `skinnygemm step`: every dense projection of one decode step per rank (lab/step.h), checked, then
 // timed as one CUDA graph per variant against cuBLASLt and the stream-read floor (docs/step.md). Rows of kind
-// "step" (shared/design/BENCHMARKING.md). PDL is a process-wide switch read once (SKINNYGEMM_PDL), so the
+// "step" (docs/measuring.md). PDL is a process-wide switch read once (SKINNYGEMM_PDL), so the
 // no-PDL variants run in a child process of this binary with SKINNYGEMM_PDL=0; its rows join this one's file.
 // --ranks N (N >= 2) runs the step across N GPUs instead: cli/step_processes.cpp.
 #include <unistd.h>
@@ -17,13 +17,16 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "run_fields.h"
-#include "core/models.h"
+#include "lab/result_row.h"
+#include "lab/models.h"
 #include "spawn.h"
 #include "step.h"
-#include "tune/step_ranks.h"
+#include "lab/step_ranks.h"
 
 namespace skinnygemm::cli {
+
+using tune::add_run_timing;
+using tune::round_to;
 
 using nlohmann::ordered_json;
 

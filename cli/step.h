@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tune/bench.h"
-#include "tune/step_runner.h"
+#include "lab/bench.h"
+#include "lab/step_runner.h"
 
 namespace skinnygemm::cli {
 
@@ -26,7 +26,7 @@ struct StepArgs {
 // The run options for a's model, M values and variants (checked here, before any process starts).
 tune::StepRunOptions step_run_options(const StepArgs& a, Backend backend);
 
-// One result row of kind "step" (shared/design/BENCHMARKING.md); with several ranks it carries rank, ranks,
+// One result row of kind "step" (docs/measuring.md); with several ranks it carries rank, ranks,
 // scope "rank", all_reduces and the communication time.
 nlohmann::ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const tune::StepModel& model,
                                      const tune::StepReport& report);

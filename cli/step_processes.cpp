@@ -1,7 +1,7 @@
 // `skinnygemm step --ranks N`: the step across N GPUs of this host (docs/step.md, "Several GPUs"). The parent
 // checks the options, creates an NCCL id and starts N processes of this binary with --rank r; each selects GPU r,
 // runs the step of cli/step.cpp with an NCCL all-reduce after every row-parallel projection (in the check and in
-// the CUDA graph) and writes its rows; the parent merges them (tune/step_ranks.h), prints and writes the result.
+// the CUDA graph) and writes its rows; the parent merges them (lab/step_ranks.h), prints and writes the result.
 // A process per rank, not a thread: PDL is a process-wide switch (the no-PDL pass needs fresh processes anyway)
 // and one failing rank cannot take the others' state down with it.
 #include <cstdlib>
@@ -22,8 +22,8 @@
 #include "common.h"
 #include "spawn.h"
 #include "step.h"
-#include "core/backends.h"
-#include "tune/step_ranks.h"
+#include "runtime/backends.h"
+#include "lab/step_ranks.h"
 
 namespace skinnygemm::cli {
 

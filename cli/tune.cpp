@@ -1,5 +1,5 @@
 // `skinnygemm tune`: measure every candidate config per (shape, M) and merge the winners into a table
-// (src/tune/tuner.h, docs/tuning.md). Progress goes to stderr, one line per point; the summary to stdout.
+// (lab/tuner.h, docs/tuning.md). Progress goes to stderr, one line per point; the summary to stdout.
 // --heuristic-report with --no-store is the held-out evaluation of the heuristic (issue 4).
 #include <filesystem>
 #include <iomanip>
@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
-#include "core/models.h"
-#include "tune/bench.h"
-#include "tune/tuner.h"
+#include "lab/models.h"
+#include "lab/bench.h"
+#include "lab/tuner.h"
 
 namespace skinnygemm::cli {
 namespace {

@@ -4,7 +4,7 @@
 Input: `skinnygemm tune --json` files (every candidate's time per point; docs/benchmarks/h200/tune/*.json.gz) and,
 for cuBLASLt's model only, held-out reports (`tune --heuristic-report`: cuBLASLt's default time per point).
 
-- The models are those of src/core/cost_model.cpp (session 5): the stage ring (`bulk`), the register ring with
+- The models are those of src/runtime/cost_model.cpp (session 5): the stage ring (`bulk`), the register ring with
   its own constants per token tile (`reg8` .. `reg64`) and cuBLASLt's default (`lt`). `CURRENT` holds the
   constants compiled into the library; `pick_current` is a port of select.cpp's GPU heuristic with them (the
   stage ring up to M = 4 in one wave, the register ring at the smallest token tile holding M, a kernel only
@@ -141,7 +141,7 @@ for _t in REG_TILES:
     MODELS[f"reg{_t}"] = (reg_features, reg_model, [1.5, 0.5, 4.5, 0.5, 1.6, 0.2, 0.05, 0.01],
                           ([0, 0, 2, 0, 1, 0, 0, 0], [6, 5, 7, 5, 4, 3, 3, 1]))
 
-# Constants of src/core/cost_model.cpp at this revision.
+# Constants of src/runtime/cost_model.cpp at this revision.
 CURRENT = {
     "bulk": [0.8603, 5.066, 0.621, 0.8985, 0.03689, 0, 0.09956, 2.765, 0],
     "reg8": [0.1095, 0.9242, 3.29, 0.2519, 1.549, 1.972, 0, 0],
@@ -281,7 +281,7 @@ def main():
         rows = [dict(n=n, k=k, m=m, pick=pick_current(n, k, m)) for n, k, m in sorted(points)]
         with open(args.port_fixture, "w") as f:  # one point per line
             f.write('{"note": "written by scripts/heuristic_cv.py --port-fixture: the GPU heuristic\'s picks (the '
-                    'Python port, constants of src/core/cost_model.cpp)",\n"points": [\n')
+                    'Python port, constants of src/runtime/cost_model.cpp)",\n"points": [\n')
             f.write(",\n".join(json.dumps(r) for r in rows) + "\n]}\n")
         print(f"{args.port_fixture}: {len(rows)} points, {sum(r['pick'] != 'cublaslt' for r in rows)} kernel picks")
     if args.measured_points:

@@ -19,8 +19,10 @@
 //                         every reduction scheme allowed, as torch's F.linear allows reduced-precision reductions
 //   cpu_r4                CPU backend, 4 weight rows per inner block
 //
-// The constexpr lists below are the one source of truth: the CUDA instance list, the heuristic, the tuner
-// and the tests all enumerate them.
+// Each family is one descriptor in the runtime's registry (src/kernels/registry.cpp; docs/adding-a-family.md),
+// which parses and prints its names, lists its configs and knows what it supports and costs. The constexpr lists
+// below are the skinny families' parameters: their instance files, the heuristic, the tuner and the tests all
+// enumerate them.
 #pragma once
 
 #include <string>
@@ -28,6 +30,8 @@
 
 namespace skinnygemm {
 
+// A family's position in the registry. The enumerators name the built-in families; a family registered after them
+// has no enumerator and is found by name (the registry's find_family), so adding one changes no public header.
 enum class Family { Mma, Bulk, Reg, Simt, Tma, Cublaslt, Cpu };
 
 const char* family_name(Family family);
@@ -75,7 +79,7 @@ struct Config {
   int min_units = 0;    // tma, stream-K
   int cluster = 0;      // tma: CTAs of a cluster splitting one row tile's K (0: stream-K)
 
-  std::string name() const;
+  std::string name() const;  // builds a string: not for a per-call path
   // Throws Error naming the part that is wrong ("unknown family 'foo'", "tile m 12 is not built ...").
   static Config parse(const std::string& name);
 

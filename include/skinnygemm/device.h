@@ -14,6 +14,11 @@ struct DeviceInfo {
   int cc_major = 0, cc_minor = 0;
   int64_t l2_bytes = 0;
   int64_t smem_per_block_optin = 0;
+  // Per-SM limits that bound resident CTAs in the cost models (cudaDeviceProp; 0 on the CPU).
+  int64_t smem_per_sm = 0;
+  int64_t regs_per_sm = 0;
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
   std::string cuda_version;      // runtime, "13.0"; empty on CPU
   std::string cublaslt_version;  // "13.1.0"; empty on CPU
 

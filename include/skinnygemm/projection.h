@@ -11,7 +11,9 @@
 // writes each segment's rows to its destination, when selection picks a skinny kernel for the merged problem),
 // the fused GEMM (one gemm over the merged weights, in place or into a scratch output then one strided copy per
 // segment), separate (one gemm per segment). run() takes the best rung that can run and says which and why;
-// SKINNYGEMM_LOG=1 prints it once per (projection, M).
+// SKINNYGEMM_LOG=1 prints it once per (projection, M). The rung for each M up to max_m is decided at
+// construction; run() with default options (no forced rung or config, the default table, packed 16-byte aligned
+// x) records its launches the first time at an M and replays them after: no selection, strings or allocation.
 //
 // A projection is bound to one backend and owns its packed weights and scratch output, so it runs one call
 // at a time (as a layer of an engine does, on one stream); nothing is allocated after construction, which
@@ -68,10 +70,28 @@ struct RunOptions {
   std::optional<Rung> rung;   // force a rung; an unavailable one is an Error naming why
 };
 
+// The gemm calls of a run in launch order, shared: a run that repeats a recorded one returns the same list,
+// which copies a pointer instead of the choices.
+class ChoiceList {
+ public:
+  ChoiceList() = default;
+  explicit ChoiceList(std::vector<Choice> choices);
+  std::size_t size() const { return list_ ? list_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const Choice& operator[](std::size_t i) const { return (*list_)[i]; }
+  const Choice& front() const { return list_->front(); }
+  const Choice& back() const { return list_->back(); }
+  const Choice* begin() const { return list_ ? list_->data() : nullptr; }
+  const Choice* end() const { return list_ ? list_->data() + list_->size() : nullptr; }
+
+ private:
+  std::shared_ptr<const std::vector<Choice>> list_;
+};
+
 struct RunResult {
-  Rung rung = Rung::Separate;   // for run_split: what the main stream ran
-  std::string reason;
-  std::vector<Choice> choices;  // the gemm calls in launch order
+  Rung rung = Rung::Separate;  // for run_split: what the main stream ran
+  Reason reason;
+  ChoiceList choices;          // the gemm calls in launch order
 };
 
 // How an engine runs a fused projection whose segments feed different consumers (MLA: qkv_a feeds the

@@ -2,6 +2,8 @@
 // else the fallback (cuBLASLt on a GPU, the CPU backend's default on the CPU). Cached per problem.
 #pragma once
 
+#include <iosfwd>
+#include <memory>
 #include <string>
 
 #include "skinnygemm/config.h"
@@ -15,10 +17,30 @@ class Table;
 enum class Source { Table, Heuristic, Fallback, Forced };
 const char* source_name(Source source);
 
+// Why a config was chosen: text written once when the choice is made and shared by every copy, so that a Choice
+// returned per call copies a pointer, not the text.
+class Reason {
+ public:
+  Reason() = default;
+  Reason(std::string text);  // NOLINT: implicit, so that a reason is assigned from a string
+  Reason(const char* text);  // NOLINT
+  const std::string& str() const;  // "" when none
+  operator const std::string&() const { return str(); }  // NOLINT
+  const char* c_str() const { return str().c_str(); }
+  bool empty() const { return str().empty(); }
+  std::size_t find(const std::string& text, std::size_t pos = 0) const { return str().find(text, pos); }
+
+ private:
+  std::shared_ptr<const std::string> text_;
+};
+std::ostream& operator<<(std::ostream& os, const Reason& reason);
+std::string operator+(const std::string& a, const Reason& b);
+std::string operator+(const Reason& a, const std::string& b);
+
 struct Choice {
   Config config;
   Source source = Source::Fallback;
-  std::string reason;  // why this config ("table hit", "heuristic: 0.93 of limit, 264 CTAs ...")
+  Reason reason;  // why this config ("table hit", "heuristic: 0.93 of limit, 264 CTAs ...")
 };
 
 // Whether config can run problem on device with operands of the given alignment (bytes, see

@@ -1,6 +1,7 @@
 // Measured choices for one device signature, stored as JSON under tables/.
 //
-// {"meta": {"gpu": "NVIDIA H200", "sms": 132, "cuda": "13.0", "cublaslt": "13.1.0", "library": "0.1.0"},
+// {"meta": {"gpu": "NVIDIA H200", "sms": 132, "cuda": "13.0", "cublaslt": "13.1.0", "library": "0.1.0",
+//           "alignment": 16},
 //  "entries": [{"dtype": "bf16", "n": 1536, "k": 7168, "m": 1, "config": "mma_m8_w1x8_u4_sk2",
 //               "us": 5.4, "cublaslt_us": 10.0}, ...]}
 #pragma once
@@ -21,8 +22,9 @@ struct TableMeta {
   std::string gpu;
   int sms = 0;
   std::string cuda;
-  std::string cublaslt;
+  std::string cublaslt;  // the cuBLASLt version its cuBLASLt entries were measured with ("" = not recorded)
   std::string library;
+  int alignment = 0;     // operand alignment in bytes the entries were measured with (0 = not recorded)
 };
 
 struct TableKey {
@@ -52,6 +54,10 @@ class Table {
   static TableMeta meta_for(const DeviceInfo& device);
 
   bool matches(const DeviceInfo& device) const;  // same signature (GPU name and SM count)
+  // Why selection must not use this table for operands of this alignment on device, naming the field
+  // ("gpu: ...", "cublaslt: ...", "alignment: ..."), or "" when it may. A field the table does not record is not
+  // held against it.
+  std::string mismatch(const DeviceInfo& device, int alignment) const;
   std::optional<TableEntry> find(DType dtype, int64_t n, int64_t k, int64_t m) const;
   // The entry of the smallest tuned M' >= m for the same (dtype, N, K), with M' in bucket_m: tables may be
   // tuned at M buckets (1, 2, 4, 8, ...) and serve the Ms between them.

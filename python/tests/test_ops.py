@@ -14,7 +14,7 @@ import torch.nn.functional as F
 import skinnygemm_torch as sg
 
 DTYPES = [torch.bfloat16, torch.float16]
-# The library's own tolerance (src/tune/bench.cpp): relative Frobenius error vs an FP32 reference.
+# The library's own tolerance (lab/bench.cpp): relative Frobenius error vs an FP32 reference.
 REL_TOL = {torch.bfloat16: 8e-3, torch.float16: 2e-3}
 TORCH_VERSION = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2])
 

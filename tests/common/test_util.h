@@ -22,7 +22,7 @@
 #include <sstream>
 #include <vector>
 
-#include "core/half.h"
+#include "runtime/half.h"
 #include "skinnygemm/device.h"
 #include "skinnygemm/error.h"
 #include "skinnygemm/problem.h"
@@ -78,6 +78,10 @@ inline DeviceInfo h200_device_info() {
   d.cc_minor = 0;
   d.l2_bytes = 60 << 20;
   d.smem_per_block_optin = 232448;
+  d.smem_per_sm = 233472;  // 228 KB
+  d.regs_per_sm = 65536;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
   d.cuda_version = "13.0";
   d.cublaslt_version = "13.1.0";
   return d;

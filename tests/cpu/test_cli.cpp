@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
-#include "core/json_round.h"
+#include "lab/json_round.h"
 #include "skinnygemm/table.h"
 
 namespace {
@@ -270,3 +270,17 @@ TEST(Cli, BenchCpuUnitsEmptyGpuColumnsAndRoundedJson) {
     }
   EXPECT_GT(doc.at("rows")[0].at("tbps").get<double>(), 0);  // 4 significant digits, not 3 decimals (0.000)
 }
+
+namespace {
+// The host-overhead command runs its four paths and writes its rows (few calls: this checks the command, not the
+// numbers, which docs/benchmarks/cpu/host_overhead.md records).
+TEST(Cli, OverheadWritesEveryPath) {
+  TempDir dir;
+  const std::string json = (dir.path / "overhead.json").string();
+  const CliResult r = run_cli("overhead --samples 3 --calls 50 --json '" + json + "'");
+  EXPECT_TRUE(r.status == 0 || r.status == 1) << r.output;  // 1: over a target on a loaded machine
+  for (const char* path : {"gemm_cache_hit", "plan_run", "select_cache_hit", "fused_run"})
+    EXPECT_NE(r.output.find(path), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(json));
+}
+}  // namespace

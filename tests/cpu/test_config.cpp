@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "kernels/family.h"
 #include "skinnygemm/config.h"
 #include "skinnygemm/error.h"
 
@@ -35,12 +36,29 @@ TEST(ConfigNames, EveryListedConfigRoundTrips) {
 }
 
 TEST(ConfigNames, EveryFamilyIsListed) {
-  for (Family f : {Family::Mma, Family::Simt, Family::Cublaslt, Family::Cpu}) {
+  for (std::size_t i = 0; i < families().size(); ++i) {
+    const Family f = static_cast<Family>(i);
     const std::vector<Config> configs = listed_configs(f);
     EXPECT_FALSE(configs.empty()) << family_name(f);
     for (const Config& c : configs) EXPECT_EQ(c.family, f) << c.name();
   }
   EXPECT_EQ(listed_configs(Family::Cpu).size(), std::size(kCpuRows));
+}
+
+// The public enumerators name the registry's first families, in its order.
+TEST(FamilyRegistry, EnumeratorsNameTheirFamilies) {
+  const std::pair<Family, const char*> named[] = {{Family::Mma, "mma"},   {Family::Bulk, "bulk"},
+                                                  {Family::Reg, "reg"},   {Family::Simt, "simt"},
+                                                  {Family::Tma, "tma"},   {Family::Cublaslt, "cublaslt"},
+                                                  {Family::Cpu, "cpu"}};
+  for (const auto& [id, name] : named) {
+    EXPECT_STREQ(family(id).name, name);
+    Family found{};
+    ASSERT_NE(find_family(name, &found), nullptr) << name;
+    EXPECT_EQ(found, id) << name;
+  }
+  Family unused{};
+  EXPECT_EQ(find_family("tma_not_registered", &unused), nullptr);
 }
 
 TEST(ConfigNames, KnownNamesParseToTheirFields) {

@@ -1,4 +1,4 @@
-// The GPU heuristic's cost models (src/core/cost_model.cpp), without a GPU:
+// The GPU heuristic's cost models (src/runtime/cost_model.cpp), without a GPU:
 // - the library picks what scripts/heuristic_cv.py's port picks with the same constants, at every point of
 //   tests/data/heuristic_picks.json (the tuning runs' points and the held-out shapes), so that the offline
 //   fitting and cross-validation judge the heuristic the library runs;
@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
-#include "core/cost_model.h"
+#include "runtime/cost_model.h"
 #include "skinnygemm/config.h"
 #include "skinnygemm/problem.h"
 #include "skinnygemm/select.h"

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "common/test_util.h"
-#include "core/backends.h"
-#include "core/half.h"
+#include "runtime/backends.h"
+#include "runtime/half.h"
 #include "skinnygemm/error.h"
 #include "skinnygemm/skinnygemm.h"
 

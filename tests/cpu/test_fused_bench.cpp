@@ -1,4 +1,4 @@
-// The fused-projection benchmark (src/tune/fused_bench*.cpp, `skinnygemm fused`) on the CPU backend: the Kimi-K3
+// The fused-projection benchmark (lab/fused_bench*.cpp, `skinnygemm fused`) on the CPU backend: the Kimi-K3
 // fusions as segment lists (KDA's [f_a|b] 140 rows padded to 144), the protocol's rows on a scaled model, a failed
 // check reported and not timed, bad input named, and the CLI end to end with its JSON fields.
 #include <gmock/gmock.h>
@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
-#include "tune/fused_bench_device.h"
+#include "lab/fused_bench_device.h"
 
 namespace skinnygemm::tune {
 namespace {

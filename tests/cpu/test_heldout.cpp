@@ -19,9 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
-#include "core/models.h"
+#include "lab/models.h"
 #include "skinnygemm/skinnygemm.h"
-#include "tune/tuner.h"
+#include "lab/tuner.h"
 
 namespace skinnygemm {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_round.h"
+#include "lab/json_round.h"
 
 namespace skinnygemm {
 namespace {

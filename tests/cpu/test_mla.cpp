@@ -1,4 +1,4 @@
-// The MLA layer benchmark (src/tune/mla*.cpp) and the fused-projection policy (src/core/projection_policy.cpp) on
+// The MLA layer benchmark (lab/mla*.cpp) and the fused-projection policy (src/runtime/projection_policy.cpp) on
 // the CPU: dimensions from the model file, variants, context splits, the layer end to end on scaled dimensions
 // against the FP64 reference for every skinny variant (the same code path as the GPU: FusedProjection run /
 // run_split_deferred, the attention's split-and-combine algorithm), the protocol's report, the policy file round
@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
-#include "tune/mla_runner.h"
+#include "lab/mla_runner.h"
 
 namespace skinnygemm::tune {
 namespace {
@@ -57,7 +57,7 @@ TEST(MlaVariants, NamesModesAndErrors) {
   ASSERT_EQ(all.size(), 4u);
   for (MlaVariant v : all) {
     const std::string name = mla_variant_name(v);
-    EXPECT_TRUE(name.rfind("cublaslt", 0) == 0 || name.rfind("skinny", 0) == 0) << name;  // BENCHMARKING.md
+    EXPECT_TRUE(name.rfind("cublaslt", 0) == 0 || name.rfind("skinny", 0) == 0) << name;  // docs/measuring.md
     if (auto mode = mla_variant_mode(v)) {
       EXPECT_EQ(mla_variant_for(*mode), v);
     }

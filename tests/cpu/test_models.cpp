@@ -1,11 +1,11 @@
-// models/kimi_k3.json against shared/reference/kimi-k3-shapes.md section 2, and the --shapes / --m parsers.
+// models/kimi_k3.json against the per-rank projection table it was written from, and the --shapes / --m parsers.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 #include <string>
 
-#include "core/models.h"
+#include "lab/models.h"
 #include "skinnygemm/error.h"
 
 namespace sg = skinnygemm;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/test_util.h"
-#include "core/backends.h"
+#include "runtime/backends.h"
 #include "skinnygemm/projection.h"
 
 namespace skinnygemm {

@@ -7,9 +7,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/backends.h"
+#include "runtime/backends.h"
 #include "common/test_util.h"
-#include "core/cost_model.h"
+#include "runtime/cost_model.h"
 #include "skinnygemm/skinnygemm.h"
 
 namespace skinnygemm {

@@ -1,4 +1,4 @@
-// The whole-decode-step machinery (src/tune/step*.cpp) on the CPU backend: the full-scale plan against the
+// The whole-decode-step machinery (lab/step*.cpp) on the CPU backend: the full-scale plan against the
 // reference numbers (766 GEMMs, 23.87 GB at TP8), the order check, every GEMM of a scaled step against a plain
 // loop on poisoned activations, run_step's rows, the memory-fit decision, and the CLI.
 #include <gmock/gmock.h>
@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
-#include "tune/step_runner.h"
+#include "lab/step_runner.h"
 
 namespace skinnygemm::tune {
 namespace {
@@ -41,7 +41,7 @@ TEST(StepModel, FullScaleTp8MatchesTheReference) {
   EXPECT_EQ(m.layers, 93);
   EXPECT_EQ(m.hidden, 7168);
   const auto ops = m.ops(StepVariant::Skinny);
-  EXPECT_EQ(ops.size(), 766u);  // 24 x 4 + 69 x 3 + 92 x 5 + 3 (shared/reference/kimi-k3-shapes.md)
+  EXPECT_EQ(ops.size(), 766u);  // 24 x 4 + 69 x 3 + 92 x 5 + 3 (models/kimi_k3.json)
   EXPECT_EQ(m.ops(StepVariant::SkinnyFused).size(), 766u - 24 - 92);
   EXPECT_EQ(weight_bytes(ops), 23869751296);  // the file's in-step projections x counts, bytes
   EXPECT_LT(m.arena_bytes - weight_bytes(ops), 1 << 20);  // only the 256-byte alignment between blocks

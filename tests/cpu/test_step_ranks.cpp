@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
-#include "core/backends.h"
-#include "tune/step_ranks.h"
-#include "tune/step_runner.h"
+#include "runtime/backends.h"
+#include "lab/step_ranks.h"
+#include "lab/step_runner.h"
 
 namespace skinnygemm::tune {
 namespace {

@@ -287,3 +287,58 @@ TEST_F(TableFiles, SaveIntoMissingFolderIsNamed) {
 
 }  // namespace
 }  // namespace skinnygemm
+
+namespace skinnygemm {
+namespace {
+
+// A table tuned under another cuBLASLt version, or for better aligned operands than a call has, is skipped like a
+// foreign GPU's: selection falls through to the heuristic, with one warning that names the field.
+TEST(TableMismatch, OtherCublasltVersionOrAlignmentIsSkippedWithOneWarningNamingTheField) {
+  const DeviceInfo h200 = test::h200_device_info();
+  const Problem p{2, 4096, 7168, DType::BF16};
+  auto table_with = [&](const std::string& cublaslt, int alignment, const std::string& path) {
+    Table t;
+    t.meta = Table::meta_for(h200);
+    t.meta.cublaslt = cublaslt;
+    t.meta.alignment = alignment;
+    t.path = path;
+    t.put(TableKey{DType::BF16, 4096, 7168, 2}, TableEntry{Config::parse("cublaslt_a3"), 9.0, 10.0});
+    return t;
+  };
+  clear_selection_cache();
+  const Table same = table_with(h200.cublaslt_version, 16, "same.json");
+  EXPECT_EQ(select(p, h200, &same, 16).source, Source::Table);
+  EXPECT_EQ(same.mismatch(h200, 16), "");
+
+  const Table other_version = table_with("12.9.0", 16, "other-version.json");
+  ::testing::internal::CaptureStderr();
+  const Choice c = select(p, h200, &other_version, 16);
+  select(Problem{3, 4096, 7168, DType::BF16}, h200, &other_version, 16);  // another problem: no second warning
+  const std::string warned = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(c.source, Source::Table) << c.reason;
+  EXPECT_THAT(warned, HasSubstr("other-version.json: cublaslt: the table was tuned with cuBLASLt 12.9.0"));
+  EXPECT_EQ(warned.find("skipping table"), warned.rfind("skipping table")) << warned;
+
+  const Table aligned = table_with(h200.cublaslt_version, 16, "aligned.json");
+  ::testing::internal::CaptureStderr();
+  const Choice misaligned = select(p, h200, &aligned, 8);
+  const std::string why = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(misaligned.source, Source::Table) << misaligned.reason;
+  EXPECT_THAT(why, HasSubstr("aligned.json: alignment: the table was tuned for 16-byte aligned operands, these are "
+                             "8-byte aligned"));
+
+  // An older table records neither field: nothing is held against it.
+  const Table old = table_with("", 0, "old.json");
+  EXPECT_EQ(old.mismatch(h200, 8), "");
+  clear_selection_cache();
+}
+
+TEST(TableMismatch, AlignmentRoundTripsThroughTheFile) {
+  Table t;
+  t.meta = Table::meta_for(test::h200_device_info());
+  EXPECT_EQ(t.meta.alignment, 16);
+  EXPECT_THAT(t.to_json(), HasSubstr("\"alignment\":16"));
+}
+
+}  // namespace
+}  // namespace skinnygemm

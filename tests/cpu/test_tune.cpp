@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "core/models.h"
+#include "lab/models.h"
 #include "common/test_util.h"
 #include "skinnygemm/skinnygemm.h"
-#include "tune/tuner.h"
+#include "lab/tuner.h"
 
 namespace skinnygemm {
 namespace {

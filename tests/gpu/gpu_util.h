@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/test_util.h"
-#include "core/backends.h"
+#include "runtime/backends.h"
 #include "skinnygemm/skinnygemm.h"
 
 namespace skinnygemm::test {

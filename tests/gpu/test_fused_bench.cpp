@@ -1,10 +1,10 @@
-// The fused-projection benchmark on the GPU (src/cuda/fused_bench.cu + the shared protocol): real Kimi-K3 TP8
+// The fused-projection benchmark on the GPU (lab/cuda/fused_bench.cu + the shared protocol): real Kimi-K3 TP8
 // fusions pass their check and produce every column, with numbers that are physically possible. No performance
 // target is asserted here (that is the benchmark's job: docs/fused.md).
 #include <gtest/gtest.h>
 
 #include "gpu/gpu_util.h"
-#include "tune/fused_bench.h"
+#include "lab/fused_bench.h"
 
 namespace skinnygemm::tune {
 namespace {

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu/gpu_util.h"
+#include "kernels/family.h"
 
 namespace skinnygemm::test {
 namespace {
@@ -32,8 +33,9 @@ TEST(GpuKernels, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
   const DeviceInfo dev = cuda::device_info();
   int tested = 0, too_big = 0;
   for (DType dtype : {DType::BF16, DType::FP16})
-    for (Family family : {Family::Mma, Family::Bulk, Family::Reg, Family::Simt})
-      for (const Config& c : listed_configs(family)) {
+    for (const Config& c : all_listed_configs()) {
+        const FamilyDescriptor& family = skinnygemm::family(c.family);
+        if (!family.gpu || !family.kernel) continue;  // every kernel family of the registry, not cuBLASLt
         for (int64_t m : {int64_t{1}, static_cast<int64_t>(c.tile_m)}) {
           // N = 100 leaves a partial row tile; K = 8200 a partial 32-chunk and 128-stage, and enough of
           // both for 64 K slices.
@@ -41,7 +43,7 @@ TEST(GpuKernels, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
           std::string why_not;
           if (!supports(c, p, dev, 16, &why_not)) {
             // only a ring too large for shared memory may refuse, and the bulk ring its unsupported layouts
-            const bool layout = family == Family::Bulk && why_not.find("one warp row") != std::string::npos;
+            const bool layout = c.family == Family::Bulk && why_not.find("one warp row") != std::string::npos;
             ASSERT_TRUE(layout || why_not.find("shared memory") != std::string::npos) << c.name() << ": " << why_not;
             if (layout) continue;
             ++too_big;

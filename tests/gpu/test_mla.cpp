@@ -1,5 +1,5 @@
-// The MLA layer on the GPU at Kimi-K3 TP8 dimensions (src/cuda/mla*.cu, src/tune/mla_runner.cpp): every variant's
-// layer output against the host FP64 reference (tune/mla_reference.cpp, nothing shared with the GPU code) at
+// The MLA layer on the GPU at Kimi-K3 TP8 dimensions (lab/cuda/mla*.cu, lab/mla_runner.cpp): every variant's
+// layer output against the host FP64 reference (lab/mla_reference.cpp, nothing shared with the GPU code) at
 // M = 1, 8, 16 and context 512; the device's own GPU reference against the host's; the attention kernel alone at
 // contexts that straddle its tile and chunk boundaries, element by element; CUDA-graph capture and replay of the
 // side-stream variant with new inputs; and a small run of the whole benchmark protocol.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpu/gpu_util.h"
-#include "tune/mla_runner.h"
+#include "lab/mla_runner.h"
 
 namespace skinnygemm::tune {
 namespace {

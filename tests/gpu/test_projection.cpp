@@ -1,4 +1,4 @@
-// Fused projections on the GPU at Kimi-K3 TP8 dimensions (shared/reference/kimi-k3-shapes.md):
+// Fused projections on the GPU at Kimi-K3 TP8 dimensions (models/kimi_k3.json):
 //   MLA qkv_a 2112 + g 1536 (one allocation: zero-copy), KDA QKVG 6144 + [f_a|b] 140 padded to 144 (packed),
 //   router 896 + latent down 3584 + shared gate_up 1536 (three allocations: packed), all at K = 7168.
 // Fused outputs must equal separate skinnygemm::gemm calls within rtol 1e-2, atol 1e-3 (the fused problem has

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/gpu_util.h"
-#include "tune/step_comm.h"
-#include "tune/step_runner.h"
+#include "lab/step_comm.h"
+#include "lab/step_runner.h"
 
 namespace skinnygemm::tune {
 namespace {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""ctest Scripts.HeuristicCv: scripts/heuristic_cv.py's port of the C++ GPU heuristic (src/core/select.cpp,
-src/core/cost_model.cpp) picks what tests/data/heuristic_picks.json says at every point; the C++ test
+"""ctest Scripts.HeuristicCv: scripts/heuristic_cv.py's port of the C++ GPU heuristic (src/runtime/select.cpp,
+src/runtime/cost_model.cpp) picks what tests/data/heuristic_picks.json says at every point; the C++ test
 HeuristicModel.PicksWhatTheFittedPortPicks checks the library against the same file. If the constants change on
 one side only, one of the two fails. Skipped, visibly, without numpy/scipy.
 

@@ -13,8 +13,8 @@
 #include <functional>
 #include <vector>
 
-#include "cuda/kernels/skinny_reg.cuh"
-#include "cuda/stream_read.cuh"
+#include "kernels/reg/kernel.cuh"
+#include "lab/cuda/stream_read.cuh"
 
 #include "probe_harness.h"
 

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/kernels/skinny_bulk.cuh"
-#include "cuda/kernels/skinny_reg.cuh"
+#include "kernels/bulk/kernel.cuh"
+#include "kernels/reg/kernel.cuh"
 #include "probe_harness.h"
 
 using namespace skinnygemm::cuda;

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "cuda/kernels/skinny_bulk.cuh"
+#include "kernels/bulk/kernel.cuh"
 #include "probe_harness.h"
 
 using namespace skinnygemm::cuda;

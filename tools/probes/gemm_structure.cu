@@ -24,8 +24,8 @@
 #include <functional>
 #include <vector>
 
-#include "cuda/kernels/skinny_mma.cuh"
-#include "cuda/kernels/skinny_reg.cuh"
+#include "kernels/mma/kernel.cuh"
+#include "kernels/reg/kernel.cuh"
 
 #include "probe_harness.h"
 

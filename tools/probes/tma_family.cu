@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/chain_floor.cuh"
+#include "lab/cuda/chain_floor.cuh"
 #include "kernels/tma/tma_gemm.cuh"
 #include "probe_harness.h"
 

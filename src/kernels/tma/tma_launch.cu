@@ -1,12 +1,13 @@
 // Launch of the TMA family: the stream-K grid, the tensor maps of x and w, and the split reduction's workspace.
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include <map>
 #include <mutex>
 #include <utility>
 
-#include "core/backends.h"
-#include "cuda/launch.cuh"
+#include "runtime/backends.h"
+#include "backends/cuda/launch.cuh"
 #include "kernels/tma/tma_family.h"
 #include "kernels/tma/tma_instances.cuh"
 #include "skinnygemm/error.h"
@@ -25,6 +26,21 @@ Kernel find(const Config& c, DType dtype) {
   return nullptr;
 }
 
+// The driver's cuTensorMapEncodeTiled through the runtime's entry-point query, so that the library does not link
+// libcuda itself (it loads with the runtime; build machines without a GPU driver have only a stub of it).
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    SKINNYGEMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000, cudaEnableDefault,
+                                                           &found));
+    SKINNYGEMM_CHECK(found == cudaDriverEntryPointSuccess && entry != nullptr,
+                     "the CUDA driver has no cuTensorMapEncodeTiled (the tma family needs a CUDA 12+ driver)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(entry);
+  }();
+  return fn;
+}
+
 // A 2D tensor map over a row-major [rows, cols] matrix with a row stride of ld elements, read in boxes of
 // 64 columns x box_rows rows with the 128-byte swizzle; reads past the matrix return zeros.
 CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols, int64_t ld, int box_rows) {
@@ -33,7 +49,7 @@ CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(kStageK), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r = cuTensorMapEncodeTiled(
+  const CUresult r = encode_tiled()(
       &map, dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
       const_cast<void*>(base), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -1,0 +1,147 @@
+// The shared GPU building blocks of the measurement protocol (bench_common.cuh), moved here unchanged from
+// measure.cu so that fused_bench.cu times the same way.
+#include "lab/cuda/bench_common.cuh"
+
+#include <map>
+#include <tuple>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "backends/cuda/check.cuh"
+#include "backends/cuda/launch.cuh"
+#include "lab/cuda/chain_floor.cuh"
+#include "lab/cuda/owned.cuh"
+#include "lab/cuda/stream_read.cuh"
+#include "lab/stats.h"
+
+namespace skinnygemm::cuda {
+
+namespace {
+
+__global__ void fill_random_kernel(uint16_t* out, long long count, uint32_t seed, bool bf16) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed ^ static_cast<uint32_t>(i >> 32) * 0x85EBCA77u;
+    h ^= h >> 15; h *= 0x2C1B3C6Du; h ^= h >> 12; h *= 0x297A2D39u; h ^= h >> 15;
+    const float v = (static_cast<float>(h >> 8) / 8388608.0f) - 1.0f;
+    out[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v)) : __half_as_ushort(__float2half_rn(v));
+  }
+}
+
+template <int kInflight>
+GraphTiming time_probe(cudaStream_t stream, const char* base, int64_t copy_stride, int copies, int64_t bytes,
+                       uint32_t* sink, int blocks_per_sm, int sms, int samples, int replays) {
+  const long long vectors = bytes / 16;
+  const unsigned grid = static_cast<unsigned>(blocks_per_sm * sms);
+  return time_graph(stream, copies, samples, replays, [&](int r) {
+    LaunchShape shape;
+    shape.grid = dim3(grid);
+    shape.block = dim3(512);
+    launch(stream_read_kernel<kInflight>, shape, stream, reinterpret_cast<const uint4*>(base + r * copy_stride),
+           vectors, sink);
+  });
+}
+
+}  // namespace
+
+cudaStream_t bench_stream() {
+  static cudaStream_t s = [] {
+    cudaStream_t created = nullptr;
+    SKINNYGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+    return created;
+  }();
+  return s;
+}
+
+void fill_random(void* out, long long count, uint32_t seed, DType dtype, cudaStream_t stream, unsigned blocks) {
+  fill_random_kernel<<<blocks, 256, 0, stream>>>(static_cast<uint16_t*>(out), count, seed, dtype == DType::BF16);
+}
+
+int cold_copies(int64_t copy_bytes, int64_t l2_bytes) {
+  return static_cast<int>(std::clamp<int64_t>((4 * l2_bytes + copy_bytes - 1) / copy_bytes, 2, 1024));
+}
+
+GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays,
+                       const std::function<void(int)>& launch_copy) {
+  Graph o;  // owns what this function creates, so that an exception on any line leaves nothing behind
+  // At least kMinGraphLaunches launches per graph: the gap at a graph's boundary (its first launch cannot overlap
+  // the last one of the replay before) is then a small share of each launch, as in a decode step's chain of
+  // hundreds. With one pass over 5 copies, that gap added ~0.8 us to a 52 MB chain probe (12.76 us against the
+  // reference probe's 11.97 at 48 launches per graph, 0430cde). Replays shrink so that a sample launches as often.
+  const int passes = (kMinGraphLaunches + copies - 1) / copies;
+  replays = std::max(2, (replays + passes - 1) / passes);
+  SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    for (int pass = 0; pass < passes; ++pass)
+      for (int r = 0; r < copies; ++r) launch_copy(r);
+  } catch (...) {
+    // A launch that throws mid-capture would leave the stream capturing for every later benchmark.
+    cudaGraph_t aborted = nullptr;
+    cudaStreamEndCapture(stream, &aborted);
+    if (aborted) cudaGraphDestroy(aborted);
+    cudaGetLastError();
+    throw;
+  }
+  o.end_capture(stream);
+  o.replay_ms(stream, 3);  // warm-up
+  const SampleSummary s = o.sample_us(stream, samples, replays, static_cast<double>(passes) * copies);
+  return {s.median, s.spread};
+}
+
+double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes,
+                      uint32_t* sink, int sms, int samples, int replays) {
+  const char* b = static_cast<const char*>(base);
+  double best = 1e30;
+  for (int bps : {1, 2, 4}) {
+    const GraphTiming four = time_probe<4>(stream, b, copy_stride, copies, bytes, sink, bps, sms, samples, replays);
+    const GraphTiming eight = time_probe<8>(stream, b, copy_stride, copies, bytes, sink, bps, sms, samples, replays);
+    best = std::min({best, four.median_us, eight.median_us});
+  }
+  return best;
+}
+
+double chain_floor_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes, int sms,
+                      int samples, int replays) {
+  // Launches of one timing call read the same weights the same way: measured once per (bytes, copies) and kept.
+  static std::map<std::tuple<const void*, int64_t, int, int64_t>, double> measured;
+  const auto key = std::make_tuple(base, copy_stride, copies, bytes);
+  if (auto it = measured.find(key); it != measured.end()) return it->second;
+  static uint32_t* words = [] {
+    uint32_t* p = nullptr;
+    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&p, 2 * 4096 * sizeof(uint32_t)));
+    SKINNYGEMM_CUDA_CHECK(cudaMemset(p, 0, 2 * 4096 * sizeof(uint32_t)));
+    return p;
+  }();
+  const long long vec_bytes = bytes / 16 * 16;
+  const char* b = static_cast<const char*>(base);
+  struct Ring {
+    int ctas_per_sm, slots, slot_bytes;
+  };
+  // The reference probe's configurations (rings of 64-96 KB; 1-4 CTAs per SM): its best was 2 CTAs per SM with
+  // 6 x 16 KB from 22 MB up on the H200, smaller slots below.
+  double best = 1e30;
+  for (const Ring r : {Ring{1, 6, 16384}, Ring{2, 6, 16384}, Ring{1, 12, 8192}, Ring{2, 12, 8192}, Ring{3, 8, 8192},
+                       Ring{2, 24, 4096}, Ring{3, 16, 4096}, Ring{4, 12, 4096}}) {
+    if (r.ctas_per_sm * sms > 4096) continue;
+    const int smem = 1024 + r.slots * r.slot_bytes;
+    SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(chain_floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int launched = 0;
+    const GraphTiming t = time_graph(stream, copies, samples, replays, [&](int c) {
+      LaunchShape shape;
+      shape.grid = dim3(static_cast<unsigned>(r.ctas_per_sm * sms));
+      shape.block = dim3(kChainThreads);
+      shape.smem = static_cast<std::size_t>(smem);
+      const int i = launched++;
+      launch(chain_floor_kernel, shape, stream, b + c * copy_stride, vec_bytes, r.slots, r.slot_bytes,
+             static_cast<const uint32_t*>(words + (i & 1) * 4096), words + ((i + 1) & 1) * 4096);
+    });
+    best = std::min(best, t.median_us);
+  }
+  return measured[key] = best;
+}
+
+}  // namespace skinnygemm::cuda

@@ -1,0 +1,31 @@
+// Host time per call of the runtime's entry points on the CPU backend, with the work itself taken out: each path
+// is timed as a whole and next to the backend call it ends in (the "launch"), on problems whose launch is
+// nearly free (K = 0: the CPU backend writes N zeros; the fused projection's segments have K = 8). What is left,
+// total minus launch, is the selection, plan-cache and bookkeeping time that an eager decode loop pays per call
+// beside its kernels (`skinnygemm overhead`, docs/benchmarks/cpu/host_overhead.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace skinnygemm::tune {
+
+struct OverheadOptions {
+  int samples = 21;     // median over these
+  int calls = 200000;   // back-to-back calls per sample
+};
+
+struct OverheadRow {
+  std::string path;     // "gemm_cache_hit", "plan_run", "select_cache_hit", "fused_run"
+  std::string problem;  // what it ran
+  double total_us = 0;     // per call, median over the samples
+  double launch_us = 0;    // the backend call(s) alone, per call, median (0 where there is none)
+  double host_us = 0;      // total_us - launch_us
+  double best_host_us = 0; // the same from the fastest sample of each (a loaded machine only adds time)
+  double spread = 0;       // of total_us
+  double target_us = 0;    // the acceptance bound on host time (0 = none), judged on best_host_us
+};
+
+std::vector<OverheadRow> measure_host_overhead(const OverheadOptions& options);
+
+}  // namespace skinnygemm::tune

@@ -1,0 +1,304 @@
+// The executor (a variant's ops through gemm() and FusedProjection) and run_step, the protocol every backend
+// shares: check, time the step, time the sinks. The backends' devices live in step_cpu.cpp and lab/cuda/step.cu.
+#include "lab/step_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "runtime/half.h"
+#include "kernels/tma/tma_family.h"
+
+namespace skinnygemm::tune {
+
+const void* StepMemory::weights(const StepModel& model, const StepSegment& s) const {
+  const StepBlock& b = model.blocks.at(static_cast<std::size_t>(s.block));
+  return arena + b.offset + s.row * b.k * static_cast<int64_t>(model.elem());
+}
+
+char* StepMemory::at(const StepModel& model, const StepSlice& s) const {
+  return buffers.at(static_cast<std::size_t>(s.buffer)) + s.col * static_cast<int64_t>(model.elem());
+}
+
+StepExecutor::StepExecutor(const StepModel& model, const StepMemory& memory, StepVariant variant, int64_t max_m,
+                           StepComm* comm)
+    : model_(&model), memory_(memory), variant_(variant), max_m_(max_m), ops_(model.ops(variant)), comm_(comm),
+      reduce_(ops_.size(), false) {
+  if (comm)
+    for (std::size_t i : all_reduce_points(model, ops_)) reduce_[i] = true;
+  if (variant == StepVariant::Tma && memory.backend == Backend::Cuda) sms_ = device_info(Backend::Cuda).sms;
+  SKINNYGEMM_CHECK(variant != StepVariant::Tma || memory.backend == Backend::Cuda,
+                   "the tma step variant needs the cuda backend (the TMA family runs on the GPU); on the "
+                   << backend_name(memory.backend) << " backend run skinny or skinny_fused");
+  SKINNYGEMM_CHECK(variant != StepVariant::Cublaslt || memory.backend == Backend::Cuda,
+                   "the cublaslt step variant needs the cuda backend (cuBLASLt runs on the GPU); on the "
+                   << backend_name(memory.backend) << " backend run skinny or skinny_fused");
+  for (const StepOp& op : ops_) {
+    fused_.emplace_back();
+    if (!op.fused()) continue;
+    std::vector<Segment> segs;
+    for (const StepSegment& s : op.segments)
+      segs.push_back({memory.weights(model, s), s.n, 0, memory.at(model, s.y), model.buffers[s.y.buffer].width, 1,
+                      s.name, s.k, model.dtype});
+    fused_.back() = std::make_unique<FusedProjection>(std::move(segs), memory.backend, max_m);
+  }
+}
+
+StepExecutor::~StepExecutor() = default;
+StepExecutor::StepExecutor(StepExecutor&&) noexcept = default;
+
+void StepExecutor::run(std::size_t i, int64_t m, void* stream, const void* weights) {
+  const StepOp& op = ops_.at(i);
+  SKINNYGEMM_CHECK(m >= 1 && m <= max_m_, "m=" << m << " is outside 1.." << max_m_ << " (the step's max_m)");
+  const int64_t ldx = model_->buffers[op.x.buffer].width;
+  const char* x = memory_.at(*model_, op.x);
+  if (fused_[i]) {
+    SKINNYGEMM_CHECK(!weights, op.name << " is a fusion: its weights are bound at construction, not replaced per run");
+    RunOptions o;
+    o.gemm.backend = memory_.backend;
+    o.gemm.stream = stream;
+    fused_[i]->run(x, ldx, m, o);
+    return;
+  }
+  const StepSegment& s = op.segments[0];
+  Options o;
+  o.backend = memory_.backend;
+  o.stream = stream;
+  if (variant_ == StepVariant::Cublaslt) o.config = "cublaslt";
+  const Problem p{m, s.n, s.k, model_->dtype, ldx, s.k, model_->buffers[s.y.buffer].width};
+  if (variant_ == StepVariant::Tma && memory_.backend == Backend::Cuda && m <= 64 && s.k % 8 == 0 && ldx % 8 == 0)
+    o.config = tma::first_cut_config(p, sms_).name();
+  gemm(p, x, weights ? weights : memory_.weights(*model_, s), memory_.at(*model_, s.y), o);
+}
+
+void StepExecutor::reduce_after(std::size_t i, int64_t m, void* stream) {
+  if (!reduce_.at(i)) return;
+  const StepSlice& y = ops_[i].segments[0].y;  // whole rows (all_reduce_points checked): [m, width] contiguous
+  comm_->all_reduce(memory_.at(*model_, y), m * y.n, model_->dtype, stream);
+}
+
+void StepExecutor::run_all(int64_t m, void* stream) {
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    run(i, m, stream);
+    reduce_after(i, m, stream);
+  }
+}
+
+void StepExecutor::run_gemms(int64_t m, void* stream) {
+  for (std::size_t i = 0; i < ops_.size(); ++i) run(i, m, stream);
+}
+
+void StepExecutor::run_comm(int64_t m, void* stream) {
+  for (std::size_t i = 0; i < ops_.size(); ++i) reduce_after(i, m, stream);
+}
+
+int StepExecutor::all_reduces() const { return static_cast<int>(std::count(reduce_.begin(), reduce_.end(), true)); }
+
+namespace {
+
+void say(const StepRunOptions& o, const std::string& line) {
+  if (o.progress) o.progress(line);
+}
+
+// The op's segments against the device's reference on the op's input as it stands now.
+void check_op(StepDevice& dev, const StepModel& model, const StepOp& op, int64_t m, double tolerance, StepResult* r) {
+  for (const StepSegment& s : op.segments) {
+    const Problem p{m, s.n, s.k, model.dtype, model.buffers[op.x.buffer].width, s.k, s.n};
+    const std::vector<double> want = dev.reference(p, dev.memory().at(model, op.x), dev.memory().weights(model, s));
+    const std::vector<uint16_t> got =
+        dev.read(dev.memory().at(model, s.y), m, s.n, model.buffers[s.y.buffer].width);
+    double err = 0, norm = 0;
+    for (int64_t t = 0; t < m; ++t)
+      for (int64_t j = 0; j < s.n; ++j) {
+        const double g = half_to_float(model.dtype, got[t * s.n + j]), w = want[t * s.n + j];
+        SKINNYGEMM_CHECK(std::isfinite(g) && std::isfinite(w),
+                         r->name << " m=" << m << ": " << op.name << " (layer " << op.layer << ") segment " << s.name
+                                 << " y[" << t << "," << j << "] = " << g << " (reference " << w
+                                 << "): not finite, so an input it read was never written");
+        err += (g - w) * (g - w);
+        norm += w * w;
+      }
+    const double rel = norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
+    SKINNYGEMM_CHECK(rel <= tolerance, r->name << " m=" << m << ": " << op.name << " (layer " << op.layer
+                                               << ") segment " << s.name << " [" << s.n << "x" << s.k
+                                               << "]: relative error " << rel << " vs the reference exceeds " << tolerance);
+    r->max_rel_error = std::max(r->max_rel_error, rel);
+    ++r->checked;
+  }
+}
+
+// One eager run with every non-input activation poisoned: each sampled op's segments against the device's
+// reference on the op's input as it stands right after the op ran (so "same inputs" holds exactly, whatever
+// earlier layers computed). A NaN left anywhere upstream reaches the sampled outputs and fails here.
+void check_variant(StepExecutor& ex, StepDevice& dev, const StepModel& model, int64_t m, bool all, StepResult* r) {
+  const std::vector<StepOp>& ops = ex.ops();
+  int first_mla = 0;
+  for (const StepOp& op : ops)
+    if (op.kind == "mla" && !first_mla) first_mla = op.layer;
+  const double tolerance = model.dtype == DType::BF16 ? 8e-3 : 2e-3;  // a few output ulps, Frobenius
+  dev.reset_activations(static_cast<uint32_t>(0x5EED0000u + m));
+  // With several ranks a rank that left this loop early would leave the others waiting in an all-reduce, so
+  // a failure is kept and the run goes on (every op, every all-reduce); the first failure is thrown at the end.
+  std::string failed;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const StepOp& op = ops[i];
+    try {
+      ex.run(i, m, dev.stream());
+      if (failed.empty() && (all || op.layer <= 2 || op.layer == first_mla || op.layer >= model.layers))
+        check_op(dev, model, op, m, tolerance, r);
+    } catch (const Error& e) {
+      if (failed.empty()) failed = e.what();
+    }
+    ex.reduce_after(i, m, dev.stream());  // after the check: the op's own output is compared, not the sum
+  }
+  if (!failed.empty()) throw Error(failed);
+}
+
+// Each op name timed alone, in a graph of its per-step launches (rotating over weight copies when those
+// launches read less than cold_bytes, so that they still come from DRAM): us per launch and us x count.
+void time_sinks(StepExecutor& ex, StepDevice& dev, int64_t m, int samples, std::size_t elem, StepResult* r) {
+  const std::vector<StepOp>& ops = ex.ops();
+  std::map<std::string, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < ops.size(); ++i) groups[ops[i].name].push_back(i);
+  for (const auto& [name, idx] : groups) {
+    const StepOp& first = ops[idx[0]];
+    const int64_t count = static_cast<int64_t>(idx.size());
+    const int64_t stride = (first.weight_bytes(elem) + 255) / 256 * 256;
+    int64_t reps = 1;
+    const char* rotation = nullptr;
+    if (!first.fused() && count * first.weight_bytes(elem) < dev.cold_bytes()) {
+      reps = (dev.cold_bytes() + count * first.weight_bytes(elem) - 1) / (count * first.weight_bytes(elem));
+      rotation = static_cast<const char*>(dev.rotation_weights((reps - 1) * count * stride));
+    }
+    const auto launch_all = [&] {
+      for (int64_t rep = 0; rep < reps; ++rep)
+        for (int64_t j = 0; j < count; ++j)
+          ex.run(idx[j], m, dev.stream(), rep ? rotation + ((rep - 1) * count + j) * stride : nullptr);
+    };
+    // Once eagerly first: the rotated copies may select other configs or cuBLASLt plans than the real
+    // weights (another pointer alignment), and their first use must not happen inside the capture.
+    launch_all();
+    const StepTiming t = dev.time(launch_all, samples);
+    StepSink s{name, first.n(), first.k(), static_cast<int>(count), t.median_us / static_cast<double>(reps * count), 0};
+    s.total_us = s.us * static_cast<double>(count);
+    r->sinks_us += s.total_us;
+    r->sinks.push_back(s);
+  }
+  std::sort(r->sinks.begin(), r->sinks.end(), [](const StepSink& a, const StepSink& b) { return a.total_us > b.total_us; });
+  if (r->sinks.size() > 10) r->sinks.resize(10);
+}
+
+}  // namespace
+
+StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice& dev) {
+  const bool cpu = dev.memory().backend == Backend::Cpu;
+  SKINNYGEMM_CHECK(o.samples >= (cpu ? 1 : 5), "samples=" << o.samples << " must be >= " << (cpu ? 1 : 5)
+                                                          << (cpu ? "" : " on the GPU (the protocol's minimum)"));
+  SKINNYGEMM_CHECK(!o.ms.empty() && !o.variants.empty(), "nothing to run: " << o.ms.size() << " M values, "
+                                                                            << o.variants.size() << " variants");
+  const int64_t max_m = *std::max_element(o.ms.begin(), o.ms.end());
+  StepReport report;
+  report.device = dev.name();
+  report.pdl = dev.pdl();
+  report.weight_bytes = model.arena_bytes;
+  if (o.comm) {
+    report.rank = o.comm->rank();
+    report.ranks = o.comm->ranks();
+    dev.attach(o.comm);
+  }
+  std::vector<StepExecutor> executors;
+  for (StepVariant v : o.variants) executors.emplace_back(model, dev.memory(), v, max_m, o.comm);
+  if (!cpu) say(o, "stream-read probe");
+  report.stream_read_tbps = dev.stream_read_tbps(o.samples);
+  const std::size_t total = o.ms.size() * executors.size();
+  for (int64_t m : o.ms) {
+    for (StepExecutor& ex : executors) {
+      StepResult r;
+      r.variant = ex.variant();
+      r.pdl = dev.pdl();
+      r.name = variant_name(r.variant, cpu || r.pdl);
+      r.m = m;
+      r.gemms = static_cast<int>(ex.ops().size());
+      r.bytes = step_bytes(ex.ops(), m, model.elem());
+      std::ostringstream head;
+      head << "[" << report.results.size() + 1 << "/" << total << "] " << r.name << " m=" << m << ": ";
+      r.all_reduces = ex.all_reduces();
+      say(o, head.str() + "check (eager run, poisoned activations" + (o.comm ? ", with the all-reduces)" : ")"));
+      bool failed = false;
+      try {
+        check_variant(ex, dev, model, m, o.check_all, &r);
+      } catch (const Error& e) {  // a wrong step has no speed: report it, measure the other variants
+        r.error = e.what();
+        failed = true;
+      }
+      // Every rank times the case or none does: the graphs hold collectives that need all of them.
+      if (o.comm && o.comm->max(failed ? 1 : 0, dev.stream()) && !failed) {
+        r.error = "another rank failed the check of this case (rank " + std::to_string(report.rank) + " passed)";
+        failed = true;
+      }
+      if (failed) {
+        say(o, head.str() + "FAILED the check: " + r.error);
+        report.results.push_back(std::move(r));
+        continue;
+      }
+      say(o, head.str() + "time the step (" + std::to_string(r.gemms) + " GEMM launches" +
+                 (o.comm ? ", " + std::to_string(r.all_reduces) + " all-reduces)" : ")"));
+      const StepTiming t = dev.time([&] { ex.run_all(m, dev.stream()); }, o.samples);
+      r.us = t.median_us;
+      r.spread = t.spread;
+      r.tbps = static_cast<double>(r.bytes) / (r.us * 1e6);
+      if (o.sinks) {
+        say(o, head.str() + "time each projection alone (sinks)");
+        time_sinks(ex, dev, m, o.samples, model.elem(), &r);
+      }
+      if (o.comm) {
+        // Last for this case: summing `hidden` into itself 2 x layers times overflows it (inf/NaN, which costs
+        // NCCL's adds nothing extra); the next case's check resets every activation first.
+        say(o, head.str() + "time the all-reduces alone");
+        r.comm_us = dev.time([&] { ex.run_comm(m, dev.stream()); }, o.samples).median_us;
+        r.comm_share = r.comm_us / r.us;
+      }
+      report.results.push_back(std::move(r));
+    }
+  }
+  // A weak probe inflates every efficiency: keep the better of a probe before and one after the measurements.
+  if (!cpu) say(o, "stream-read probe (again)");
+  report.stream_read_tbps = std::max(report.stream_read_tbps, dev.stream_read_tbps(o.samples));
+  for (StepResult& r : report.results) {
+    if (!r.error.empty()) continue;
+    if (report.stream_read_tbps > 0) {
+      r.floor_us = static_cast<double>(r.bytes) / (report.stream_read_tbps * 1e6);
+      r.efficiency = r.floor_us / r.us;
+    }
+    for (const StepResult& b : report.results)
+      if (b.variant == StepVariant::Cublaslt && b.m == r.m && b.error.empty()) {
+        r.cublaslt_us = b.us;
+        r.speedup = b.us / r.us;
+      }
+  }
+  return report;
+}
+
+StepReport run_step(const StepRunOptions& o) {
+  const Backend backend = resolve_backend(o.backend);
+  SKINNYGEMM_CHECK(!o.ms.empty(), "no M values given");
+  for (int64_t m : o.ms) SKINNYGEMM_CHECK(m >= 1 && m <= 64, "M=" << m << " is outside the step's range 1..64");
+  const int64_t max_m = *std::max_element(o.ms.begin(), o.ms.end());
+  say(o, "building the step of " + o.model + " at TP" + std::to_string(o.tp));
+  const StepModel model = build_step_model(o.model, o.tp, o.scale);
+  std::ostringstream what;
+  what << "allocating " << static_cast<double>(model.arena_bytes) / 1e9 << " GB of weights (" << model.ops_unfused.size()
+       << " GEMMs unfused) on the " << backend_name(backend) << " backend and filling them with random values";
+  say(o, what.str());
+  SKINNYGEMM_CHECK(!o.comm || backend == Backend::Cuda, "a step across " << o.comm->ranks() << " ranks needs the cuda "
+                                                        << "backend (NCCL); the " << backend_name(backend)
+                                                        << " backend runs one rank");
+  const StepRank rank = o.comm ? StepRank{o.comm->rank(), o.comm->ranks()} : StepRank{};
+  const std::unique_ptr<StepDevice> dev =
+      backend == Backend::Cuda ? make_cuda_step_device(model, max_m, rank) : make_cpu_step_device(model, max_m);
+  return run_step(o, model, *dev);
+}
+
+}  // namespace skinnygemm::tune

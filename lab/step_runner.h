@@ -1,0 +1,171 @@
+// Running the step (lab/step.h) on a backend: the executor that launches a variant's ops through the public
+// API, the device interface each backend implements (CPU: step_runner.cpp; CUDA: lab/cuda/step.cu, or
+// lab/no_cuda/step_stub.cpp's errors in builds without CUDA), and run_step, the protocol both share (docs/step.md):
+// one eager run per (M, variant) with every non-input activation poisoned and sampled outputs checked against a
+// reference on the same input, then the whole step timed (GPU: one CUDA graph), then each op name timed alone.
+// With a communicator (several GPUs, lab/step_comm.h) every row-parallel op is followed by an all-reduce of its
+// output, in the checked run and in the graph, and the communication is also timed alone.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "skinnygemm/projection.h"
+#include "skinnygemm/skinnygemm.h"
+#include "lab/step.h"
+#include "lab/step_comm.h"
+
+namespace skinnygemm::tune {
+
+// One backend's copy of the step: the weight arena (blocks at StepBlock::offset) and one [max_m, width]
+// allocation per activation buffer, on the host (CPU) or the current device (CUDA).
+struct StepMemory {
+  Backend backend = Backend::Cpu;
+  char* arena = nullptr;
+  std::vector<char*> buffers;
+
+  const void* weights(const StepModel& model, const StepSegment& segment) const;
+  char* at(const StepModel& model, const StepSlice& slice) const;  // row 0, column slice.col
+};
+
+// Launches a variant's ops: cublaslt forces config "cublaslt", skinny selects, and fused ops run through a
+// FusedProjection built here once (zero-copy weights, outputs adjacent: written in place), so that run()
+// allocates nothing and can be captured into a graph. With comm, each op of all_reduce_points is followed by
+// an in-place all-reduce of its output rows.
+class StepExecutor {
+ public:
+  StepExecutor(const StepModel& model, const StepMemory& memory, StepVariant variant, int64_t max_m,
+               StepComm* comm = nullptr);
+  ~StepExecutor();
+  StepExecutor(StepExecutor&&) noexcept;
+  const std::vector<StepOp>& ops() const { return ops_; }
+  StepVariant variant() const { return variant_; }
+  // Op i for m tokens on stream. weights (single-segment ops only) replaces the op's weights: the sinks
+  // rotate over copies so that a small group still reads them from DRAM.
+  void run(std::size_t i, int64_t m, void* stream, const void* weights = nullptr);
+  // The all-reduce that follows op i (nothing when op i has none or no comm is attached).
+  void reduce_after(std::size_t i, int64_t m, void* stream);
+  void run_all(int64_t m, void* stream);     // the step: every op, each followed by its all-reduce
+  void run_gemms(int64_t m, void* stream);   // the step without its all-reduces
+  void run_comm(int64_t m, void* stream);    // only the all-reduces, back to back
+  int all_reduces() const;                   // per step (0 without comm)
+
+ private:
+  const StepModel* model_;
+  StepMemory memory_;
+  StepVariant variant_;
+  int64_t max_m_;
+  std::vector<StepOp> ops_;
+  std::vector<std::unique_ptr<FusedProjection>> fused_;  // per op; null unless the op is a fusion
+  StepComm* comm_ = nullptr;
+  std::vector<bool> reduce_;  // per op: an all-reduce follows (only with comm)
+  int sms_ = 0;  // the GPU's multiprocessors, for the tma variant's first-cut configs
+};
+
+struct StepTiming {
+  double median_us = 0, spread = 0;  // per call of the enqueued work; spread = (max - min) / median
+};
+
+// What a backend supplies to run_step.
+class StepDevice {
+ public:
+  virtual ~StepDevice() = default;
+  virtual std::string name() const = 0;  // "NVIDIA H200" / "cpu"
+  virtual const StepMemory& memory() const = 0;
+  virtual void* stream() const = 0;       // null on the CPU
+  virtual bool pdl() const = 0;           // launches use PDL (CPU: false)
+  // The input buffers random (seeded), every other buffer poisoned (all-ones bits: NaN in bf16 and fp16).
+  virtual void reset_activations(uint32_t seed) = 0;
+  // Median over samples of the time of enqueue (GPU: captured once into a graph, warmed up, replayed).
+  virtual StepTiming time(const std::function<void()>& enqueue, int samples) = 0;
+  // m x n elements at ptr (row stride ld) on the host, after everything queued so far.
+  virtual std::vector<uint16_t> read(const void* ptr, int64_t m, int64_t n, int64_t ld) = 0;
+  // The problem's output on the same operands from the reference (GPU: cuBLASLt default; CPU: FP64).
+  virtual std::vector<double> reference(const Problem& problem, const void* x, const void* w) = 0;
+  // Stream-read bandwidth in TB/s measured now (0: no probe on this backend).
+  virtual double stream_read_tbps(int samples) = 0;
+  // Weight bytes a sink must cycle through to read from DRAM (GPU: 4 x L2; CPU: 0), and random weight
+  // copies of at least that size owned by the device (valid until the next call).
+  virtual int64_t cold_bytes() const = 0;
+  virtual const void* rotation_weights(int64_t bytes) = 0;
+  // Ranks replaying a graph that holds collectives must replay it equally often, or the ones with more
+  // replays wait forever: with a communicator attached, time() takes the largest replay count over the ranks.
+  void attach(StepComm* comm) { comm_ = comm; }
+
+ protected:
+  StepComm* comm_ = nullptr;
+};
+
+// This process's place in a tensor-parallel run. Weights are seeded by rank (the ranks hold different shards)
+// and row-parallel weights are scaled by 1/sqrt(ranks), so that the all-reduced sum of the ranks' partial
+// products keeps its inputs' variance over all the layers, as on one rank.
+struct StepRank {
+  int rank = 0;
+  int ranks = 1;
+};
+
+std::unique_ptr<StepDevice> make_cpu_step_device(const StepModel& model, int64_t max_m);
+// Checks memory_fit against the device's free memory before allocating (an Error with the numbers).
+std::unique_ptr<StepDevice> make_cuda_step_device(const StepModel& model, int64_t max_m, StepRank rank = {});
+
+struct StepSink {
+  std::string name;  // op name (projection or fusion)
+  int64_t n = 0, k = 0;
+  int count = 0;        // launches per step
+  double us = 0;        // per launch, timed alone in a graph of its launches
+  double total_us = 0;  // us x count
+};
+
+struct StepResult {
+  StepVariant variant = StepVariant::Skinny;
+  std::string name;  // variant name, "_nopdl" when the launches ran without PDL
+  bool pdl = false;
+  int64_t m = 0;
+  int gemms = 0;      // launches (a fusion is one)
+  int64_t bytes = 0;  // weights + activations read and written
+  double us = 0, spread = 0, tbps = 0;
+  double floor_us = 0, efficiency = 0;   // bytes / stream-read bandwidth; floor_us / us (0: not measured)
+  double cublaslt_us = 0, speedup = 0;   // the cublaslt variant at this M in this process (0: not run)
+  int checked = 0;                       // segment outputs checked against the reference
+  std::string error;                     // the failed check (then nothing was timed), empty when it passed
+  double max_rel_error = 0;
+  std::vector<StepSink> sinks;           // the ten largest total_us, largest first
+  double sinks_us = 0;                   // every sink's total_us together
+  // With a communicator: all-reduces per step, their time alone (a graph of only the all-reduces), its share
+  // of the step (comm_us / us), and the same step without its all-reduces (0: no communicator).
+  int all_reduces = 0;
+  double comm_us = 0, comm_share = 0, no_comm_us = 0;
+};
+
+struct StepRunOptions {
+  std::string model = "kimi_k3";
+  int tp = 8;
+  double scale = 1.0;
+  std::vector<int64_t> ms{1};
+  std::vector<StepVariant> variants{StepVariant::Cublaslt, StepVariant::Skinny, StepVariant::SkinnyFused};
+  Backend backend = Backend::Auto;
+  int samples = 5;         // >= 5 on the GPU
+  bool sinks = true;
+  bool check_all = false;  // check every op's outputs, not a sample (layers 1-2, the first MLA layer, the last, lm_head)
+  std::function<void(const std::string&)> progress;  // one line per stage (the CLI prints it on stderr)
+  StepComm* comm = nullptr;  // several GPUs (cuda only): this process's rank; null: one GPU, no communication
+};
+
+struct StepReport {
+  std::string device;
+  int rank = 0, ranks = 1;
+  bool pdl = false;
+  double stream_read_tbps = 0;  // the best of the probes run before and after the measurements
+  int64_t weight_bytes = 0;
+  std::vector<StepResult> results;  // per M, per variant in the order asked
+};
+
+// Builds the model, the backend's device and runs the protocol.
+StepReport run_step(const StepRunOptions& options);
+// The protocol on a model and device the caller made (tests).
+StepReport run_step(const StepRunOptions& options, const StepModel& model, StepDevice& device);
+
+}  // namespace skinnygemm::tune

@@ -1,0 +1,437 @@
+// tune::tune_problem / tune_into_table: measure candidates, reject wrong ones, store the winner by the margin
+// rule, merge into the table file after every point.
+#include "lab/tuner.h"
+
+#include "kernels/family.h"
+#include "lab/result_row.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lab/json_round.h"
+
+namespace skinnygemm::tune {
+
+namespace {
+
+std::vector<std::string> split_globs(const std::string& globs) {
+  std::vector<std::string> out;
+  std::stringstream ss(globs);
+  for (std::string g; std::getline(ss, g, ',');)
+    if (!g.empty()) out.push_back(g);
+  return out;
+}
+
+bool matches_any(const std::vector<std::string>& globs, const std::string& name) {
+  if (globs.empty()) return true;
+  for (const std::string& g : globs)
+    if (fnmatch(g.c_str(), name.c_str(), 0) == 0) return true;
+  return false;
+}
+
+std::string percent(double fraction) {
+  std::ostringstream os;
+  os.precision(3);
+  os << fraction * 100 << "%";
+  return os.str();
+}
+
+std::string us_text(double us) {
+  std::ostringstream os;
+  os.precision(4);
+  os << us << " us";
+  return os.str();
+}
+
+bool is_cublaslt(const BenchRow& row) { return Config::parse(row.config).family == Family::Cublaslt; }
+bool is_cublaslt_default(const BenchRow& row) { return row.config == "cublaslt"; }
+bool any_row(const BenchRow&) { return true; }
+
+// Index of the fastest row (median) among those where want(row) holds; ties keep the earlier row so that
+// the pick does not depend on anything but the candidate order. npos when none.
+template <typename Pred>
+std::size_t fastest(const std::vector<BenchRow>& rows, Pred want) {
+  std::size_t best = std::string::npos;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (want(rows[i]) && (best == std::string::npos || rows[i].us < rows[best].us)) best = i;
+  return best;
+}
+
+// Gives a GPU row the point's cuBLASLt default and best times (from the candidates' rows), so the JSON rows
+// read as speedups.
+void set_cublaslt_columns(const std::vector<BenchRow>& rows, BenchRow& r) {
+  const std::size_t best = fastest(rows, is_cublaslt);
+  const std::size_t dflt = fastest(rows, is_cublaslt_default);
+  if (dflt != std::string::npos) {
+    r.cublaslt_us = rows[dflt].us;
+    r.speedup = r.cublaslt_us / r.us;
+  }
+  if (best != std::string::npos) {
+    r.cublaslt_best_us = rows[best].us;
+    r.cublaslt_best_config = rows[best].config;
+    r.speedup_best = r.cublaslt_best_us / r.us;
+  }
+}
+
+// One forced, checked measurement; nullopt with *why set when its check failed or it could not run.
+std::optional<BenchRow> measure_checked(const MeasureFn& measure, const Problem& p, BenchOptions bo,
+                                        const std::string& config, std::string* why) {
+  bo.config = config;
+  try {
+    BenchRow row = measure(p, bo);
+    if (!row.checked) {
+      *why = "the measurement did not check the output";
+    } else if (row.config != config) {
+      *why = "the measurement ran " + row.config + " instead";
+    } else {
+      return row;
+    }
+  } catch (const Error& e) {
+    *why = e.what();
+  }
+  return std::nullopt;
+}
+
+// The fastest measured row of a point: the candidates and, when it was measured on its own, the heuristic's.
+const BenchRow& best_row(const TuneResult& r) {
+  SKINNYGEMM_CHECK(!r.rows.empty(), "no measured row for " << r.problem.str());
+  const BenchRow* best = &r.rows[fastest(r.rows, any_row)];
+  const HeuristicPick& h = r.heuristic;
+  if (h.extra && h.error.empty() && h.row.us < best->us) best = &h.row;
+  return *best;
+}
+
+std::string point_name(const TuneResult& r) {
+  const Problem& p = r.problem;
+  const std::string name = r.rows.empty() ? "" : r.rows[0].name;
+  return (name.empty() ? "" : name + " ") + std::to_string(p.n) + "x" + std::to_string(p.k) + " m=" +
+         std::to_string(p.m);
+}
+
+void check_options(const TuneOptions& o) {
+  SKINNYGEMM_CHECK(o.samples >= 1 && o.replays >= 1,
+                   "samples " << o.samples << " and replays " << o.replays << " must both be >= 1");
+  SKINNYGEMM_CHECK(o.margin >= 0 && o.margin < 1, "margin " << o.margin << " must be in [0, 1) (0.03 = 3%)");
+}
+
+}  // namespace
+
+std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, const std::string& globs) {
+  const std::vector<std::string> patterns = split_globs(globs);
+  // Every kernel family of the device (GPU: all but cpu and cublaslt, so a new family is tuned once listed).
+  std::vector<Config> listed;
+  for (const Config& c : all_listed_configs()) {
+    const FamilyDescriptor& f = family(c.family);
+    const bool kernel = f.kernel && f.gpu != dev.is_cpu;
+    if (kernel && matches_any(patterns, c.name())) listed.push_back(c);
+  }
+  if (!dev.is_cpu)  // the baseline of the margin rule, whatever the glob says
+    for (const Config& c : listed_configs(Family::Cublaslt)) listed.push_back(c);
+  SKINNYGEMM_CHECK(!listed.empty(), "--candidates '" << globs << "' matches no listed config of " << dev.name
+                                                     << " (expected globs such as "
+                                                     << (dev.is_cpu ? "cpu_r*" : "mma_m8_*,simt_*") << ")");
+  // Only the smallest token tile of each family that holds M (among the configs the globs name): a larger
+  // tile does the same streaming with more MMAs and x traffic (every H200 sweep of 2026-11-29: best m16 /
+  // best m8 = 1.5x at M <= 8), and it cuts the candidates per point ~4x (docs/kernels.md). A glob that names
+  // one tile (reg_m32_*) still gets that tile.
+  auto smallest_tile = [&](Family f) {
+    int best = 0;
+    for (const Config& c : listed)
+      if (c.family == f && c.tile_m >= p.m && (best == 0 || c.tile_m < best)) best = c.tile_m;
+    return best;
+  };
+  std::vector<Config> out;
+  for (const Config& c : listed) {
+    if (family(c.family).tiled && c.tile_m != smallest_tile(c.family)) continue;
+    if (supports(c, p, dev, 16)) out.push_back(c);
+  }
+  return out;
+}
+
+Decision decide(const std::vector<BenchRow>& rows, bool gpu, double margin) {
+  SKINNYGEMM_CHECK(!rows.empty(), "no measured candidate to decide from");
+  for (const BenchRow& r : rows)
+    SKINNYGEMM_CHECK(std::isfinite(r.us) && r.us > 0 && std::isfinite(r.spread) && r.spread >= 0,
+                     r.config << ": time " << r.us << " us, spread " << r.spread
+                              << "; expected a positive time and a spread >= 0");
+  const std::size_t kernel = fastest(rows, [](const BenchRow& r) { return !is_cublaslt(r); });
+  const std::size_t lt = fastest(rows, is_cublaslt);
+  Decision d;
+  auto store = [&](std::size_t i, std::string why) {
+    d.stored = i;
+    d.entry.config = Config::parse(rows[i].config);
+    d.entry.us = rows[i].us;
+    d.entry.cublaslt_us = gpu ? rows[lt].us : 0;
+    d.reason = std::move(why);
+  };
+  if (!gpu) {
+    SKINNYGEMM_CHECK(kernel != std::string::npos, "no kernel row among " << rows.size() << " measured rows");
+    store(kernel, "fastest median of " + std::to_string(rows.size()) + " configs");
+    return d;
+  }
+  SKINNYGEMM_CHECK(lt != std::string::npos, "no cuBLASLt algorithm passed for " << rows[0].problem.str()
+                                                                               << "; the margin rule needs one");
+  // The cuBLASLt entry to store: its default unless another of its algorithms beats it by the margin, in
+  // every sample. NOTE: on the H200 the fastest algorithm of one run was up to 3% slower than the default in
+  // the next (kernels.json at ba7d7db: 21 of the 94 rows that picked cuBLASLt, by up to 2.9%), so small "wins" were noise.
+  std::size_t lt_pick = lt;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].config == "cublaslt") {
+      const BenchRow& best = rows[lt];
+      const bool repeats = best.us * (1 + best.spread) <= rows[i].us;
+      if (rows[i].us / best.us - 1 < margin || !repeats) lt_pick = i;
+    }
+  if (kernel == std::string::npos) {
+    store(lt_pick, "no kernel candidate passed");
+    return d;
+  }
+  const BenchRow& k = rows[kernel];
+  const BenchRow& l = rows[lt];
+  const double gain = l.us / k.us - 1;
+  const double worst = k.us * (1 + k.spread);  // >= the slowest sample: max - min <= spread * median
+  const std::string versus = k.config + " " + us_text(k.us) + " vs " + l.config + " " + us_text(l.us);
+  constexpr double kEps = 1e-9;  // 10.3 / 10 - 1 is not exactly 0.03 in binary
+  if (gain + kEps < margin) {
+    store(lt_pick, versus + ": gain " + percent(gain) + " below the margin " + percent(margin));
+  } else if (worst > l.us * (1 + kEps)) {
+    store(lt_pick, versus + ": gain " + percent(gain) + " does not repeat (worst sample " + us_text(worst) +
+                  " is slower than cuBLASLt's median)");
+  } else {
+    store(kernel, versus + ": gain " + percent(gain) + " >= margin " + percent(margin) + ", worst sample " +
+                      us_text(worst));
+  }
+  return d;
+}
+
+TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
+  validate(p);
+  check_options(o);
+  const Backend backend = resolve_backend(o.backend);
+  const DeviceInfo dev = device_info(backend);
+  const std::vector<Config> candidates = tune_candidates(p, dev, o.candidates);
+  SKINNYGEMM_CHECK(!candidates.empty(), "no candidate matching '" << o.candidates << "' supports " << p.str()
+                                                                  << " on " << dev.signature());
+  const MeasureFn& measure = o.measure ? o.measure : MeasureFn(bench_problem);
+  BenchOptions bo;
+  bo.backend = backend;
+  bo.samples = o.samples;
+  bo.replays = o.replays;
+  bo.baselines = false;  // cuBLASLt is a candidate here, measured like every other
+  bo.check = true;       // a wrong kernel has no speed
+  TuneResult result;
+  result.problem = p;
+  for (const Config& c : candidates) {
+    std::string why;
+    if (auto row = measure_checked(measure, p, bo, c.name(), &why))
+      result.rows.push_back(std::move(*row));
+    else
+      result.rejected.push_back({c.name(), why});
+  }
+  if (result.rows.empty()) {
+    std::ostringstream os;
+    os << "all " << candidates.size() << " candidates for " << p.str() << " were rejected";
+    if (!result.rejected.empty()) os << " (" << result.rejected[0].config << ": " << result.rejected[0].reason << ")";
+    SKINNYGEMM_FAIL(os.str());
+  }
+  if (!dev.is_cpu)
+    for (BenchRow& r : result.rows) set_cublaslt_columns(result.rows, r);
+
+  // What an untuned shape would run: without a table, select() is heuristic_choice, else the fallback. It is
+  // judged on the same protocol as the candidates; one they did not include is measured now.
+  HeuristicPick& h = result.heuristic;
+  h.choice = select(p, dev, nullptr, 16);  // 16: the alignment the candidates were listed for
+  const std::string pick = h.choice.config.name();
+  const auto same = [&pick](const auto& x) { return x.config == pick; };
+  const auto row = std::find_if(result.rows.begin(), result.rows.end(), same);
+  const auto bad = std::find_if(result.rejected.begin(), result.rejected.end(), same);
+  if (row != result.rows.end()) {
+    h.row = *row;
+  } else if (bad != result.rejected.end()) {
+    h.error = bad->reason;
+  } else if (auto extra = measure_checked(measure, p, bo, pick, &h.error)) {
+    h.row = std::move(*extra);
+    h.extra = true;
+    if (!dev.is_cpu) set_cublaslt_columns(result.rows, h.row);
+  }
+  h.row.source = source_name(h.choice.source);
+
+  const Decision d = decide(result.rows, !dev.is_cpu, o.margin);
+  result.entry = d.entry;
+  result.stored = d.stored;
+  result.reason = d.reason;
+  return result;
+}
+
+TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const std::vector<int64_t>& ms,
+                            DType dtype, const TuneOptions& o, const std::string& path) {
+  namespace fs = std::filesystem;
+  check_options(o);  // here too: inside tune_problem a bad option would fail every point one by one
+  const DeviceInfo dev = device_info(o.backend);
+  const fs::path parent = fs::path(path).parent_path();
+  SKINNYGEMM_CHECK(!o.store || parent.empty() || fs::is_directory(parent),
+                   "table folder '" << parent.string() << "' for '" << path << "' does not exist; create it first");
+  // Checked before measuring anything: finding out after an hour of tuning wastes the hour.
+  Table known;  // without store: only this run's points, so that a repeated M is measured once
+  known.meta = Table::meta_for(dev);
+  if (o.store && fs::exists(path)) {
+    known = Table::load(path);
+    SKINNYGEMM_CHECK(known.matches(dev), "table file '" << path << "' is for '" << known.meta.gpu << "' with "
+                                                        << known.meta.sms << " SMs/threads, but this run measures on "
+                                                        << dev.signature() << "; tune into another --table file");
+  }
+  tune_candidates(Problem{1, 1, 8, dtype}, dev, o.candidates);  // a glob that names nothing fails here, once
+
+  TuneSummary s;
+  if (o.store) s.table_path = path;
+  s.points = shapes.size() * ms.size();
+  std::set<TableKey> done;  // tuned in this run: a repeated M is not measured twice, even with force
+  std::size_t index = 0;
+  for (const models::Projection& shape : shapes) {
+    for (const int64_t m : ms) {
+      TuneEvent ev;
+      ev.index = ++index;
+      ev.total = s.points;
+      ev.name = shape.name;
+      ev.problem.m = m;
+      ev.problem.n = shape.n;
+      ev.problem.k = shape.k;
+      ev.problem.dtype = dtype;
+      const TableKey key{dtype, shape.n, shape.k, m};
+      const auto existing = known.find(dtype, shape.n, shape.k, m);
+      if (existing && (!o.force || done.count(key))) {
+        ev.kind = TuneEvent::Kind::Skipped;
+        ev.message = existing->config.name() + " " + us_text(existing->us);
+        ++s.skipped;
+        if (o.progress) o.progress(ev);
+        continue;
+      }
+      ev.candidates = tune_candidates(ev.problem, dev, o.candidates).size();
+      if (o.progress) o.progress(ev);
+      TuneResult r;
+      try {
+        r = tune_problem(ev.problem, o);
+      } catch (const Error& e) {  // one bad point must not end a run of thousands
+        ev.kind = TuneEvent::Kind::Failed;
+        ev.message = e.what();
+        ++s.failed;
+        s.failures.push_back(ev.problem.str() + ": " + ev.message);
+        if (o.progress) o.progress(ev);
+        continue;
+      }
+      for (BenchRow& row : r.rows) row.name = shape.name;
+      r.heuristic.row.name = shape.name;
+      if (o.store) {
+        Table one;
+        one.meta = Table::meta_for(dev);
+        one.put(key, r.entry);
+        one.save_merge(path);  // atomic; errors here (disk, a foreign file written meanwhile) end the run
+      }
+      known.put(key, r.entry);
+      done.insert(key);
+      ++s.tuned;
+      s.results.push_back(std::move(r));
+      ev.kind = o.store ? TuneEvent::Kind::Stored : TuneEvent::Kind::Measured;
+      ev.result = &s.results.back();
+      if (o.progress) o.progress(ev);
+    }
+  }
+  return s;
+}
+
+HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results) {
+  HeuristicSummary s;
+  std::vector<double> losses;
+  for (const TuneResult& r : results) {
+    const HeuristicPick& h = r.heuristic;
+    if (!h.error.empty()) {
+      ++s.failed;
+      continue;
+    }
+    const double loss = h.row.us / best_row(r).us - 1;
+    if (losses.empty() || loss > s.worst_loss) {
+      s.worst_loss = loss;
+      s.worst_point = point_name(r);
+    }
+    losses.push_back(loss);
+    const std::size_t lt = fastest(r.rows, is_cublaslt_default);
+    if (lt != std::string::npos) {
+      ++s.cublaslt_points;
+      s.slower_than_cublaslt += h.row.us > r.rows[lt].us;  // strict: issue 4 says never slower
+    }
+  }
+  s.points = losses.size();
+  if (!losses.empty()) {
+    std::sort(losses.begin(), losses.end());
+    const std::size_t mid = losses.size() / 2;
+    s.median_loss = losses.size() % 2 ? losses[mid] : (losses[mid - 1] + losses[mid]) / 2;
+  }
+  return s;
+}
+
+std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneResult>& results) {
+  using nlohmann::ordered_json;
+  // Times exactly as results_json rounds "us" (json_round), so that equal times compare equal across the two
+  // columns.
+  std::vector<BenchRow> rows;
+  for (const TuneResult& r : results) {
+    BenchRow row = r.heuristic.row;
+    if (!r.heuristic.error.empty()) {  // no time: only what was picked, for which problem
+      row = BenchRow{};
+      row.name = r.rows.empty() ? "" : r.rows[0].name;
+      row.problem = r.problem;
+      row.config = r.heuristic.choice.config.name();
+      row.source = source_name(r.heuristic.choice.source);
+    }
+    row.kind = "heuristic";
+    rows.push_back(std::move(row));
+  }
+  ordered_json j = ordered_json::parse(results_json(meta, rows));
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const TuneResult& r = results[i];
+    const HeuristicPick& h = r.heuristic;
+    const BenchRow& best = best_row(r);
+    ordered_json& o = j["rows"][i];
+    o["heuristic_config"] = h.choice.config.name();
+    o["heuristic_us"] = h.error.empty() ? ordered_json(json_round(h.row.us)) : ordered_json();
+    o["best_config"] = best.config;
+    o["best_us"] = json_round(best.us);
+    o["loss"] = h.error.empty() ? ordered_json(json_round(h.row.us / best.us - 1)) : ordered_json();
+    if (h.extra) o["heuristic_extra"] = true;  // measured after the candidates, which left it out
+    if (!h.error.empty()) o["heuristic_error"] = h.error;
+  }
+  const HeuristicSummary s = summarize_heuristic(results);
+  j["summary"] = {{"points", s.points},
+                  {"heuristic_failed", s.failed},
+                  {"median_loss", json_round(s.median_loss)},
+                  {"worst_loss", json_round(s.worst_loss)},
+                  {"worst_point", s.worst_point},
+                  {"slower_than_cublaslt", s.slower_than_cublaslt},
+                  {"cublaslt_points", s.cublaslt_points}};
+  return j.dump(1) + "\n";
+}
+
+std::string table_file_name(const DeviceInfo& dev) {
+  std::string out;
+  for (const char ch : dev.name) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  SKINNYGEMM_CHECK(!out.empty(), "device name '" << dev.name << "' has no letters or digits to name a table file");
+  if (dev.is_cpu) out += "-" + std::to_string(dev.sms) + "t";
+  return out + ".json";
+}
+
+}  // namespace skinnygemm::tune

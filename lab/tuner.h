@@ -1,0 +1,139 @@
+// The autotuner (issue 4): for each (dtype, N, K, M) measure every candidate config that supports() the
+// problem with the bench protocol (lab/bench.h), reject any whose output check fails, and store the winner
+// in a table. On a GPU a kernel is stored only where it beats the best cuBLASLt algorithm by a margin that
+// holds across samples; otherwise that cuBLASLt algorithm is stored, so a table entry is never a loss.
+// docs/tuning.md describes the rules and the command.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lab/models.h"
+#include "skinnygemm/skinnygemm.h"
+#include "lab/bench.h"
+
+namespace skinnygemm::tune {
+
+struct TuneResult;
+
+// One step of tune_into_table, reported through TuneOptions::progress.
+struct TuneEvent {
+  enum class Kind {
+    Measuring,  // about to measure `candidates` configs
+    Stored,     // measured; result->entry was merged into the table file
+    Measured,   // measured, nothing written: TuneOptions::store is off (result as for Stored)
+    Skipped,    // the table already has this point (resume) and force is off
+    Failed,     // no candidate passed (message says why); the run goes on
+  };
+  Kind kind = Kind::Measuring;
+  std::size_t index = 0, total = 0;  // 1-based position among all (shape, M) points of the run
+  std::string name;                  // the projection's name when it came from a model, else empty
+  Problem problem;
+  std::size_t candidates = 0;          // Measuring
+  const TuneResult* result = nullptr;  // Stored, Measured
+  std::string message;                 // Skipped: the entry already there; Failed: the error
+};
+
+using MeasureFn = std::function<BenchRow(const Problem&, const BenchOptions&)>;
+
+struct TuneOptions {
+  Backend backend = Backend::Auto;
+  // Comma list of globs over config names ("mma_m8_*,simt_*"); empty = every listed config of the backend's
+  // families (CPU: cpu_*; GPU: every kernel family, mma_*, bulk_*, reg_*, simt_*). On a GPU cuBLASLt
+  // (default and cublaslt_a0..a7) is always measured too: it is what the margin is measured against.
+  std::string candidates;
+  int samples = 5;
+  int replays = 20;
+  double margin = 0.03;  // GPU: a kernel must be >= 3% faster than the best cuBLASLt algorithm (median)
+  bool force = false;    // re-tune points the table already has
+  // false: measure and report only; the table file is neither read nor written. Held-out shapes are measured
+  // this way: issue 4 forbids them in the shipped table, or the heuristic would be judged on tuned points.
+  bool store = true;
+  std::function<void(const TuneEvent&)> progress;
+  // Measures one forced config; empty = tune::bench_problem. Tests inject fakes (e.g. a wrong kernel).
+  MeasureFn measure;
+};
+
+struct Rejected {
+  std::string config;
+  std::string reason;  // the output check's error, or why the row could not be used
+};
+
+// The pick among measured rows and why.
+struct Decision {
+  TableEntry entry;
+  std::size_t stored = 0;  // index of the stored config's row
+  std::string reason;      // "mma_... 5.41 us beats cublaslt_a2 10.0 us by 85% (margin 3%) ..."
+};
+
+// What selection runs at a point without a table (the heuristic's pick, or the fallback where no kernel supports
+// the problem), measured like a candidate, so that the heuristic is judged against the tuned best.
+struct HeuristicPick {
+  Choice choice;
+  BenchRow row;        // its measured row; meaningless when error is set
+  bool extra = false;  // not among the candidates (e.g. excluded by --candidates), so measured after them
+  std::string error;   // why it has no time: its output check failed or it could not run
+};
+
+struct TuneResult {
+  Problem problem;
+  TableEntry entry;
+  std::size_t stored = 0;          // index into rows of entry.config
+  std::string reason;
+  std::vector<BenchRow> rows;      // every candidate that passed its check, in candidate order (GPU rows
+                                   // carry the cuBLASLt default / best times of the same point)
+  std::vector<Rejected> rejected;  // candidates that failed their check or could not run
+  HeuristicPick heuristic;
+};
+
+struct TuneSummary {
+  std::string table_path;  // empty when options.store is off
+  std::size_t points = 0, tuned = 0, skipped = 0, failed = 0;
+  std::vector<TuneResult> results;    // tuned points, in run order
+  std::vector<std::string> failures;  // "<problem>: <error>" per failed point
+};
+
+// The configs tune_problem measures for problem on device, in a fixed order (kernels, then cuBLASLt).
+// Throws Error when the glob names no listed config of the device's families.
+std::vector<Config> tune_candidates(const Problem& problem, const DeviceInfo& device, const std::string& globs);
+
+// Picks what to store from checked rows (see TuneOptions::margin). gpu = apply the cuBLASLt margin rule;
+// on the CPU the fastest median wins. Throws Error when nothing can be stored.
+Decision decide(const std::vector<BenchRow>& rows, bool gpu, double margin);
+
+// Measures every candidate of one problem (forced config, check on, no baselines) and decides.
+// Throws Error when no candidate passed its check.
+TuneResult tune_problem(const Problem& problem, const TuneOptions& options);
+
+// Tunes every (shape, M) point into the table file at table_path, resuming: points already in the file are
+// skipped unless options.force. The file (if present) must be for this device's signature. Each tuned point
+// is merged into the file atomically at once, so an interrupted run keeps what it measured. With
+// options.store off, table_path is ignored (may be empty) and every point is measured.
+TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const std::vector<int64_t>& ms,
+                            DType dtype, const TuneOptions& options, const std::string& table_path);
+
+// The heuristic's loss over tuned points (issue 4 acceptance: within 10% of the best, never slower than
+// cuBLASLt's default). loss = heuristic_us / best_us - 1, best over every measured row of the point.
+struct HeuristicSummary {
+  std::size_t points = 0;  // points whose heuristic pick has a time
+  std::size_t failed = 0;  // points whose heuristic pick failed its check or could not run (must be 0)
+  double median_loss = 0, worst_loss = 0;
+  std::string worst_point;              // "<name> NxK m=M" of the worst loss
+  std::size_t slower_than_cublaslt = 0; // points where the pick is slower than cuBLASLt's default
+  std::size_t cublaslt_points = 0;      // points where cuBLASLt's default was measured (0 on the CPU)
+};
+HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results);
+
+// The shared result schema with one row of kind "heuristic" per point: the heuristic pick's gemm row plus
+// heuristic_config, heuristic_us, best_config, best_us and loss (heuristic_us and loss null, and
+// heuristic_error set, where the pick has no time), and a top-level "summary" (HeuristicSummary).
+std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneResult>& results);
+
+// "nvidia-h200.json" for "NVIDIA H200"; the CPU's file names its thread count ("cpu-2t.json") because a table
+// matches a CPU only with the same count.
+std::string table_file_name(const DeviceInfo& device);
+
+}  // namespace skinnygemm::tune

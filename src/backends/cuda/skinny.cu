@@ -1,0 +1,133 @@
+#include "backends/cuda/skinny.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "backends/cuda/launch.cuh"
+#include "kernels/common/tiled.h"
+
+namespace skinnygemm::cuda {
+
+namespace {
+
+// CTAs (clusters along y) that can be resident at once, from the occupancy API.
+int resident_row_ctas(SkinnyKernel kernel, const LaunchShape& shape, int sms) {
+  int count = 0;
+  if (shape.cluster_x == 1) {
+    SKINNYGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&count, kernel, static_cast<int>(shape.block.x),
+                                                                        shape.smem));
+    count *= sms;
+  } else {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned>(shape.cluster_x), 1, 1);
+    config.blockDim = shape.block;
+    config.dynamicSmemBytes = shape.smem;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(shape.cluster_x);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    SKINNYGEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count, kernel, &config));
+  }
+  SKINNYGEMM_CHECK(count > 0, "no CTA of " << shape.block.x << " threads with " << shape.smem
+                                           << " bytes of shared memory (cluster " << shape.cluster_x
+                                           << ") fits on this device");
+  return count;
+}
+
+// Raise a kernel's dynamic shared-memory limit (only needed above the 48 KB default) to the largest size any of
+// its launches has asked for: an attribute set for a smaller launch must never stay in force. Called when a launch
+// is prepared, never per call.
+// NOTE: the shared-memory carveout stays the driver's choice. Forcing the largest one on every kernel made the
+// register ring 1.8x slower (tools/probes/chain_pairs.cu at 0a31819: 3584x7168 M = 8 15.4 -> 27.9 us; the whole
+// step at M = 1 went from 1.09x to 0.83x cuBLASLt): its loads in flight need L1 (docs/kernels.md, "Session 4").
+void allow_smem(SkinnyKernel kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return;
+  static std::mutex mutex;
+  static std::map<SkinnyKernel, std::size_t> limit;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::size_t& current = limit[kernel];
+  if (bytes <= current) return;
+  SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(bytes)));
+  current = bytes;
+}
+
+class SkinnyLaunch final : public PreparedLaunch {
+ public:
+  SkinnyLaunch(SkinnyKernel kernel, const SkinnyParams& params, const LaunchShape& shape, std::string what)
+      : kernel_(kernel), params_(params), shape_(shape), what_(std::move(what)) {}
+
+  void run(const void* x, const void* w, void* y, void* stream) const override {
+    SkinnyParams params = params_;
+    params.x = x;
+    params.w = w;
+    params.y = y;
+    try {
+      launch(kernel_, shape_, static_cast<cudaStream_t>(stream), params);
+    } catch (const Error& e) {
+      SKINNYGEMM_FAIL(what_ << ": " << e.what());
+    }
+  }
+
+ private:
+  SkinnyKernel kernel_;
+  SkinnyParams params_;
+  LaunchShape shape_;
+  std::string what_;  // names the config, problem and launch shape in a launch error
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Problem& p, const Config& c,
+                                               const DeviceInfo& device, const OutputSegment* segments, int count,
+                                               SkinnyGrid grid) {
+  SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
+  const Decomposition d = decompose(c, p);
+  SkinnyParams params{};
+  params.m = static_cast<int>(p.m);
+  params.n = static_cast<int>(p.n);
+  params.k = static_cast<int>(p.k);
+  params.ldx = p.x_stride();
+  params.ldw = p.w_stride();
+  params.ldy = p.y_stride();
+  params.warps_n = c.warps_n;
+  params.warps_k = c.warps_k;
+  params.split_k = c.split_k;
+  params.k_chunks = static_cast<int>(d.k_chunks);
+  params.row_blocks = static_cast<int>(d.row_blocks);
+  SKINNYGEMM_CHECK(count >= 0 && count <= kMaxOutputSegments && (count == 0 || segments != nullptr),
+                   count << " output segments; expected 0.." << kMaxOutputSegments);
+  params.segments = count;
+  for (int s = 0; s < count; ++s) {
+    SKINNYGEMM_CHECK(segments[s].begin >= 0 && segments[s].rows >= 0 && segments[s].begin + segments[s].rows <= p.n &&
+                         (segments[s].rows == 0 || segments[s].y != nullptr) && segments[s].ldy >= segments[s].rows,
+                     "output segment " << s << " (rows [" << segments[s].begin << ", "
+                                       << segments[s].begin + segments[s].rows << "), ldy " << segments[s].ldy
+                                       << ") does not fit the N=" << p.n << " output rows or has no destination");
+    params.seg_begin[s] = static_cast<int>(segments[s].begin);
+    params.seg_rows[s] = static_cast<int>(segments[s].rows);
+    params.seg_y[s] = segments[s].y;
+    params.seg_ldy[s] = segments[s].ldy;
+  }
+  LaunchShape shape;
+  shape.block = dim3(static_cast<unsigned>(c.threads()), 1, 1);
+  shape.smem = static_cast<std::size_t>(family(c.family).smem_bytes(c, p));
+  shape.cluster_x = c.split_k;
+  allow_smem(kernel, shape.smem);
+  const int64_t row_ctas = grid == SkinnyGrid::OneBlockPerCta
+                               ? d.row_blocks
+                               : std::min<int64_t>(d.row_blocks, resident_row_ctas(kernel, shape, device.sms));
+  shape.grid = dim3(static_cast<unsigned>(c.split_k), static_cast<unsigned>(row_ctas), 1);
+  std::ostringstream what;
+  what << c.name() << " on " << p.str() << " (grid " << shape.grid.x << "x" << shape.grid.y << ", " << shape.block.x
+       << " threads, " << shape.smem << " B shared)";
+  return std::make_unique<SkinnyLaunch>(kernel, params, shape, what.str());
+}
+
+}  // namespace skinnygemm::cuda

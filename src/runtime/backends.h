@@ -1,0 +1,48 @@
+// The seam between the host-only core and the backends. No CUDA header here: the core and every CPU test
+// build without a toolkit. When the library is built without CUDA, src/backends/no_cuda/cuda_stub.cpp answers instead.
+#pragma once
+
+#include <string>
+
+#include "skinnygemm/config.h"
+#include "skinnygemm/device.h"
+#include "skinnygemm/problem.h"
+
+namespace skinnygemm {
+
+// The fused-kernel rung of a FusedProjection: merged output rows [begin, begin + rows) go to y (row stride ldy
+// elements, column 0 = row begin); merged rows outside every segment (padding) are not written.
+struct OutputSegment {
+  int64_t begin = 0, rows = 0;
+  void* y = nullptr;
+  int64_t ldy = 0;
+};
+constexpr int kMaxOutputSegments = 4;  // what the kernels' parameter block holds
+
+namespace cpu {
+// y = x·w^T with FP32 accumulation, multi-threaded; config must be a cpu_* config.
+void gemm(const Problem& problem, const void* x, const void* w, void* y, const Config& config);
+// FP64 reference: out[i*n + j] = sum_k x[i,k]*w[j,k] in double (out has m*n elements).
+void reference_f64(const Problem& problem, const void* x, const void* w, double* out);
+// The same with FP32 accumulation in plain k order, rounded to the dtype (the "naive low-precision"
+// reference that GPU tolerances are measured against).
+void reference_naive(const Problem& problem, const void* x, const void* w, void* y);
+}  // namespace cpu
+
+namespace cuda {
+bool built();      // compiled with CUDA
+bool available();  // built() and a usable device is present
+int device_count();  // visible CUDA devices (CUDA_VISIBLE_DEVICES applies); 0 without CUDA or a device
+DeviceInfo device_info();  // the current device (cached per device id)
+int current_device();      // cudaGetDevice: what a per-call cache keys on (no DeviceInfo copy)
+bool config_is_built(const Config& config);  // an instance exists for this kernel config
+// Launches on stream (cudaStream_t). config is mma_*, simt_* or cublaslt*.
+void gemm(const Problem& problem, const void* x, const void* w, void* y, const Config& config, void* stream);
+// One skinny-kernel launch (config: mma/bulk/reg/simt, supports() checked) whose epilogue writes each
+// OutputSegment's rows to its own destination (problem.ldy is ignored; 1..kMaxOutputSegments segments).
+void gemm_segments(const Problem& problem, const void* x, const void* w, const OutputSegment* segments, int count,
+                   const Config& config, void* stream);
+
+}  // namespace cuda
+
+}  // namespace skinnygemm
