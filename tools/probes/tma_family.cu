@@ -1,7 +1,7 @@
 // TMA-family development probe: correctness (bitwise on small integers, same bits twice) and timing of every
 // config against the dependent-chain floor, the stream-read limit and cuBLASLt (default, and with reduced-
 // precision split-K reductions allowed as torch allows them), all in one process.
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude tools/probes/tma_family.cu -lcuda -lcublasLt
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -Isrc -Iinclude tools/probes/tma_family.cu -lcuda -lcublasLt
 // Output: CSV rows "time,<shape>,<m>,<what>,<config>,<us>" and "check,..." lines, then a summary table.
 #include <cublasLt.h>
 #include <cuda.h>
