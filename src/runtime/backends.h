@@ -18,6 +18,9 @@ struct OutputSegment {
   int64_t ldy = 0;
 };
 constexpr int kMaxOutputSegments = 4;  // what the kernels' parameter block holds
+// Throws Error unless count (0..kMaxOutputSegments) segments each fit the problem's N output rows and have a
+// destination; every launcher that writes segments checks them here.
+void check_segments(const Problem& problem, const OutputSegment* segments, int count);
 
 namespace cpu {
 // y = x·w^T with FP32 accumulation, multi-threaded; config must be a cpu_* config.

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <sstream>
 
+#include "runtime/backends.h"
 #include "runtime/memory.h"
 #include "skinnygemm/error.h"
 
@@ -87,6 +88,17 @@ int operand_alignment(const Problem& p, const void* x, const void* w, const void
   int a = 1;
   while (a < 16 && (bits & a) == 0) a <<= 1;
   return a;
+}
+
+void check_segments(const Problem& p, const OutputSegment* segments, int count) {
+  SKINNYGEMM_CHECK(count >= 0 && count <= kMaxOutputSegments && (count == 0 || segments != nullptr),
+                   count << " output segments; expected 0.." << kMaxOutputSegments);
+  for (int s = 0; s < count; ++s)
+    SKINNYGEMM_CHECK(segments[s].begin >= 0 && segments[s].rows >= 0 && segments[s].begin + segments[s].rows <= p.n &&
+                         (segments[s].rows == 0 || segments[s].y != nullptr) && segments[s].ldy >= segments[s].rows,
+                     "output segment " << s << " (rows [" << segments[s].begin << ", "
+                                       << segments[s].begin + segments[s].rows << "), ldy " << segments[s].ldy
+                                       << ") does not fit the N=" << p.n << " output rows or has no destination");
 }
 
 }  // namespace skinnygemm

@@ -101,15 +101,9 @@ std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Proble
   params.split_k = c.split_k;
   params.k_chunks = static_cast<int>(d.k_chunks);
   params.row_blocks = static_cast<int>(d.row_blocks);
-  SKINNYGEMM_CHECK(count >= 0 && count <= kMaxOutputSegments && (count == 0 || segments != nullptr),
-                   count << " output segments; expected 0.." << kMaxOutputSegments);
+  check_segments(p, segments, count);
   params.segments = count;
   for (int s = 0; s < count; ++s) {
-    SKINNYGEMM_CHECK(segments[s].begin >= 0 && segments[s].rows >= 0 && segments[s].begin + segments[s].rows <= p.n &&
-                         (segments[s].rows == 0 || segments[s].y != nullptr) && segments[s].ldy >= segments[s].rows,
-                     "output segment " << s << " (rows [" << segments[s].begin << ", "
-                                       << segments[s].begin + segments[s].rows << "), ldy " << segments[s].ldy
-                                       << ") does not fit the N=" << p.n << " output rows or has no destination");
     params.seg_begin[s] = static_cast<int>(segments[s].begin);
     params.seg_rows[s] = static_cast<int>(segments[s].rows);
     params.seg_y[s] = segments[s].y;

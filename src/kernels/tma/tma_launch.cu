@@ -18,6 +18,8 @@ DeviceInfo device_info();
 
 namespace skinnygemm::tma {
 
+static_assert(kMaxSegments == kMaxOutputSegments, "the kernel's parameter block holds what check_segments admits");
+
 namespace {
 
 Kernel find(const Config& c, DType dtype) {
@@ -132,15 +134,9 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.cluster = cluster;
   params.partials = ws.partials;
   params.counters = ws.counters;
-  SKINNYGEMM_CHECK(count >= 0 && count <= kMaxSegments && (count == 0 || segments != nullptr),
-                   count << " output segments; expected 0.." << kMaxSegments);
+  check_segments(p, segments, count);
   params.segments = count;
   for (int s = 0; s < count; ++s) {
-    SKINNYGEMM_CHECK(segments[s].begin >= 0 && segments[s].rows >= 0 && segments[s].begin + segments[s].rows <= p.n &&
-                         (segments[s].rows == 0 || segments[s].y != nullptr) && segments[s].ldy >= segments[s].rows,
-                     "output segment " << s << " (rows [" << segments[s].begin << ", "
-                                       << segments[s].begin + segments[s].rows << "), ldy " << segments[s].ldy
-                                       << ") does not fit the N=" << p.n << " output rows or has no destination");
     params.seg_begin[s] = static_cast<int>(segments[s].begin);
     params.seg_rows[s] = static_cast<int>(segments[s].rows);
     params.seg_y[s] = segments[s].y;
