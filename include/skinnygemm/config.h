@@ -13,7 +13,9 @@
 //                         stage, s = ring stages (all requested before the PDL wait), c = CTAs per SM,
 //                         u = fewest (tile, stage) units per CTA of the stream-K split
 //   tma_m8_r64_b2_s4_x8   the same kernel with split-K by a cluster of x CTAs per row tile (reduced through
-//                         distributed shared memory) instead of stream-K
+//                         distributed shared memory) instead of stream-K; x1 = one CTA per row tile, whole K
+//   tma_m8_r64_b2_s4_c2_d3  split-K of every row tile into about c x SMs / tiles parts, one CTA each; the part that
+//                         reduces has d more stages than each other part (their partials are ready when it ends)
 //   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm
 //                         (split-K partials reduced in FP32 only); cublaslt_torch = the default heuristic with
 //                         every reduction scheme allowed, as torch's F.linear allows reduced-precision reductions
@@ -57,12 +59,13 @@ constexpr int kCublasltTorch = -2;  // Config::algo of cublaslt_torch (a baselin
 constexpr int kCpuRows[] = {1, 2, 4, 8};
 // The TMA family's lists (src/kernels/tma/tma_shape.h has its shared-memory arithmetic).
 constexpr int kTmaTileM[] = {8, 16, 32, 64};
-constexpr int kTmaRows[] = {64, 128};
+constexpr int kTmaRows[] = {16, 32, 64, 128};
 constexpr int kTmaBoxes[] = {1, 2};
-constexpr int kTmaStages[] = {3, 4, 6, 8};
+constexpr int kTmaStages[] = {3, 4, 5, 6, 7, 8, 12, 16, 24};
 constexpr int kTmaCtasPerSm[] = {1, 2};
 constexpr int kTmaMinUnits[] = {1, 2, 8};
-constexpr int kTmaCluster[] = {2, 4, 8};
+constexpr int kTmaCluster[] = {1, 2, 4, 8};
+constexpr int kTmaLead[] = {0, 3, 6, 9, 12};
 
 struct Config {
   Family family = Family::Cpu;
@@ -77,7 +80,8 @@ struct Config {
   int stages = 0;   // tma: ring stages
   int ctas_per_sm = 0;  // tma
   int min_units = 0;    // tma, stream-K
-  int cluster = 0;      // tma: CTAs of a cluster splitting one row tile's K (0: stream-K)
+  int cluster = 0;      // tma: CTAs of a cluster splitting one row tile's K (0: stream-K; 1: one CTA, no split)
+  int lead = -1;        // tma lead split: extra stages of each row tile's reducing part (-1: another mode)
 
   std::string name() const;  // builds a string: not for a per-call path
   // Throws Error naming the part that is wrong ("unknown family 'foo'", "tile m 12 is not built ...").

@@ -39,6 +39,11 @@ TEST(TmaFamily, NamesParseToTheirFieldsAndRoundTrip) {
   EXPECT_EQ(x.cluster, 4);
   EXPECT_EQ(x.name(), "tma_m8_r128_b1_s6_x4");
   EXPECT_NE(s, x);
+  const Config whole = Config::parse("tma_m16_r16_b2_s12_x1");  // one CTA per 16-row tile, whole K
+  EXPECT_EQ(whole.rows, 16);
+  EXPECT_EQ(whole.stages, 12);
+  EXPECT_EQ(whole.cluster, 1);
+  EXPECT_EQ(whole.name(), "tma_m16_r16_b2_s12_x1");
   EXPECT_EQ(Config::parse("cublaslt_torch").algo, kCublasltTorch);
   EXPECT_EQ(Config::parse("cublaslt_torch").name(), "cublaslt_torch");
 }
@@ -53,7 +58,8 @@ TEST(TmaFamily, MalformedNamesNameThePart) {
     return std::string("no error");
   };
   EXPECT_THAT(message("tma_m12_r64_b2_s4_c2_u2"), HasSubstr("token tile m12 is not built"));
-  EXPECT_THAT(message("tma_m8_r32_b2_s4_c2_u2"), HasSubstr("rows per tile r32"));
+  EXPECT_THAT(message("tma_m8_r48_b2_s4_c2_u2"), HasSubstr("rows per tile r48"));
+  EXPECT_THAT(message("tma_m8_r16_b2_s9_x1"), HasSubstr("ring stages s9"));
   EXPECT_THAT(message("tma_m8_r64_b2_s4_x3"), HasSubstr("cluster x3"));
   EXPECT_THAT(message("tma_m8_r64_b2"), HasSubstr("expected tma_m<tile>"));
 }
@@ -62,9 +68,72 @@ TEST(TmaFamily, ListedRingsFitTwoCtasPerSm) {
   const std::vector<Config> configs = listed_configs(Family::Tma);
   EXPECT_GT(configs.size(), 100u);
   for (const Config& c : configs) {
-    const int smem = tma::smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster);
-    EXPECT_LE(smem, 110 * 1024) << c.name();
+    const int smem = tma::smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0);
+    EXPECT_LE(smem, (c.lead >= 0 ? 113 : 110) * 1024) << c.name();
     EXPECT_GE(smem, 40 * 1024) << c.name();
+  }
+}
+
+TEST(TmaFamily, SmallRowTilesSplitKOverWarpsAndOneCtaPerTileCoversN) {
+  // 16-row tiles: one row warp, four K warps, whose sums need 3 x 16 x tile_m floats beside the ring.
+  EXPECT_EQ(tma::row_warps(16), 1);
+  EXPECT_EQ(tma::row_warps(32), 2);
+  EXPECT_EQ(tma::row_warps(64), 4);
+  EXPECT_EQ(tma::row_warps(128), 4);
+  EXPECT_EQ(tma::smem_bytes(16, 8, 16, 2) - tma::smem_bytes(16, 8, 16, 2, 2) + 16 * 8 * 4, 0);  // x2 adds the receive buffer
+  EXPECT_EQ(tma::smem_bytes(16, 8, 1, 1), 1024 + tma::kBarrierBytes + 24 * 128 + 3 * 16 * 8 * 4);
+  EXPECT_EQ(tma::smem_bytes(64, 8, 1, 1), 1024 + tma::kBarrierBytes + 72 * 128);
+  // x1: 2112 rows of 16 = 132 CTAs (one per SM of an H200), each over all 112 stages of K = 7168.
+  const tma::Grid g = tma::cluster_grid_for(2112, 7168, 16, 1, 1);
+  EXPECT_EQ(g.tiles, 132);
+  EXPECT_EQ(g.ctas, 132);
+  EXPECT_EQ(g.units, 132LL * 112);
+  // Every listed small-row config is a one-CTA-per-tile, 2-4-CTA cluster or lead-split config (no stream-K).
+  int small = 0;
+  for (const Config& c : listed_configs(Family::Tma))
+    if (c.rows < 64) {
+      ++small;
+      EXPECT_TRUE((c.cluster >= 1 && c.cluster <= 4) || c.lead >= 0) << c.name();
+    }
+  EXPECT_GT(small, 20);
+}
+
+TEST(TmaFamily, LeadSplitGivesPartZeroTheLeadAndCoversEveryStage) {
+  const Config c = Config::parse("tma_m8_r64_b2_s4_c2_d3");
+  EXPECT_EQ(c.ctas_per_sm, 2);
+  EXPECT_EQ(c.lead, 3);
+  EXPECT_EQ(c.min_units, 0);
+  EXPECT_EQ(c.name(), "tma_m8_r64_b2_s4_c2_d3");
+  EXPECT_NE(c, Config::parse("tma_m8_r64_b2_s4_c2_d6"));
+  EXPECT_NE(Config::parse("tma_m8_r64_b2_s4_c2_u1"), Config::parse("tma_m8_r64_b2_s3_c2_u1"));  // stages compared
+  // 2112 x 7168, 64-row tiles, two boxes: 33 tiles x 8 parts = 264 CTAs; part 0 has (56 + 7 x 3) / 8 = 9 stages,
+  // the seven others share 47 (6 or 7 each).
+  tma::Grid g = tma::lead_split_grid_for(2112, 7168, 64, 2, 2, 3, 132);
+  EXPECT_EQ(g.tiles, 33);
+  EXPECT_EQ(g.parts, 8);
+  EXPECT_EQ(g.ctas, 264);
+  EXPECT_EQ(g.lead_stages, 9);
+  // The kernel's ranges (tma_gemm.cuh lead_split_stage): contiguous, cover every stage, none empty, and part 0
+  // at least `lead` longer than any other, for shapes from one stage to many parts.
+  struct Shape { long long n, k; int rows, boxes, lead; };
+  for (Shape s : {Shape{2112, 7168, 64, 2, 3}, Shape{1536, 7168, 64, 1, 6}, Shape{144, 7168, 64, 2, 2},
+                  Shape{7168, 14336, 128, 1, 4}, Shape{100, 200, 32, 1, 6}, Shape{20480, 7168, 64, 2, 1},
+                  Shape{64, 64, 64, 1, 3}}) {
+    g = tma::lead_split_grid_for(s.n, s.k, s.rows, s.boxes, 2, s.lead, 132);
+    ASSERT_GE(g.parts, 1);
+    ASSERT_LE(g.ctas, std::max(264, g.tiles)) << s.n << "x" << s.k;
+    auto first = [&](int j) { return j == 0 ? 0 : g.lead_stages + (j - 1) * (g.k_stages - g.lead_stages) / (g.parts - 1); };
+    if (g.parts == 1) {
+      EXPECT_EQ(g.lead_stages, g.k_stages);
+      continue;
+    }
+    EXPECT_EQ(first(g.parts), g.k_stages);
+    for (int j = 0; j < g.parts; ++j) {
+      ASSERT_GT(first(j + 1), first(j)) << s.n << "x" << s.k << " part " << j << " is empty";
+      if (j > 0 && g.k_stages >= g.parts * (s.lead + 2)) {
+        EXPECT_GE(g.lead_stages - (first(j + 1) - first(j)), s.lead - 1) << s.n << "x" << s.k << " part " << j;
+      }
+    }
   }
 }
 
@@ -81,18 +150,21 @@ TEST(TmaFamily, SupportsChecksTheShape) {
   EXPECT_THAT(why, HasSubstr("fewer stages of 128 than the 8 CTAs"));
 }
 
-TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesAndStreamKForWide) {
+TEST(TmaFamily, FirstCutIsLeadSplitForMidShapesClusterForNarrowAndStreamKForWide) {
   const DeviceInfo dev = h200();
-  // 1536 rows = 24 tiles of 64: 8-CTA clusters fill 192 of the 264 slots of two CTAs per SM.
-  EXPECT_EQ(tma::first_cut_config(Problem{1, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_x8");
-  // 3648 rows = 57 tiles: 8 x 57 > 264, 4 x 57 = 228 fits.
-  EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s4_x4");
-  // 7168 x 14336 (205 MB): stream-K; so is every M > 16.
+  // 2112, 1536 and 3648 rows = 66, 48, 114 tiles of 32: 4, 5 and 2 parts at two CTAs per SM, lead 9.
+  EXPECT_EQ(tma::first_cut_config(Problem{1, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r32_b2_s7_c2_d9");
+  EXPECT_EQ(tma::first_cut_config(Problem{8, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r32_b2_s7_c2_d9");
+  EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms).name(), "tma_m16_r32_b2_s7_c2_d9");
+  // 144 rows (5 tiles, 16 parts): 64-row tiles split by a cluster of 8 (3 x 8 CTAs).
+  EXPECT_EQ(tma::first_cut_config(Problem{1, 144, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_x8");
+  // 6288 rows (197 tiles: one part each): the cluster split of 64-row tiles, 99 x 2 CTAs.
+  EXPECT_EQ(tma::first_cut_config(Problem{4, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_x2");
+  // 7168 x 14336 (205 MB): stream-K; M > 16: the cluster split or stream-K as before.
   EXPECT_EQ(tma::first_cut_config(Problem{2, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_u1");
   EXPECT_EQ(tma::first_cut_config(Problem{64, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m64_r64_b2_s3_c2_u1");
   EXPECT_EQ(tma::first_cut_config(Problem{64, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m64_r64_b1_s4_x8");
-  // 2112 rows = 33 tiles: 8 x 33 = 264 CTAs fill every slot of two per SM, so the ring shrinks to 3 stages.
-  EXPECT_EQ(tma::first_cut_config(Problem{1, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s3_x8");
+  EXPECT_EQ(tma::first_cut_config(Problem{32, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m32_r64_b2_s3_x8");
   // K = 128: one stage, no cluster can split it.
   EXPECT_EQ(tma::first_cut_config(Problem{4, 1536, 128, DType::BF16}, dev.sms).cluster, 0);
   const std::vector<Config> listed = listed_configs(Family::Tma);

@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -57,10 +59,16 @@ CUtensorMap make_map(const void* ptr, uint64_t inner, uint64_t outer, uint64_t r
 }
 
 struct Cfg {
-  int rows, tile_m, stages, ctas_per_sm, min_units, boxes = 1, cluster = 1;
+  int rows, tile_m, stages, ctas_per_sm, min_units, boxes = 1, cluster = 0;  // cluster 0: stream-K, 1: a CTA per tile
+  int lead = -100;  // > -100: the lead split (ctas_per_sm x SMs CTAs, part 0 has `lead` more stages)
+  int handoff = 0;  // lead split: 1 = partials polled for a sentinel (the library: token tiles <= 8)
+  bool is_lead() const { return lead > -100; }
   std::string name() const {
-    char b[64];
-    if (cluster > 1)
+    char b[80];
+    if (is_lead())
+      std::snprintf(b, sizeof b, "tma_m%d_r%d_b%d_s%d_c%d_d%d%s", tile_m, rows, boxes, stages, ctas_per_sm, lead,
+                    handoff ? "_h1" : "");
+    else if (cluster >= 1)
       std::snprintf(b, sizeof b, "tma_m%d_r%d_b%d_s%d_x%d", tile_m, rows, boxes, stages, cluster);
     else
       std::snprintf(b, sizeof b, "tma_m%d_r%d_b%d_s%d_c%d_u%d", tile_m, rows, boxes, stages, ctas_per_sm, min_units);
@@ -79,10 +87,18 @@ KernelFn kernel_for_tile(int tile_m) {
     default: return tma_gemm_kernel<bf16, R, 64, B, A>;
   }
 }
+template <int R, int A>
+KernelFn kernel_boxes(const Cfg& c) {
+  return c.boxes == 2 ? kernel_for_tile<R, 2, A>(c.tile_m) : kernel_for_tile<R, 1, A>(c.tile_m);
+}
 template <int A>
 KernelFn kernel_ablate(const Cfg& c) {
-  if (c.boxes == 2) return c.rows == 64 ? kernel_for_tile<64, 2, A>(c.tile_m) : kernel_for_tile<128, 2, A>(c.tile_m);
-  return c.rows == 64 ? kernel_for_tile<64, 1, A>(c.tile_m) : kernel_for_tile<128, 1, A>(c.tile_m);
+  switch (c.rows) {
+    case 16: return kernel_boxes<16, A>(c);
+    case 32: return kernel_boxes<32, A>(c);
+    case 64: return kernel_boxes<64, A>(c);
+    default: return kernel_boxes<128, A>(c);
+  }
 }
 KernelFn kernel_for(const Cfg& c) {
   return g_ablate == 1 ? kernel_ablate<1>(c) : g_ablate == 2 ? kernel_ablate<2>(c) : kernel_ablate<0>(c);
@@ -91,10 +107,13 @@ KernelFn kernel_for(const Cfg& c) {
 struct Workspace {
   float* partials = nullptr;
   unsigned* counters = nullptr;
+  float* lead_partials = nullptr;
   Workspace() {
     CHECK(cudaMalloc(&partials, partial_floats(4 * 132, 128, 64) * sizeof(float)));
     CHECK(cudaMalloc(&counters, 1 << 20));
     CHECK(cudaMemset(counters, 0, 1 << 20));
+    CHECK(cudaMalloc(&lead_partials, partial_floats(4 * 132, 128, 64) * sizeof(float)));
+    CHECK(cudaMemset(lead_partials, 0xff, partial_floats(4 * 132, 128, 64) * sizeof(float)));  // the sentinel
   }
 };
 static Workspace* g_ws;
@@ -111,17 +130,20 @@ Launch plan(const Cfg& c, const bf16* x, const bf16* w, bf16* y, int m, int n, i
   l.fn = kernel_for(c);
   l.wm = make_map(w, k, n, 2ull * k, kStageK, c.rows);
   l.xm = make_map(x, k, m, 2ull * k, kStageK, c.tile_m);
-  const Grid g = c.cluster > 1 ? cluster_grid_for(n, k, c.rows, c.boxes, c.cluster)
-                               : grid_for(n, k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, g_sms);
+  const Grid g = c.cluster >= 1 ? cluster_grid_for(n, k, c.rows, c.boxes, c.cluster)
+                 : c.is_lead()  ? lead_split_grid_for(n, k, c.rows, c.boxes, c.ctas_per_sm, c.lead, g_sms)
+                                : grid_for(n, k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, g_sms);
   std::memset(&l.p, 0, sizeof l.p);
   l.p.y = y;
   l.p.m = m, l.p.n = n, l.p.k = k, l.p.ldy = n;
   l.p.k_stages = g.k_stages, l.p.tiles = g.tiles, l.p.units = g.units, l.p.stages = c.stages;
-  l.p.cluster = c.cluster;
-  l.cluster = c.cluster;
+  l.p.cluster = c.cluster > 1 ? c.cluster : 1;
+  l.p.parts = g.parts, l.p.lead_stages = g.lead_stages;
+  l.p.handoff = c.handoff, l.p.lead_partials = g_ws->lead_partials;
+  l.cluster = l.p.cluster;
   l.p.partials = g_ws->partials, l.p.counters = g_ws->counters;
   l.ctas = g.ctas;
-  l.smem = smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster);
+  l.smem = smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.is_lead());
   CHECK(cudaFuncSetAttribute(l.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem));
   return l;
 }
@@ -295,6 +317,51 @@ std::vector<Cfg> configs_for(int m) {
           if (smem > 110 * 1024 || smem < 40 * 1024) continue;
           out.push_back({rows, tm, stages, 1, 1, boxes, cl});
         }
+  // One CTA per row tile (x1), and 16- and 32-row tiles whose warps also split K, alone or by clusters of 2 and 4.
+  for (int boxes : {1, 2})
+    for (int rows : {16, 32, 64, 128})
+      for (int stages : {3, 4, 6, 8, 12, 16, 24})
+        for (int cl : {1, 2, 4}) {
+          if (rows >= 64 && (cl > 1 || stages > 6)) continue;
+          const int smem = smem_bytes(rows, tm, stages, boxes, cl);
+          if (smem > 110 * 1024 || smem < 40 * 1024) continue;
+          out.push_back({rows, tm, stages, 0, 0, boxes, cl});
+        }
+  // The lead split: two CTAs per SM, part 0 of each tile `lead` stages longer.
+  for (int boxes : {1, 2})
+    for (int rows : {32, 64, 128})
+      for (int stages : {3, 4, 5, 6, 7, 8})
+        for (int lead : {0, 3, 6, 9, 12, 16})
+          for (int mode = 0; mode < 4; mode += 2) {
+            const int smem = smem_bytes(rows, tm, stages, boxes, 1, true);
+            if (smem > 113 * 1024 || smem < 40 * 1024) continue;
+            Cfg c{rows, tm, stages, 2, 0, boxes, 0};
+            c.lead = lead, c.handoff = mode >> 1;
+            out.push_back(c);
+          }
+  // Rings of 110-113 KB (two CTAs per SM still fit: 2 x (113 + 1) KB = 228 KB), 5-stage rings.
+  for (int boxes : {1, 2})
+    for (int rows : {16, 32, 64, 128})
+      for (int stages : {5, 6, 7, 12, 16, 24})
+        for (int cl : {0, 1, 2, 4, 8}) {
+          const int smem = smem_bytes(rows, tm, stages, boxes, cl);
+          const bool fresh = stages == 5 || stages == 7 || smem > 110 * 1024;
+          if (!fresh || smem > 113 * 1024 || smem < 40 * 1024) continue;
+          if (cl == 0) out.push_back({rows, tm, stages, 2, 1, boxes, 0});
+          else out.push_back({rows, tm, stages, 0, 0, boxes, cl});
+        }
+  if (const char* only = std::getenv("PROBE_ONLY")) {  // e.g. "r16,r32": configs whose name holds one of them
+    std::vector<Cfg> kept;
+    for (const Cfg& c : out) {
+      const std::string n = c.name(), list = only;
+      for (size_t b = 0; b <= list.size();) {
+        const size_t e = std::min(list.find(',', b), list.size());
+        if (e > b && n.find(list.substr(b, e - b)) != std::string::npos) { kept.push_back(c); break; }
+        b = e + 1;
+      }
+    }
+    out = kept;
+  }
   return out;
 }
 
@@ -318,8 +385,20 @@ int main(int argc, char** argv) {
     for (int rows : {64, 128})
       for (int c : {1, 2}) failures += check_case(s, cs.n, cs.k, cs.m, {rows, tile_for(cs.m), 4, c, 1, c});  // boxes = c: both widths
   for (const Case& cs : cases)
+    for (int rows : {16, 32})
+      for (int cl : {1, 2})
+        if ((cs.k + 127) / 128 >= cl) failures += check_case(s, cs.n, cs.k, cs.m, {rows, tile_for(cs.m), 8, 0, 0, 2, cl});
+  for (const Case& cs : cases)
     for (int cl : {2, 8})
       if ((cs.k + 127) / 128 >= cl) failures += check_case(s, cs.n, cs.k, cs.m, {64, tile_for(cs.m), 3, 1, 1, 2, cl});
+  for (const Case& cs : cases)
+    for (int rows : {32, 64, 128})
+      for (int lead : {0, 3, 12})
+        for (int mode = 0; mode < 4; mode += 2) {
+          Cfg c{rows, tile_for(cs.m), 4, 2, 0, 1, 0};  // one box: the 128-row, 64-token ring fits
+          c.lead = lead, c.handoff = mode >> 1;
+          failures += check_case(s, cs.n, cs.k, cs.m, c);
+        }
   failures += check_case(s, 2112, 7168, 8, {128, 8, 6, 1, 8});
   failures += check_case(s, 2112, 7168, 64, {128, 64, 4, 2, 8});
   std::printf("# checks: %d failures\n", failures);
@@ -329,11 +408,23 @@ int main(int argc, char** argv) {
                                      {"eh_proj", 7168, 14336}, {"f_ab", 144, 7168},     {"f_b", 1536, 128},
                                      {"o_proj", 7168, 1536},   {"lm_head", 20480, 7168}, {"kda_in", 6288, 7168},
                                      {"router", 896, 7168},    {"q_b", 2304, 1536},      {"shared_down", 7168, 768}};
-  const std::vector<int> ms = quick ? std::vector<int>{1, 8, 16, 64} : std::vector<int>{1, 4, 8, 16, 32, 64};
+  std::vector<int> ms = quick ? std::vector<int>{1, 8, 16, 64} : std::vector<int>{1, 4, 8, 16, 32, 64};
+  if (const char* m_list = std::getenv("PROBE_M")) {  // e.g. "1,16"
+    ms.clear();
+    for (const char* q = m_list; *q;) {
+      ms.push_back(std::atoi(q));
+      while (*q && *q != ',') ++q;
+      if (*q) ++q;
+    }
+  }
+  const char* shape_filter = std::getenv("PROBE_SHAPES");  // e.g. "qkv_a,gate": only these shapes
   Lt lt;
   std::printf("%-12s %3s | %8s %8s %8s %8s %8s %8s %8s | %6s %6s %6s | %s\n", "shape", "M", "tma", "nofixup", "ring",
               "chain", "stream", "lt", "lt_torch", "t/ch", "str/t", "lt/t", "best config");
   for (const Shape& sh : shapes) {
+    if (shape_filter && std::string(",") .append(shape_filter).append(",").find(std::string(",") + sh.name + ",") ==
+                            std::string::npos)
+      continue;
     const size_t wbytes = (size_t)sh.n * sh.k * 2;
     const int copies = std::min<int>(64, std::max<int>(2, (int)(4.0 * prop.l2CacheSize / wbytes) + 1));
     std::vector<bf16*> ws(copies);
@@ -379,6 +470,15 @@ int main(int argc, char** argv) {
           for (int j = 0; j < 2; ++j) ls.push_back(plan(c, x[j], ws[i], y[j], m, sh.n, sh.k));
         const double t = time_launches(s, [&](int i) { run(ls[(i % copies) * 2 + (i & 1)], s); });
         std::printf("time,%s,%d,tma,%s,%.3f\n", sh.name, m, c.name().c_str(), t);
+        if (std::getenv("PROBE_RING_ALL")) {  // the ring alone of every config: where the streaming itself is lost
+          g_ablate = 2;
+          std::vector<Launch> lr;
+          for (int i = 0; i < copies; ++i)
+            for (int j = 0; j < 2; ++j) lr.push_back(plan(c, x[j], ws[i], y[j], m, sh.n, sh.k));
+          g_ablate = 0;
+          const double tr = time_launches(s, [&](int i) { run(lr[(i % copies) * 2 + (i & 1)], s); });
+          std::printf("time,%s,%d,ring,%s,%.3f\n", sh.name, m, c.name().c_str(), tr);
+        }
         if (t < best) best = t, best_name = c.name();
       }
       // The ingredients of the best config: without the split reduction, and the ring alone.

@@ -1,5 +1,5 @@
 // The tma family's descriptor (kernels/family.h): tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas>_u<units> (stream-K)
-// or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster> (cluster split-K); its shape checks and first-cut config are
+// or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster> (cluster split-K; x1: one CTA per row tile); its shape checks and first-cut config are
 // tma_family.cpp's, its shared memory tma_shape.h's, its launch tma_launch.cu's.
 #include <iterator>
 
@@ -25,6 +25,7 @@ constexpr TiledTraits kTraits{kTmaTileM, std::size(kTmaTileM), tma::kStageK};
 Config tma_parse(const std::string& name, const std::vector<std::string>& parts, Family id) {
   SKINNYGEMM_CHECK(parts.size() == 7 || parts.size() == 6,
                    "config '" << name << "': expected tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas per SM>_u<min units>"
+                              << ", tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas per SM>_d<lead stages>"
                               << " or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster>, got " << parts.size() << " parts");
   Config c;
   c.family = id;
@@ -43,6 +44,10 @@ Config tma_parse(const std::string& name, const std::vector<std::string>& parts,
     return c;
   }
   c.ctas_per_sm = field(5, "c", "CTAs per SM", kTmaCtasPerSm);
+  if (!parts[6].empty() && parts[6][0] == 'd') {
+    c.lead = field(6, "d", "lead stages", kTmaLead);
+    return c;
+  }
   c.min_units = field(6, "u", "units per CTA", kTmaMinUnits);
   return c;
 }
@@ -50,14 +55,18 @@ Config tma_parse(const std::string& name, const std::vector<std::string>& parts,
 std::string tma_print(const Config& c) {
   std::string s = "tma_m" + std::to_string(c.tile_m) + "_r" + std::to_string(c.rows) + "_b" + std::to_string(c.boxes) +
                   "_s" + std::to_string(c.stages);
-  if (c.cluster > 1) return s + "_x" + std::to_string(c.cluster);
+  if (c.cluster >= 1) return s + "_x" + std::to_string(c.cluster);
+  if (c.lead >= 0) return s + "_c" + std::to_string(c.ctas_per_sm) + "_d" + std::to_string(c.lead);
   return s + "_c" + std::to_string(c.ctas_per_sm) + "_u" + std::to_string(c.min_units);
 }
 
 // Rings of 40-110 KB: enough bytes in flight per CTA, and two CTAs (ours, or ours and the next kernel's) fit on one
-// SM (tools/probes/tma_family.cu, docs/kernels.md "Session 6").
+// SM (tools/probes/tma_family.cu, docs/kernels.md "Session 6"). Stream-K and 8-CTA clusters only with 64- and
+// 128-row tiles and rings of at most 8 (clusters 6) stages; 16- and 32-row tiles (many small stages) one CTA or a
+// cluster of 2 or 4 per row tile.
 std::vector<Config> tma_listed(Family id) {
   std::vector<Config> out;
+  auto in_range = [](int smem) { return smem >= 40 * 1024 && smem <= 110 * 1024; };
   for (int tile : kTmaTileM)
     for (int rows : kTmaRows)
       for (int boxes : kTmaBoxes)
@@ -65,17 +74,25 @@ std::vector<Config> tma_listed(Family id) {
           Config cfg;
           cfg.family = id;
           cfg.tile_m = tile, cfg.rows = rows, cfg.boxes = boxes, cfg.stages = stages;
-          const int smem = tma_ring_bytes(rows, tile, stages, boxes);
-          if (smem >= 40 * 1024 && smem <= 110 * 1024)
+          const bool wide = rows >= 64, odd = stages == 5 || stages == 7;  // odd stage counts: the lead split only
+          if (wide && stages <= 8 && !odd && in_range(tma_ring_bytes(rows, tile, stages, boxes)))
             for (int c : kTmaCtasPerSm)
               for (int u : kTmaMinUnits) {
                 cfg.ctas_per_sm = c, cfg.min_units = u;
                 out.push_back(cfg);
               }
-          cfg.ctas_per_sm = cfg.min_units = 0;
+          cfg.min_units = 0;
+          // The lead split with 2 CTAs per SM (rings of up to 113 KB: 2 x (113 + 1) KB fit an H200 SM).
+          const int lead_smem = tma_ring_bytes(rows, tile, stages, boxes, 1, true);
+          if (rows >= 32 && stages >= 4 && stages <= 8 && lead_smem >= 40 * 1024 && lead_smem <= 113 * 1024)
+            for (int d : kTmaLead) {
+              cfg.ctas_per_sm = 2, cfg.lead = d;
+              out.push_back(cfg);
+            }
+          cfg.ctas_per_sm = 0, cfg.lead = -1;
           for (int x : kTmaCluster) {
-            const int cluster_smem = tma_ring_bytes(rows, tile, stages, boxes, x);
-            if (stages > 6 || cluster_smem < 40 * 1024 || cluster_smem > 110 * 1024) continue;
+            if (odd || (wide ? stages > 6 : x == 8)) continue;
+            if (!in_range(tma_ring_bytes(rows, tile, stages, boxes, x))) continue;
             cfg.cluster = x;
             out.push_back(cfg);
           }
@@ -88,7 +105,7 @@ bool tma_fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, st
 }
 
 int64_t tma_smem_bytes(const Config& c, const Problem&) {
-  return tma::smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster);
+  return tma::smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0);
 }
 
 int tma_registers(const Config&) { return 0; }  // not modelled: the heuristic does not score this family

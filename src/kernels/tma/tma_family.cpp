@@ -24,7 +24,7 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
   if (c.cluster > 1 && cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster).k_stages < c.cluster)
     return fail(why_not, "K=" + std::to_string(p.k) + " has fewer stages of " + std::to_string(kStageK * c.boxes) +
                              " than the " + std::to_string(c.cluster) + " CTAs of " + c.name() + " splitting it");
-  if (smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster) > dev.smem_per_block_optin)
+  if (smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0) > dev.smem_per_block_optin)
     return fail(why_not, c.name() + " needs more shared memory than the device allows per block");
   return true;
 }
@@ -33,6 +33,14 @@ Config first_cut_config(const Problem& p, int sms) {
   Config c;
   c.family = Family::Tma;
   c.tile_m = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
+  // The lead split where each 32-row tile gets 2 to 8 parts at two CTAs per SM (2112 x 7168 M = 1: 9.3 us, the
+  // cluster split 10.3 and stream-K 10.1 in the same probe call; docs/kernels.md "Session 7").
+  const Grid lead = lead_split_grid_for(p.n, p.k, 32, 2, 2, 9, sms);
+  if (c.tile_m <= 16 && lead.k_stages >= 16 && lead.parts >= 2 && lead.parts <= 8 &&
+      p.weight_bytes() < (int64_t{128} << 20)) {
+    c.rows = 32, c.boxes = 2, c.stages = 7, c.ctas_per_sm = 2, c.lead = 9;
+    return c;
+  }
   c.rows = 64;
   const int slots = 2 * sms;  // two CTAs per SM
   if (p.weight_bytes() < (int64_t{128} << 20)) {

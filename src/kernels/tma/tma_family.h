@@ -15,9 +15,10 @@ namespace skinnygemm::tma {
 // device's shared memory, coordinates within the copy engine's 32-bit range.
 bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not);
 
-// A structural first cut (not tuned per shape), chosen on the probe's sweep of 12 Kimi-K3 TP8 shapes at M = 1, 8,
-// 16, 64 (tools/probes/tma_family.cu, docs/kernels.md "Session 6": its picks sum to 2.4% over the best config of
-// every point): the smallest token tile holding M and 64-row tiles; under 128 MiB of weights, split-K by the
+// A structural first cut (not tuned per shape), chosen on the probe's sweeps (tools/probes/tma_family.cu,
+// docs/kernels.md "Session 6" and "Session 7"): the smallest token tile holding M; at M <= 16 under 128 MiB of
+// weights with K of 16 or more 128-wide stages, the lead split of 32-row tiles (7 stages, lead 9) when that gives
+// every tile 2 to 8 parts; otherwise 64-row tiles and, under 128 MiB of weights, split-K by the
 // largest cluster (8, 4, 2) whose clusters all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the
 // 64-token tile; 4 stages, 3 when the grid leaves the next kernel little room); otherwise stream-K over two CTAs
 // per SM.

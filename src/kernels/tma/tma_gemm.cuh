@@ -10,8 +10,17 @@
 //     of S slots, every slot before griddepcontrol.wait, and the stage's x tile (tile_m tokens x 64 K, zero
 //     filled past M and K by the copy engine) after it;
 //   - four consumer warps read the slot with ldmatrix and run mma.sync m16n8k16 with the weights as the
-//     16-row operand (rows on the MMA's M side, tokens on its N side), FP32 accumulators in registers;
-//   - work is split stream-K style: the (row tile x K stage) units of the whole problem are cut into equal
+//     16-row operand (rows on the MMA's M side, tokens on its N side), FP32 accumulators in registers; tiles of
+//     64 and 128 rows split the rows over the warps, tiles of 16 and 32 rows also split each stage's K steps
+//     (4 and 2 warps per row block), summed through shared memory in warp order at the end of the tile;
+//   - split-K with a lead part (config _c<ctas per SM>_d<lead>): each row tile is cut along K into P parts, one
+//     CTA each; part 0, the reducer, has `lead` more stages than the others, so the others have finished, stored
+//     their FP32 partials and released a counter before it needs them, and its producer warp, idle after its
+//     last copy, sums them into shared memory while the consumers multiply the last stages: no cross-CTA
+//     round trip at the end of the kernel, where the L2 is busy with the next kernel's ring (the stream-K
+//     fix-up below cost 1.7-3.3 us per call there; docs/kernels.md "Session 7");
+//   - one CTA per row tile over the whole K (config x1: no split at all; 16-row tiles give 2112 rows 132 CTAs),
+//     or work split stream-K style: the (row tile x K stage) units of the whole problem are cut into equal
 //     contiguous ranges, one per CTA, so every SM streams the same bytes for any N. A row tile whose stages
 //     fall to several CTAs is reduced by the last of them to arrive (a counter per tile), which sums the FP32
 //     partials in CTA order: the same inputs give the same bits whoever arrives last; no atomics on values.
@@ -34,7 +43,11 @@ struct TmaParams {
   int tiles;          // ceil(N / rows)
   long long units;    // tiles * k_stages
   int stages;         // ring slots
-  int cluster;        // 1: stream-K over all CTAs; > 1: split-K of one row tile by the CTAs of a cluster
+  int cluster;        // 1: stream-K over all CTAs (or whole tiles, or lead split); > 1: split-K by a cluster
+  int parts;          // lead split: CTAs per row tile; 0: not this mode
+  int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
+  int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
+  float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   // Fused projections: output row r goes to seg_y[s] column r - seg_begin[s] (0 segments: all to y).
@@ -74,6 +87,36 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint
           smem_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(smem_addr(bar))
       : "memory");
+}
+__device__ __forceinline__ void arrive_release(unsigned* counter) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+}
+__device__ __forceinline__ unsigned load_acquire(const unsigned* counter) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+  return v;
+}
+// The lead split's polled handoff: a word no arithmetic produces (GPUs return the canonical NaN 0x7fffffff).
+constexpr unsigned kSentinel = 0xffffffffu;
+__device__ __forceinline__ float4 sentinel4() {
+  const float s = __uint_as_float(kSentinel);
+  return make_float4(s, s, s, s);
+}
+__device__ __forceinline__ bool is_sentinel(float4 v) {
+  return __float_as_uint(v.x) == kSentinel || __float_as_uint(v.y) == kSentinel || __float_as_uint(v.z) == kSentinel ||
+         __float_as_uint(v.w) == kSentinel;
+}
+__device__ __forceinline__ float not_sentinel(float v) { return __float_as_uint(v) == kSentinel ? __uint_as_float(0x7fffffffu) : v; }
+__device__ __forceinline__ void st_relaxed(float* p, float v) {
+  asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed_v4(float4* p, float4 v) {
+  asm volatile("st.relaxed.gpu.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+}
+__device__ __forceinline__ float4 ld_relaxed_v4(const float4* p) {
+  float4 v;
+  asm volatile("ld.relaxed.gpu.global.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p) : "memory");
+  return v;
 }
 __device__ __forceinline__ unsigned arrive_acq_rel(unsigned* counter) {
   unsigned old;
@@ -172,12 +215,16 @@ template <typename T, int kRows, int kTileM, int kBoxes = 1, int kAblate = 0>
 __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     tma_gemm_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap x_map,
                     const TmaParams p) {
-  constexpr int kWarpRows = kRows / kConsumerWarps;  // rows of a stage each consumer warp multiplies
-  constexpr int kMt = kWarpRows / 16;                // 16-row MMA tiles per warp
-  constexpr int kNt = kTileM / 8;                    // 8-token MMA tiles
+  constexpr int kRowWarps = row_warps(kRows);           // warps side by side along the rows of a stage
+  constexpr int kKWarps = kConsumerWarps / kRowWarps;   // warps side by side along its K steps
+  constexpr int kWarpRows = kRows / kRowWarps;          // rows of a stage each consumer warp multiplies
+  constexpr int kMt = kWarpRows / 16;                   // 16-row MMA tiles per warp
+  constexpr int kNt = kTileM / 8;                       // 8-token MMA tiles
+  constexpr int kSteps = kBoxes * kStageK / 16;         // K steps of 16 per stage
   constexpr unsigned kWBox = kRows * kStageBytes, kXBox = kTileM * kStageBytes;
   constexpr unsigned kWBytes = kBoxes * kWBox, kXBytes = kBoxes * kXBox;
-  static_assert(kWarpRows % 16 == 0 && kTileM % 8 == 0 && kTileM <= 64, "rows: 64 or 128; token tile 8..64");
+  static_assert(kWarpRows % 16 == 0 && kTileM % 8 == 0 && kTileM <= 64, "rows: 16, 32, 64 or 128; token tile 8..64");
+  static_assert(kSteps % kKWarps == 0, "every K warp takes the same number of K steps");
 
   extern __shared__ char smem_raw[];
   char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -191,20 +238,38 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   auto slot_x = [&](int s) { return slots + s * (kWBytes + kXBytes) + kWBytes; };
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp_row = warp % kRowWarps, warp_k = warp / kRowWarps;
   const int ctas = static_cast<int>(gridDim.x), g = static_cast<int>(blockIdx.x);
   // Stream-K: the CTA's share of all units. Cluster split-K: cluster g / cluster owns row tile g / cluster, and
   // its CTA of rank g % cluster the rank-th share of the tile's stages.
+  // Lead split: part 0 of tile g / parts has stages [0, lead_stages), part j > 0 its share of the rest.
   const int rank = g % p.cluster;
-  const long long u0 = p.cluster > 1 ? static_cast<long long>(g / p.cluster) * p.k_stages +
-                                           static_cast<long long>(rank) * p.k_stages / p.cluster
-                                     : first_unit(g, p.units, ctas);
-  const long long u1 = p.cluster > 1 ? static_cast<long long>(g / p.cluster) * p.k_stages +
-                                           static_cast<long long>(rank + 1) * p.k_stages / p.cluster
-                                     : first_unit(g + 1, p.units, ctas);
+  // (Placing the reducers after all other parts in CTA order measured no better: docs/kernels.md "Session 7".)
+  const int part = p.parts > 1 ? g % p.parts : 0, lead_tile = p.parts > 1 ? g / p.parts : 0;
+  // The partial slot of part j > 0 of the lead split's tile.
+  auto lead_slot = [&](int j) { return static_cast<long long>(lead_tile) * (p.parts - 1) + j - 1; };
+  auto lead_split_stage = [&](int j) {  // first stage of part j (j = parts: the end)
+    return j == 0 ? 0 : p.lead_stages + (j - 1) * (p.k_stages - p.lead_stages) / (p.parts - 1);
+  };
+  long long u0, u1;
+  if (p.parts > 1) {
+    const long long base = static_cast<long long>(lead_tile) * p.k_stages;
+    u0 = base + lead_split_stage(part), u1 = base + lead_split_stage(part + 1);
+  } else if (p.cluster > 1) {
+    const long long base = static_cast<long long>(g / p.cluster) * p.k_stages;
+    u0 = base + static_cast<long long>(rank) * p.k_stages / p.cluster;
+    u1 = base + static_cast<long long>(rank + 1) * p.k_stages / p.cluster;
+  } else {
+    u0 = first_unit(g, p.units, ctas), u1 = first_unit(g + 1, p.units, ctas);
+  }
   const int count = static_cast<int>(u1 - u0);
+  // Lead split: the other parts' sums [token][row] (tokens < M), added by the producer warp in part order.
+  float* others_sum = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
+  uint64_t* others_ready = empty + kMaxStages + 1;  // after last_flag
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
+    mbar_init(others_ready, 32);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -250,6 +315,71 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       }
     }
     if (p.cluster > 1) cluster_sync();  // the consumers' reduction barrier counts every thread of the cluster
+    if (p.parts > 1 && part == 0 && kAblate == 0) {
+      // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
+      // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
+      // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
+      __syncwarp();
+      constexpr int kTileFloats = kRows * kTileM;
+      const int groups = kRows / 4 * p.m;  // float4 groups of [token][row], tokens < M
+      if (p.handoff == 0) {
+        if (lane == 0)
+          while (load_acquire(p.counters + lead_tile) != static_cast<unsigned>(p.parts - 1)) __nanosleep(32);
+        __syncwarp();  // lane 0's acquire orders the other lanes' loads below (as the consumers' barrier does)
+      }
+      // Lane l adds groups l, l + 32, ... of every part, part by part: (part j, group index q) walked in that order
+      // in batches of 8 loads in flight (one L2 round trip per batch; one group at a time, the M = 16 gather took
+      // 16 dependent round trips), added into shared memory in walk order, i.e. in part order for every group.
+      const int per_lane = (groups - lane + 31) / 32;
+      float4* sums = reinterpret_cast<float4*>(others_sum);
+      const float* base = p.handoff == 0 ? p.partials : p.lead_partials;
+      constexpr int kBatch = 8;
+      for (int j = 1, q = 0; per_lane > 0 && j < p.parts;) {
+        float4 v[kBatch];
+        const float4* src[kBatch];
+        int jq[kBatch];  // part << 16 | q of each load; 0: none
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          jq[b] = j < p.parts ? (j << 16) | q : 0;
+          src[b] = reinterpret_cast<const float4*>(base + lead_slot(j < p.parts ? j : 1) * kTileFloats) + lane + 32 * q;
+          if (j < p.parts && ++q == per_lane) q = 0, ++j;
+        }
+        if (p.handoff == 0) {
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b)
+            if (jq[b]) v[b] = __ldcg(src[b]);
+        } else {
+          // Every word is written once per launch by its part and reset here: poll until none is the sentinel.
+          unsigned pending = 0;
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b) pending |= jq[b] ? 1u << b : 0u;
+          while (pending) {
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b)
+              if (pending & (1u << b)) v[b] = ld_relaxed_v4(src[b]);
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b)
+              if ((pending & (1u << b)) && !is_sentinel(v[b])) pending &= ~(1u << b);
+            if (pending) __nanosleep(32);
+          }
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b)
+            if (jq[b]) st_relaxed_v4(const_cast<float4*>(src[b]), sentinel4());
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          if (!jq[b]) continue;
+          float4& a = sums[lane + 32 * (jq[b] & 0xffff)];
+          if ((jq[b] >> 16) == 1) {
+            a = v[b];  // part 1
+          } else {
+            a.x += v[b].x, a.y += v[b].y, a.z += v[b].z, a.w += v[b].w;
+          }
+        }
+      }
+      if (lane == 0 && p.handoff == 0) p.counters[lead_tile] = 0;
+      mbar_arrive(others_ready);  // release (CTA scope): the sums above are visible to the consumers' wait
+    }
     return;
   }
 
@@ -268,6 +398,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   clear();
   // Visits every accumulator of the warp's live tokens with its row within the tile (the MMA fragment: rows g4 and
   // g4 + 8 of each 16-row tile, tokens 2 t4 and 2 t4 + 1 of each 8-token tile).
+  // With K warps, the sums of warps warp_k > 0 are added into warp_k == 0's in warp order first (sum_k_warps).
   auto for_each_output = [&](auto&& f) {
 #pragma unroll
     for (int mt = 0; mt < kMt; ++mt)
@@ -275,9 +406,39 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       for (int j = 0; j < kNt; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int rloc = warp * kWarpRows + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
-          if (token < p.m) f(token, rloc, acc[mt][j][e]);
+          const int rloc = warp_row * kWarpRows + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
+          if (warp_k == 0 && token < p.m) f(token, rloc, acc[mt][j][e]);
         }
+  };
+  // The K warps' sums of one tile through shared memory (after the ring and the cluster receive buffer):
+  // [warp_k - 1][warp_row][accumulator][lane], added in warp_k order (the same bits whoever finishes first).
+  auto sum_k_warps = [&] {
+    if constexpr (kKWarps > 1) {
+      constexpr int kAcc = kMt * kNt * 4;
+      float* red = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes) +
+                                            (p.cluster > 1 || p.parts > 1 ? kRows * kTileM * 4 : 0));
+      if (warp_k > 0) {
+        float* mine = red + ((warp_k - 1) * kRowWarps + warp_row) * kAcc * 32 + lane;
+#pragma unroll
+        for (int mt = 0; mt < kMt; ++mt)
+#pragma unroll
+          for (int j = 0; j < kNt; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) mine[((mt * kNt + j) * 4 + e) * 32] = acc[mt][j][e];
+      }
+      consumers_sync();
+      if (warp_k == 0)
+        for (int src = 1; src < kKWarps; ++src) {
+          const float* theirs = red + ((src - 1) * kRowWarps + warp_row) * kAcc * 32 + lane;
+#pragma unroll
+          for (int mt = 0; mt < kMt; ++mt)
+#pragma unroll
+            for (int j = 0; j < kNt; ++j)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) acc[mt][j][e] += theirs[((mt * kNt + j) * 4 + e) * 32];
+        }
+      consumers_sync();  // the buffer is rewritten at the next tile's end
+    }
   };
   int seg_first_stage = first.ks;
   Unit u = first;
@@ -290,7 +451,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       continue;
     }
 #pragma unroll
-    for (int kb = 0; kb < kBoxes * kStageK / 16; ++kb) {
+    for (int kq = 0; kq < kSteps / kKWarps; ++kq) {
+      const int kb = kq * kKWarps + warp_k;  // this warp's K steps of the stage: warp_k, warp_k + kKWarps, ...
       const int kk = kb % (kStageK / 16);
       const uint32_t wb = smem_addr(slot_w(s)) + (kb / (kStageK / 16)) * kWBox;
       const uint32_t xb = smem_addr(slot_x(s)) + (kb / (kStageK / 16)) * kXBox;
@@ -308,7 +470,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
 #pragma unroll
       for (int mt = 0; mt < kMt; ++mt) {
         uint32_t a[4];
-        ldmatrix_x4(a, swizzled(wb, warp * kWarpRows + mt * 16 + (q & 1) * 8 + r8, 2 * kk + (q >> 1)));
+        ldmatrix_x4(a, swizzled(wb, warp_row * kWarpRows + mt * 16 + (q & 1) * 8 + r8, 2 * kk + (q >> 1)));
 #pragma unroll
         for (int j = 0; j < kNt; ++j) mma<T>(acc[mt][j], a, b[j][0], b[j][1]);
       }
@@ -320,6 +482,26 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
 
     // The end of this CTA's part of row tile u.tile.
     const int tile = u.tile;
+    sum_k_warps();
+    if (p.parts > 1 && kAblate != 1) {
+      if (part != 0) {  // FP32 partials [token][row] to this part's slot, then release the tile's counter
+        if (p.handoff == 1) {  // no fence, no counter: the reducer polls the words themselves
+          float* mine = p.lead_partials + lead_slot(part) * kRows * kTileM;
+          for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
+          return;
+        }
+        float* mine = p.partials + lead_slot(part) * kRows * kTileM;
+        for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
+        consumers_sync();  // thread 0's release covers every consumer's stores (cumulativity)
+        if (tid == 0) arrive_release(p.counters + tile);
+        return;
+      }
+      mbar_wait(others_ready, 0);
+      for_each_output([&](int token, int rloc, float v) {
+        if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v + others_sum[token * kRows + rloc]);
+      });
+      return;
+    }
     if (p.cluster > 1 && kAblate != 1) {
       // Cluster split-K: a reduce-scatter through distributed shared memory. Rank r owns rows [r * slice,
       // (r + 1) * slice) of the tile; every rank stores its sums of those rows into r's receive buffer

@@ -20,13 +20,18 @@ Kernel find_instance(int rows, int tile_m, int boxes) {
       default: return nullptr;
     }
   };
-  using I64 = std::integral_constant<int, 64>;
-  using I128 = std::integral_constant<int, 128>;
-  using B1 = std::integral_constant<int, 1>;
-  using B2 = std::integral_constant<int, 2>;
-  if (rows == 64) return boxes == 1 ? by_tile(I64{}, B1{}) : boxes == 2 ? by_tile(I64{}, B2{}) : nullptr;
-  if (rows == 128) return boxes == 1 ? by_tile(I128{}, B1{}) : boxes == 2 ? by_tile(I128{}, B2{}) : nullptr;
-  return nullptr;
+  auto by_boxes = [&](auto rows_c) -> Kernel {
+    if (boxes == 1) return by_tile(rows_c, std::integral_constant<int, 1>{});
+    if (boxes == 2) return by_tile(rows_c, std::integral_constant<int, 2>{});
+    return nullptr;
+  };
+  switch (rows) {
+    case 16: return by_boxes(std::integral_constant<int, 16>{});
+    case 32: return by_boxes(std::integral_constant<int, 32>{});
+    case 64: return by_boxes(std::integral_constant<int, 64>{});
+    case 128: return by_boxes(std::integral_constant<int, 128>{});
+    default: return nullptr;
+  }
 }
 
 Kernel find_bf16(int rows, int tile_m, int boxes);

@@ -67,6 +67,7 @@ CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols
 struct Workspace {
   float* partials = nullptr;
   unsigned* counters = nullptr;
+  float* lead_partials = nullptr;  // the lead split's polled partials: every word the sentinel between launches
 };
 constexpr int kMaxCounters = 1 << 20;
 
@@ -84,8 +85,10 @@ Workspace workspace(cudaStream_t stream, int sms) {
   cudaStream_t side = nullptr;
   cudaError_t status = cudaMalloc(&ws.partials, floats * sizeof(float));
   if (status == cudaSuccess) status = cudaMalloc(&ws.counters, kMaxCounters * sizeof(unsigned));
+  if (status == cudaSuccess) status = cudaMalloc(&ws.lead_partials, floats * sizeof(float));
   if (status == cudaSuccess) status = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
   if (status == cudaSuccess) status = cudaMemsetAsync(ws.counters, 0, kMaxCounters * sizeof(unsigned), side);
+  if (status == cudaSuccess) status = cudaMemsetAsync(ws.lead_partials, 0xff, floats * sizeof(float), side);
   if (status == cudaSuccess) status = cudaStreamSynchronize(side);
   if (side) cudaStreamDestroy(side);
   SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
@@ -116,8 +119,10 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   const int sms = cuda::device_info().sms;
   const int cluster = c.cluster > 1 ? c.cluster : 1;
-  const Grid g = cluster > 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, cluster)
-                             : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
+  // cluster 1: one CTA per row tile over the whole K, which the kernel's stream-K arithmetic gives with tiles CTAs.
+  const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, cluster)
+                 : c.lead >= 0  ? lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms)
+                                : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
   SKINNYGEMM_CHECK(g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
                                                  << "; the workspace holds " << kMaxCounters);
   const Workspace ws = workspace(stream, sms);
@@ -132,6 +137,14 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.units = g.units;
   params.stages = c.stages;
   params.cluster = cluster;
+  params.parts = g.parts;
+  params.lead_stages = g.lead_stages;
+  // The lead split's handoff: polled words for token tiles <= 8 (no fence on the parts' side: 0.3-0.5 us faster at
+  // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above (0.1-0.5 us faster at M = 16).
+  params.handoff = c.tile_m <= 8 ? 1 : 0;
+  params.lead_partials = ws.lead_partials;
+  SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= partial_floats(2 * sms, 128, 64),
+                   c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;
   check_segments(p, segments, count);
@@ -147,7 +160,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   cuda::LaunchShape shape;
   shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
-  shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, cluster));
+  shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, cluster, c.lead >= 0));
   shape.cluster_x = cluster;
   allow_smem(kernel, static_cast<int>(shape.smem));
   try {

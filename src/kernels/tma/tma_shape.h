@@ -9,26 +9,38 @@ namespace skinnygemm::tma {
 
 constexpr int kStageK = 64;            // K elements per stage: one 128-byte row of the 128-byte swizzle
 constexpr int kStageBytes = 2 * kStageK;
-constexpr int kConsumerWarps = 4;      // each multiplies rows / 4 weight rows of every stage
+constexpr int kConsumerWarps = 4;
 constexpr int kThreads = 32 * (kConsumerWarps + 1);  // + one producer warp
-constexpr int kMaxStages = 16;
+constexpr int kMaxStages = 32;
 constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
 constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
 constexpr int kMaxSegments = 4;
+constexpr int kMaxLeadParts = 16;  // the reducer gathers parts - 1 partials (51 parts of 144 rows: 9.6 us at M = 1)
+
+#ifdef __CUDACC__
+#define SKINNYGEMM_TMA_HD __host__ __device__
+#else
+#define SKINNYGEMM_TMA_HD
+#endif
+
+// Consumer warps side by side along a stage's rows (16 rows each, at most all four); the others split its K.
+SKINNYGEMM_TMA_HD constexpr int row_warps(int rows) { return rows >= 16 * kConsumerWarps ? kConsumerWarps : rows / 16; }
 
 // Shared memory of one CTA: 1024 bytes of alignment slack, the barriers, then stages x (rows + tile_m) rows of
 // 128 bytes (weights, then x).
-// Cluster split-K adds the reduce-scatter's receive buffer: rows x tile_m FP32 sums.
-constexpr int smem_bytes(int rows, int tile_m, int stages, int boxes, int cluster = 1) {
-  return 1024 + kBarrierBytes + stages * boxes * (rows + tile_m) * kStageBytes + (cluster > 1 ? rows * tile_m * 4 : 0);
+// Cluster split-K adds the reduce-scatter's receive buffer, the lead split the other parts' sums: rows x tile_m
+// FP32 each; warps splitting K (rows < 64) their sums for the warp-order reduction: (K warps - 1) x rows x tile_m.
+constexpr int smem_bytes(int rows, int tile_m, int stages, int boxes, int cluster = 1, bool lead_split = false) {
+  return 1024 + kBarrierBytes + stages * boxes * (rows + tile_m) * kStageBytes +
+         (cluster > 1 || lead_split ? rows * tile_m * 4 : 0) + (kConsumerWarps / row_warps(rows) - 1) * rows * tile_m * 4;
 }
 
 }  // namespace skinnygemm::tma
 
 namespace skinnygemm {
 // The ring's shared memory for the config lists (config.cpp): the same arithmetic as tma::smem_bytes.
-constexpr int tma_ring_bytes(int rows, int tile_m, int stages, int boxes, int cluster = 1) {
-  return tma::smem_bytes(rows, tile_m, stages, boxes, cluster);
+constexpr int tma_ring_bytes(int rows, int tile_m, int stages, int boxes, int cluster = 1, bool lead_split = false) {
+  return tma::smem_bytes(rows, tile_m, stages, boxes, cluster, lead_split);
 }
 }  // namespace skinnygemm
 
@@ -39,6 +51,8 @@ struct Grid {
   int tiles = 0;
   long long units = 0;
   int ctas = 0;
+  int parts = 0;        // lead split: CTAs per row tile (1: whole tiles)
+  int lead_stages = 0;  // lead split: stages of part 0
 };
 
 // The stream-K split: every (row tile, K stage) unit of the problem, cut into ctas equal contiguous ranges.
@@ -62,6 +76,29 @@ inline Grid cluster_grid_for(long long n, long long k, int rows, int boxes, int 
   g.tiles = static_cast<int>((n + rows - 1) / rows);
   g.units = static_cast<long long>(g.k_stages) * g.tiles;
   g.ctas = g.tiles * cluster;
+  return g;
+}
+
+// The lead split: P = min(ctas_per_sm x sms / tiles, stages, 16) parts per row tile, one CTA each; part 0 has `lead`
+// more stages than each of the others (rounded so that all stages are covered and every part has one). P = 1 when
+// the tiles alone fill the grid (no split, like x1).
+inline Grid lead_split_grid_for(long long n, long long k, int rows, int boxes, int ctas_per_sm, int lead, int sms) {
+  Grid g = cluster_grid_for(n, k, rows, boxes, 1);
+  long long parts = static_cast<long long>(ctas_per_sm) * sms / g.tiles;
+  if (parts > g.k_stages) parts = g.k_stages;
+  if (parts > kMaxLeadParts) parts = kMaxLeadParts;
+  if (parts < 1) parts = 1;
+  // Part 0: (stages + (P - 1) lead) / P, leaving the others at least one stage each.
+  long long lead_stages = parts == 1 ? g.k_stages : (g.k_stages + (parts - 1) * static_cast<long long>(lead)) / parts;
+  while (parts > 1 && g.k_stages - lead_stages < parts - 1) {
+    --parts;
+    lead_stages = parts == 1 ? g.k_stages : (g.k_stages + (parts - 1) * static_cast<long long>(lead)) / parts;
+  }
+  if (lead_stages > g.k_stages - (parts - 1)) lead_stages = g.k_stages - (parts - 1);
+  if (lead_stages < 1) lead_stages = 1;  // a negative lead (probes): part 0 shorter than the others
+  g.parts = static_cast<int>(parts);
+  g.lead_stages = static_cast<int>(lead_stages);
+  g.ctas = static_cast<int>(g.tiles * parts);
   return g;
 }
 
