@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -29,6 +30,7 @@ StepExecutor::StepExecutor(const StepModel& model, const StepMemory& memory, Ste
   if (comm)
     for (std::size_t i : all_reduce_points(model, ops_)) reduce_[i] = true;
   if (variant == StepVariant::Tma && memory.backend == Backend::Cuda) sms_ = device_info(Backend::Cuda).sms;
+  if (const char* lead = std::getenv("SKINNYGEMM_STEP_TMA_LEAD"); lead && *lead) tma_lead_ = std::atoi(lead);
   SKINNYGEMM_CHECK(variant != StepVariant::Tma || memory.backend == Backend::Cuda,
                    "the tma step variant needs the cuda backend (the TMA family runs on the GPU); on the "
                    << backend_name(memory.backend) << " backend run skinny or skinny_fused");
@@ -69,7 +71,7 @@ void StepExecutor::run(std::size_t i, int64_t m, void* stream, const void* weigh
   if (variant_ == StepVariant::Cublaslt) o.config = "cublaslt";
   const Problem p{m, s.n, s.k, model_->dtype, ldx, s.k, model_->buffers[s.y.buffer].width};
   if (variant_ == StepVariant::Tma && memory_.backend == Backend::Cuda && m <= 64 && s.k % 8 == 0 && ldx % 8 == 0)
-    o.config = tma::first_cut_config(p, sms_).name();
+    o.config = tma::first_cut_config(p, sms_, tma_lead_).name();
   gemm(p, x, weights ? weights : memory_.weights(*model_, s), memory_.at(*model_, s.y), o);
 }
 

@@ -22,7 +22,8 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 // largest cluster (8, 4, 2) whose clusters all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the
 // 64-token tile; 4 stages, 3 when the grid leaves the next kernel little room); otherwise stream-K over two CTAs
 // per SM.
-Config first_cut_config(const Problem& p, int sms);
+// lead: the lead split's lead (the step's probe knob SKINNYGEMM_STEP_TMA_LEAD); negative: no lead split.
+Config first_cut_config(const Problem& p, int sms, int lead = 9);
 
 }  // namespace skinnygemm::tma
 
