@@ -64,7 +64,7 @@ class StepExecutor {
   std::vector<bool> reduce_;  // per op: an all-reduce follows (only with comm)
   int sms_ = 0;  // the GPU's multiprocessors, for the tma variant's first-cut configs
   // The tma variant's lead split (SKINNYGEMM_STEP_TMA_LEAD: a probe knob, docs/step.md; negative: none).
-  int tma_lead_ = 9;
+  int tma_lead_ = -1;
 };
 
 struct StepTiming {

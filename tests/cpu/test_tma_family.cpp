@@ -150,14 +150,20 @@ TEST(TmaFamily, SupportsChecksTheShape) {
   EXPECT_THAT(why, HasSubstr("fewer stages of 128 than the 8 CTAs"));
 }
 
-TEST(TmaFamily, FirstCutIsLeadSplitForMidShapesClusterForNarrowAndStreamKForWide) {
+TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesStreamKForWideAndLeadSplitOnRequest) {
   const DeviceInfo dev = h200();
-  // 2112, 1536 and 3648 rows = 66, 48, 114 tiles of 32: 4, 5 and 2 parts at two CTAs per SM, lead 9.
-  EXPECT_EQ(tma::first_cut_config(Problem{1, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r32_b2_s7_c2_d9");
-  EXPECT_EQ(tma::first_cut_config(Problem{8, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r32_b2_s7_c2_d9");
-  EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms).name(), "tma_m16_r32_b2_s7_c2_d9");
-  // 144 rows (5 tiles, 16 parts): 64-row tiles split by a cluster of 8 (3 x 8 CTAs).
-  EXPECT_EQ(tma::first_cut_config(Problem{1, 144, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_x8");
+  // By default no lead split: 1536 rows = 24 tiles of 64, 8-CTA clusters fill 192 of the 264 slots of two CTAs per SM.
+  EXPECT_EQ(tma::first_cut_config(Problem{1, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_x8");
+  // 3648 rows = 57 tiles: 8 x 57 > 264, 4 x 57 = 228 fits.
+  EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s4_x4");
+  // 2112 rows = 33 tiles: 8 x 33 = 264 CTAs fill every slot of two per SM, so the ring shrinks to 3 stages.
+  EXPECT_EQ(tma::first_cut_config(Problem{1, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s3_x8");
+  // With a lead: 2112, 1536 and 3648 rows = 66, 48, 114 tiles of 32: 4, 5 and 2 parts at two CTAs per SM.
+  EXPECT_EQ(tma::first_cut_config(Problem{1, 2112, 7168, DType::BF16}, dev.sms, 9).name(), "tma_m8_r32_b2_s7_c2_d9");
+  EXPECT_EQ(tma::first_cut_config(Problem{8, 1536, 7168, DType::BF16}, dev.sms, 3).name(), "tma_m8_r32_b2_s7_c2_d3");
+  EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms, 0).name(), "tma_m16_r32_b2_s7_c2_d0");
+  // 144 rows (5 tiles, 16 parts): no lead split even when asked; 64-row tiles split by a cluster of 8 (3 x 8 CTAs).
+  EXPECT_EQ(tma::first_cut_config(Problem{1, 144, 7168, DType::BF16}, dev.sms, 9).name(), "tma_m8_r64_b2_s4_x8");
   // 6288 rows (197 tiles: one part each): the cluster split of 64-row tiles, 99 x 2 CTAs.
   EXPECT_EQ(tma::first_cut_config(Problem{4, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_x2");
   // 7168 x 14336 (205 MB): stream-K; M > 16: the cluster split or stream-K as before.

@@ -34,7 +34,8 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
   c.family = Family::Tma;
   c.tile_m = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
   // The lead split where each 32-row tile gets 2 to 8 parts at two CTAs per SM (2112 x 7168 M = 1: 9.3 us, the
-  // cluster split 10.3 and stream-K 10.1 in the same probe call; docs/kernels.md "Session 7").
+  // cluster split 10.3 and stream-K 10.1 in the same probe call; docs/kernels.md "Session 7"); not by default
+  // (tma_family.h: it loses in the whole step).
   const Grid split = lead_split_grid_for(p.n, p.k, 32, 2, 2, lead < 0 ? 0 : lead, sms);
   if (lead >= 0 && c.tile_m <= 16 && split.k_stages >= 16 && split.parts >= 2 && split.parts <= 8 &&
       p.weight_bytes() < (int64_t{128} << 20)) {

@@ -16,14 +16,16 @@ namespace skinnygemm::tma {
 bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not);
 
 // A structural first cut (not tuned per shape), chosen on the probe's sweeps (tools/probes/tma_family.cu,
-// docs/kernels.md "Session 6" and "Session 7"): the smallest token tile holding M; at M <= 16 under 128 MiB of
-// weights with K of 16 or more 128-wide stages, the lead split of 32-row tiles (7 stages, lead 9) when that gives
-// every tile 2 to 8 parts; otherwise 64-row tiles and, under 128 MiB of weights, split-K by the
+// docs/kernels.md "Session 6" and "Session 7"): the smallest token tile holding M; with lead >= 0, at M <= 16 under
+// 128 MiB of weights with K of 16 or more 128-wide stages, the lead split of 32-row tiles (7 stages) when that gives
+// every tile 2 to 8 parts. The default is no lead split: alone it is 0.3-0.6 us faster per call on 2112, 1536 and
+// 3648 x 7168 at M = 1-8, but the whole step with it was 6.6% slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9
+// alike; step-lead*-38281141.json). Otherwise 64-row tiles and, under 128 MiB of weights, split-K by the
 // largest cluster (8, 4, 2) whose clusters all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the
 // 64-token tile; 4 stages, 3 when the grid leaves the next kernel little room); otherwise stream-K over two CTAs
 // per SM.
 // lead: the lead split's lead (the step's probe knob SKINNYGEMM_STEP_TMA_LEAD); negative: no lead split.
-Config first_cut_config(const Problem& p, int sms, int lead = 9);
+Config first_cut_config(const Problem& p, int sms, int lead = -1);
 
 }  // namespace skinnygemm::tma
 
