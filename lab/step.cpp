@@ -13,10 +13,11 @@
 namespace skinnygemm::tune {
 
 std::string variant_name(StepVariant variant, bool pdl) {
-  const char* base = variant == StepVariant::Cublaslt      ? "cublaslt"
-                     : variant == StepVariant::Skinny      ? "skinny"
-                     : variant == StepVariant::SkinnyFused ? "skinny_fused"
-                                                           : "tma";
+  const char* base = variant == StepVariant::Cublaslt        ? "cublaslt"
+                     : variant == StepVariant::CublasltTorch ? "cublaslt_torch"
+                     : variant == StepVariant::Skinny        ? "skinny"
+                     : variant == StepVariant::SkinnyFused   ? "skinny_fused"
+                                                             : "tma";
   return std::string(base) + (pdl ? "" : "_nopdl");
 }
 
@@ -28,8 +29,9 @@ std::vector<StepVariant> parse_variants(const std::string& list) {
     if (item == "skinny") v = StepVariant::Skinny;
     else if (item == "skinny_fused") v = StepVariant::SkinnyFused;
     else if (item == "tma") v = StepVariant::Tma;
+    else if (item == "cublaslt_torch") v = StepVariant::CublasltTorch;
     else SKINNYGEMM_CHECK(item == "cublaslt", "unknown step variant '" << item << "' in '" << list
-                                                  << "'; expected a comma list of cublaslt, skinny, skinny_fused, tma "
+                                                  << "'; expected a comma list of cublaslt, cublaslt_torch, skinny, skinny_fused, tma "
                                                      "(no-PDL twins are chosen with --pdl, not by name)");
     SKINNYGEMM_CHECK(std::find(out.begin(), out.end(), v) == out.end(), "step variant '" << item << "' is listed twice in '" << list << "'");
     out.push_back(v);

@@ -21,12 +21,14 @@
 
 namespace skinnygemm::tune {
 
-// cublaslt: every GEMM forced to cuBLASLt's default algorithm (what engines run through torch today).
+// cublaslt: every GEMM forced to cuBLASLt's default algorithm with FP32 split-K reductions (our fallback's
+// configuration). cublaslt_torch: cuBLASLt as torch configures it for F.linear (every reduction scheme allowed),
+// i.e. what an engine runs today.
 // skinny: every in-step projection through skinnygemm's selection. skinny_fused: the Kimi-K3 fusions
 // (qkv_a+g, QKVG+[f_a|b], router+latent down) through FusedProjection, the rest as in skinny.
 // tma: every projection on the TMA family's first-cut config (kernels/tma/tma_family.h) where it applies,
 // selection elsewhere; unfused (the family's fused rung is not in FusedProjection's ladder yet).
-enum class StepVariant { Cublaslt, Skinny, SkinnyFused, Tma };
+enum class StepVariant { Cublaslt, Skinny, SkinnyFused, Tma, CublasltTorch };
 
 // "cublaslt", "skinny", "skinny_fused"; with pdl = false the name gets "_nopdl".
 std::string variant_name(StepVariant variant, bool pdl = true);

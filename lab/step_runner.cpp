@@ -34,9 +34,10 @@ StepExecutor::StepExecutor(const StepModel& model, const StepMemory& memory, Ste
   SKINNYGEMM_CHECK(variant != StepVariant::Tma || memory.backend == Backend::Cuda,
                    "the tma step variant needs the cuda backend (the TMA family runs on the GPU); on the "
                    << backend_name(memory.backend) << " backend run skinny or skinny_fused");
-  SKINNYGEMM_CHECK(variant != StepVariant::Cublaslt || memory.backend == Backend::Cuda,
-                   "the cublaslt step variant needs the cuda backend (cuBLASLt runs on the GPU); on the "
-                   << backend_name(memory.backend) << " backend run skinny or skinny_fused");
+  SKINNYGEMM_CHECK((variant != StepVariant::Cublaslt && variant != StepVariant::CublasltTorch) ||
+                       memory.backend == Backend::Cuda,
+                   "the " << variant_name(variant) << " step variant needs the cuda backend (cuBLASLt runs on the GPU); "
+                          << "on the " << backend_name(memory.backend) << " backend run skinny or skinny_fused");
   for (const StepOp& op : ops_) {
     fused_.emplace_back();
     if (!op.fused()) continue;
@@ -69,6 +70,7 @@ void StepExecutor::run(std::size_t i, int64_t m, void* stream, const void* weigh
   o.backend = memory_.backend;
   o.stream = stream;
   if (variant_ == StepVariant::Cublaslt) o.config = "cublaslt";
+  if (variant_ == StepVariant::CublasltTorch) o.config = "cublaslt_torch";
   const Problem p{m, s.n, s.k, model_->dtype, ldx, s.k, model_->buffers[s.y.buffer].width};
   if (variant_ == StepVariant::Tma && memory_.backend == Backend::Cuda && m <= 64 && s.k % 8 == 0 && ldx % 8 == 0)
     o.config = tma::first_cut_config(p, sms_, tma_lead_).name();

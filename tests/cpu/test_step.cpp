@@ -104,6 +104,11 @@ TEST(StepModel, ScaledModelKeepsTheStructureAndAlignment) {
   expect_error([] { build_step_model("kimi_k3", 3); }, "no shapes for tp 3");
   expect_error([] { parse_variants("skinny,fast"); }, "unknown step variant 'fast'");
   EXPECT_EQ(variant_name(StepVariant::SkinnyFused, false), "skinny_fused_nopdl");
+  const std::vector<StepVariant> all = parse_variants("cublaslt,cublaslt_torch,skinny,skinny_fused,tma");
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[1], StepVariant::CublasltTorch);
+  for (StepVariant v : all) EXPECT_EQ(parse_variants(variant_name(v)).front(), v) << variant_name(v);
+  expect_error([] { parse_variants("cublaslt_torch,cublaslt_torch"); }, "listed twice");
 }
 
 // y against a plain FP64 loop over the x the op read: one output ulp plus the FP32 accumulation bound.
@@ -204,6 +209,8 @@ TEST(StepRun, CpuRunReportsEveryVariantAndM) {
   }
   o.variants = {StepVariant::Cublaslt};
   expect_error([&] { run_step(o); }, "the cublaslt step variant needs the cuda backend");
+  o.variants = {StepVariant::CublasltTorch};
+  expect_error([&] { run_step(o); }, "the cublaslt_torch step variant needs the cuda backend");
 }
 
 TEST(StepMemoryFit, Tp1OnA141GbDevice) {
