@@ -101,14 +101,7 @@ std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Proble
   params.split_k = c.split_k;
   params.k_chunks = static_cast<int>(d.k_chunks);
   params.row_blocks = static_cast<int>(d.row_blocks);
-  check_segments(p, segments, count);
-  params.segments = count;
-  for (int s = 0; s < count; ++s) {
-    params.seg_begin[s] = static_cast<int>(segments[s].begin);
-    params.seg_rows[s] = static_cast<int>(segments[s].rows);
-    params.seg_y[s] = segments[s].y;
-    params.seg_ldy[s] = segments[s].ldy;
-  }
+  params.seg = output_segments(p, segments, count);
   LaunchShape shape;
   shape.block = dim3(static_cast<unsigned>(c.threads()), 1, 1);
   shape.smem = static_cast<std::size_t>(family(c.family).smem_bytes(c, p));

@@ -17,6 +17,7 @@
 #include <cuda_fp16.h>
 #include <cstdint>
 
+#include "kernels/common/output_segments.cuh"
 #include "kernels/common/tiling.h"
 
 namespace skinnygemm::cuda {
@@ -31,12 +32,7 @@ struct SkinnyParams {
   int split_k;              // CTAs per cluster along K (== gridDim.x)
   int k_chunks;             // ceil(k / 32)
   int row_blocks;           // ceil(n / (16 warps_n))
-  // Fused-kernel rung: 0 = write y; else output row r goes to seg_y[s] at column r - seg_begin[s] for the
-  // segment s with seg_begin[s] <= r < seg_begin[s] + seg_rows[s], and rows in no segment (padding) nowhere.
-  int segments;
-  int seg_begin[4], seg_rows[4];
-  void* seg_y[4];
-  long long seg_ldy[4];
+  OutputSegments seg;  // fused-kernel rung: the segments' destinations (count 0: write y)
   // Bulk family only, for tools/probes/chain_pairs.cu: 1 = let the next kernel in after the main loop instead
   // of at the start (the library launches with 0).
   int late_trigger;
@@ -192,28 +188,10 @@ __device__ __forceinline__ ChunkRing<kStages, kXVecs> make_ring(const SkinnyPara
   return r;
 }
 
-template <typename T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-
 // Stores one output element: into y, or into the segment that owns output row `row`.
 template <typename T>
 __device__ __forceinline__ void store_output(const SkinnyParams& p, int token, int row, float v) {
-  if (p.segments == 0) {
-    static_cast<T*>(p.y)[token * p.ldy + row] = from_float<T>(v);
-    return;
-  }
-#pragma unroll
-  for (int s = 0; s < 4; ++s) {
-    const int local = row - p.seg_begin[s];
-    if (s < p.segments && local >= 0 && local < p.seg_rows[s]) {
-      static_cast<T*>(p.seg_y[s])[token * p.seg_ldy[s] + local] = from_float<T>(v);
-      return;
-    }
-  }
+  store_output<T>(p.y, p.ldy, p.seg, token, row, v);
 }
 
 // Sums the partials of every warp (and every CTA of the cluster) in a fixed order and stores y.

@@ -31,6 +31,8 @@
 #include <cuda_fp16.h>
 #include <cstdint>
 
+#include "kernels/common/mbarrier.cuh"
+#include "kernels/common/output_segments.cuh"
 #include "kernels/tma/tma_shape.h"
 
 namespace skinnygemm::tma {
@@ -50,36 +52,15 @@ struct TmaParams {
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
-  // Fused projections: output row r goes to seg_y[s] column r - seg_begin[s] (0 segments: all to y).
-  int segments;
-  int seg_begin[kMaxSegments], seg_rows[kMaxSegments];
-  void* seg_y[kMaxSegments];
-  long long seg_ldy[kMaxSegments];
+  cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
 };
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n"
-      "}\n" ::"r"(smem_addr(bar)),
-      "r"(parity)
-      : "memory");
-}
+using cuda::mbar_arrive;  // kernels/common/mbarrier.cuh
+using cuda::mbar_expect_tx;
+using cuda::mbar_init;
+using cuda::mbar_wait;
+__device__ __forceinline__ uint32_t smem_addr(const void* p) { return cuda::shared_addr(p); }
+
 // One 2D tile of a tensor map into shared memory; completes on bar with the box's bytes (zeros past the edges).
 __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint64_t* bar, int inner, int outer) {
   asm volatile(
@@ -162,26 +143,8 @@ __device__ __forceinline__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4
 }
 
 template <typename T>
-__device__ __forceinline__ T to_output(float v);
-template <>
-__device__ __forceinline__ __nv_bfloat16 to_output<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <>
-__device__ __forceinline__ __half to_output<__half>(float v) { return __float2half_rn(v); }
-
-template <typename T>
 __device__ __forceinline__ void store_output(const TmaParams& p, int token, int row, float v) {
-  if (p.segments == 0) {
-    static_cast<T*>(p.y)[token * p.ldy + row] = to_output<T>(v);
-    return;
-  }
-#pragma unroll
-  for (int s = 0; s < kMaxSegments; ++s) {
-    const int local = row - p.seg_begin[s];
-    if (s < p.segments && local >= 0 && local < p.seg_rows[s]) {
-      static_cast<T*>(p.seg_y[s])[token * p.seg_ldy[s] + local] = to_output<T>(v);
-      return;
-    }
-  }
+  cuda::store_output<T>(p.y, p.ldy, p.seg, token, row, v);
 }
 
 // Four consecutive rows of one token from float4 group gi of a [token][kRows] partial tile starting at row0.

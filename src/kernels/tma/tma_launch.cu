@@ -18,8 +18,6 @@ DeviceInfo device_info();
 
 namespace skinnygemm::tma {
 
-static_assert(kMaxSegments == kMaxOutputSegments, "the kernel's parameter block holds what check_segments admits");
-
 namespace {
 
 Kernel find(const Config& c, DType dtype) {
@@ -147,14 +145,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;
-  check_segments(p, segments, count);
-  params.segments = count;
-  for (int s = 0; s < count; ++s) {
-    params.seg_begin[s] = static_cast<int>(segments[s].begin);
-    params.seg_rows[s] = static_cast<int>(segments[s].rows);
-    params.seg_y[s] = segments[s].y;
-    params.seg_ldy[s] = segments[s].ldy;
-  }
+  params.seg = cuda::output_segments(p, segments, count);
   const CUtensorMap w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
   const CUtensorMap x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
   cuda::LaunchShape shape;

@@ -14,7 +14,6 @@ constexpr int kThreads = 32 * (kConsumerWarps + 1);  // + one producer warp
 constexpr int kMaxStages = 32;
 constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
 constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
-constexpr int kMaxSegments = 4;
 constexpr int kMaxLeadParts = 16;  // the reducer gathers parts - 1 partials (51 parts of 144 rows: 9.6 us at M = 1)
 
 #ifdef __CUDACC__
