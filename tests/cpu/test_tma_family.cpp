@@ -122,6 +122,9 @@ TEST(TmaFamily, LeadSplitGivesPartZeroTheLeadAndCoversEveryStage) {
     g = tma::lead_split_grid_for(s.n, s.k, s.rows, s.boxes, 2, s.lead, 132);
     ASSERT_GE(g.parts, 1);
     ASSERT_LE(g.ctas, std::max(264, g.tiles)) << s.n << "x" << s.k;
+    if (g.parts > 1) {  // the launcher's workspace holds the largest token tile's partials
+      EXPECT_LE(static_cast<std::size_t>(g.ctas) * s.rows * 64, tma::lead_partial_floats(132)) << s.n << "x" << s.k;
+    }
     auto first = [&](int j) { return j == 0 ? 0 : g.lead_stages + (j - 1) * (g.k_stages - g.lead_stages) / (g.parts - 1); };
     if (g.parts == 1) {
       EXPECT_EQ(g.lead_stages, g.k_stages);

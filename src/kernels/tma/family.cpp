@@ -66,7 +66,7 @@ std::string tma_print(const Config& c) {
 // cluster of 2 or 4 per row tile.
 std::vector<Config> tma_listed(Family id) {
   std::vector<Config> out;
-  auto in_range = [](int smem) { return smem >= 40 * 1024 && smem <= 110 * 1024; };
+  auto in_range = [](int smem, int max_bytes = 110 * 1024) { return smem >= 40 * 1024 && smem <= max_bytes; };
   for (int tile : kTmaTileM)
     for (int rows : kTmaRows)
       for (int boxes : kTmaBoxes)
@@ -83,8 +83,7 @@ std::vector<Config> tma_listed(Family id) {
               }
           cfg.min_units = 0;
           // The lead split with 2 CTAs per SM (rings of up to 113 KB: 2 x (113 + 1) KB fit an H200 SM).
-          const int lead_smem = tma_ring_bytes(rows, tile, stages, boxes, 1, true);
-          if (rows >= 32 && stages >= 4 && stages <= 8 && lead_smem >= 40 * 1024 && lead_smem <= 113 * 1024)
+          if (rows >= 32 && stages >= 4 && stages <= 8 && in_range(tma_ring_bytes(rows, tile, stages, boxes, 1, true), 113 * 1024))
             for (int d : kTmaLead) {
               cfg.ctas_per_sm = 2, cfg.lead = d;
               out.push_back(cfg);

@@ -14,11 +14,12 @@
 //     64 and 128 rows split the rows over the warps, tiles of 16 and 32 rows also split each stage's K steps
 //     (4 and 2 warps per row block), summed through shared memory in warp order at the end of the tile;
 //   - split-K with a lead part (config _c<ctas per SM>_d<lead>): each row tile is cut along K into P parts, one
-//     CTA each; part 0, the reducer, has `lead` more stages than the others, so the others have finished, stored
-//     their FP32 partials and released a counter before it needs them, and its producer warp, idle after its
-//     last copy, sums them into shared memory while the consumers multiply the last stages: no cross-CTA
-//     round trip at the end of the kernel, where the L2 is busy with the next kernel's ring (the stream-K
-//     fix-up below cost 1.7-3.3 us per call there; docs/kernels.md "Session 7");
+//     CTA each; part 0, the reducer, has `lead` more stages than the others, so that the others have handed off
+//     their FP32 partials (a released counter, or words polled for a sentinel) before it needs them, and its
+//     producer warp, idle after its last copy, sums them into shared memory while the consumers multiply the
+//     last stages (the stream-K fix-up below cost 2.7-3.3 us per call at the end of the kernel, where the L2 is
+//     busy with the next kernel's ring). Faster alone, slower in the whole step: not the first cut
+//     (docs/kernels.md "Session 7");
 //   - one CTA per row tile over the whole K (config x1: no split at all; 16-row tiles give 2112 rows 132 CTAs),
 //     or work split stream-K style: the (row tile x K stage) units of the whole problem are cut into equal
 //     contiguous ranges, one per CTA, so every SM streams the same bytes for any N. A row tile whose stages
@@ -59,14 +60,14 @@ using cuda::mbar_arrive;  // kernels/common/mbarrier.cuh
 using cuda::mbar_expect_tx;
 using cuda::mbar_init;
 using cuda::mbar_wait;
-__device__ __forceinline__ uint32_t smem_addr(const void* p) { return cuda::shared_addr(p); }
+using cuda::shared_addr;
 
 // One 2D tile of a tensor map into shared memory; completes on bar with the box's bytes (zeros past the edges).
 __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint64_t* bar, int inner, int outer) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
-          smem_addr(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(smem_addr(bar))
+          shared_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_addr(bar))
       : "memory");
 }
 __device__ __forceinline__ void arrive_release(unsigned* counter) {
@@ -87,7 +88,9 @@ __device__ __forceinline__ bool is_sentinel(float4 v) {
   return __float_as_uint(v.x) == kSentinel || __float_as_uint(v.y) == kSentinel || __float_as_uint(v.z) == kSentinel ||
          __float_as_uint(v.w) == kSentinel;
 }
-__device__ __forceinline__ float not_sentinel(float v) { return __float_as_uint(v) == kSentinel ? __uint_as_float(0x7fffffffu) : v; }
+__device__ __forceinline__ float not_sentinel(float v) {
+  return __float_as_uint(v) == kSentinel ? __uint_as_float(0x7fffffffu) : v;
+}
 __device__ __forceinline__ void st_relaxed(float* p, float v) {
   asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }
@@ -417,8 +420,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     for (int kq = 0; kq < kSteps / kKWarps; ++kq) {
       const int kb = kq * kKWarps + warp_k;  // this warp's K steps of the stage: warp_k, warp_k + kKWarps, ...
       const int kk = kb % (kStageK / 16);
-      const uint32_t wb = smem_addr(slot_w(s)) + (kb / (kStageK / 16)) * kWBox;
-      const uint32_t xb = smem_addr(slot_x(s)) + (kb / (kStageK / 16)) * kXBox;
+      const uint32_t wb = shared_addr(slot_w(s)) + (kb / (kStageK / 16)) * kWBox;
+      const uint32_t xb = shared_addr(slot_x(s)) + (kb / (kStageK / 16)) * kXBox;
       uint32_t b[kNt][2];
       if constexpr (kNt == 1) {
         ldmatrix_x2(b[0][0], b[0][1], swizzled(xb, r8, 2 * kk + (q & 1)));
@@ -450,7 +453,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       if (part != 0) {  // FP32 partials [token][row] to this part's slot, then release the tile's counter
         if (p.handoff == 1) {  // no fence, no counter: the reducer polls the words themselves
           float* mine = p.lead_partials + lead_slot(part) * kRows * kTileM;
-          for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
+          for_each_output(
+              [&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
           return;
         }
         float* mine = p.partials + lead_slot(part) * kRows * kTileM;
@@ -461,7 +465,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       }
       mbar_wait(others_ready, 0);
       for_each_output([&](int token, int rloc, float v) {
-        if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v + others_sum[token * kRows + rloc]);
+        const int row = tile * kRows + rloc;
+        if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
       });
       return;
     }
@@ -471,7 +476,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       // [source rank][token][row], one cluster barrier, then r adds the sources in rank order and stores y.
       const int slice = kRows / p.cluster;
       float* recv = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
-      const uint32_t recv_local = smem_addr(recv);
+      const uint32_t recv_local = shared_addr(recv);
       for_each_output([&](int token, int rloc, float v) {
         st_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice), rloc / slice, v);
       });

@@ -83,10 +83,11 @@ Workspace workspace(cudaStream_t stream, int sms) {
   cudaStream_t side = nullptr;
   cudaError_t status = cudaMalloc(&ws.partials, floats * sizeof(float));
   if (status == cudaSuccess) status = cudaMalloc(&ws.counters, kMaxCounters * sizeof(unsigned));
-  if (status == cudaSuccess) status = cudaMalloc(&ws.lead_partials, floats * sizeof(float));
+  const std::size_t lead_floats = lead_partial_floats(sms);
+  if (status == cudaSuccess) status = cudaMalloc(&ws.lead_partials, lead_floats * sizeof(float));
   if (status == cudaSuccess) status = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
   if (status == cudaSuccess) status = cudaMemsetAsync(ws.counters, 0, kMaxCounters * sizeof(unsigned), side);
-  if (status == cudaSuccess) status = cudaMemsetAsync(ws.lead_partials, 0xff, floats * sizeof(float), side);
+  if (status == cudaSuccess) status = cudaMemsetAsync(ws.lead_partials, 0xff, lead_floats * sizeof(float), side);
   if (status == cudaSuccess) status = cudaStreamSynchronize(side);
   if (side) cudaStreamDestroy(side);
   SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
@@ -141,7 +142,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above (0.1-0.5 us faster at M = 16).
   params.handoff = c.tile_m <= 8 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
-  SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= partial_floats(2 * sms, 128, 64),
+  SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;

@@ -87,14 +87,11 @@ inline Grid lead_split_grid_for(long long n, long long k, int rows, int boxes, i
   if (parts > g.k_stages) parts = g.k_stages;
   if (parts > kMaxLeadParts) parts = kMaxLeadParts;
   if (parts < 1) parts = 1;
-  // Part 0: (stages + (P - 1) lead) / P, leaving the others at least one stage each.
-  long long lead_stages = parts == 1 ? g.k_stages : (g.k_stages + (parts - 1) * static_cast<long long>(lead)) / parts;
-  while (parts > 1 && g.k_stages - lead_stages < parts - 1) {
-    --parts;
-    lead_stages = parts == 1 ? g.k_stages : (g.k_stages + (parts - 1) * static_cast<long long>(lead)) / parts;
-  }
-  if (lead_stages > g.k_stages - (parts - 1)) lead_stages = g.k_stages - (parts - 1);
-  if (lead_stages < 1) lead_stages = 1;  // a negative lead (probes): part 0 shorter than the others
+  // Part 0: (stages + (P - 1) lead) / P (lead >= 0: at least one stage, as P <= stages); fewer parts until the
+  // others keep at least one stage each.
+  auto part0 = [&](long long p) { return (g.k_stages + (p - 1) * static_cast<long long>(lead)) / p; };
+  while (parts > 1 && g.k_stages - part0(parts) < parts - 1) --parts;
+  const long long lead_stages = part0(parts);  // parts == 1: every stage
   g.parts = static_cast<int>(parts);
   g.lead_stages = static_cast<int>(lead_stages);
   g.ctas = static_cast<int>(g.tiles * parts);
@@ -102,6 +99,9 @@ inline Grid lead_split_grid_for(long long n, long long k, int rows, int boxes, i
 }
 
 // Workspace of a launch: two FP32 partial tiles per CTA and one counter per row tile.
+// The lead split's partials: one slot of rows x tile_m per CTA at most (tiles x (parts - 1) < ctas), for grids of up
+// to 2 CTAs per SM: lead_partial_floats(sms) holds every listed lead config.
+inline std::size_t lead_partial_floats(int sms) { return static_cast<std::size_t>(2) * sms * 128 * 64; }
 inline std::size_t partial_floats(int ctas, int rows, int tile_m) {
   return static_cast<std::size_t>(ctas) * 2 * rows * tile_m;
 }
