@@ -166,6 +166,7 @@ ordered_json run_nopdl_child(const StepArgs& a, double* tbps) {
 
 int run_step_command(const StepArgs& a) {
   tune::check_rank_args({a.ranks, a.rank, a.nccl_id, a.json, a.backend});
+  if (!a.search_table.empty()) return run_step_search(a);
   if (a.rank >= 0) return run_step_rank(a);
   if (a.ranks > 1) return run_step_ranks(a);
   const Backend backend = resolve_backend(parse_backend(a.backend));
@@ -231,6 +232,22 @@ Command add_step(CLI::App& app) {
   sub->add_flag("--no-sinks", a->no_sinks, "skip timing each projection alone");
   sub->add_flag("--check-all", a->check_all, "check every GEMM's output, not a sample of layers");
   sub->add_option("--json", a->json, "write rows of kind \"step\" (shared schema) to FILE");
+  sub->add_option("--search-table", a->search_table,
+                  "judge configs in the whole step instead of the protocol (lab/step_search.h): per M and GEMM shape, "
+                  "the step timed with each candidate; the picks merged into FILE (a table), trials to --json")
+      ->excludes("--variants");
+  sub->add_option("--search-base", a->search_base, "the search's starting point: tma (first cut) or skinny (selection)")
+      ->check(CLI::IsMember({"tma", "skinny"}))
+      ->capture_default_str();
+  sub->add_option("--search-candidates", a->search_candidates, "config-name globs (as tune --candidates)")
+      ->capture_default_str();
+  sub->add_option("--search-distance", a->search_distance,
+                  "name tokens a candidate may differ by from the base config (0: every candidate)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--search-margin", a->search_margin, "share of the step a candidate must save, confirmed twice")
+      ->check(CLI::Range(0.0, 0.49))
+      ->capture_default_str();
   sub->add_option("--ranks", a->ranks, "GPUs to run the step across, one process each, NCCL all-reduces after the "
                                        "row-parallel projections (1: this process on one GPU)")
       ->capture_default_str();

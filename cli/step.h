@@ -21,6 +21,10 @@ struct StepArgs {
   int ranks = 1;        // processes, one per GPU (1: this process alone, no communication)
   int rank = -1;        // set by the parent for each of its rank processes
   std::string nccl_id;  // the parent's NCCL id file, for the rank processes
+  // The step search (lab/step_search.h) instead of the protocol: the picks merged into search_table.
+  std::string search_table, search_base = "tma", search_candidates = "tma_*";
+  int search_distance = 3;
+  double search_margin = 0.002;
 };
 
 // The run options for a's model, M values and variants (checked here, before any process starts).
@@ -40,5 +44,6 @@ std::vector<std::string> step_child_args(const StepArgs& a);
 
 int run_step_ranks(const StepArgs& a);  // --ranks N >= 2: the parent (cli/step_processes.cpp)
 int run_step_rank(const StepArgs& a);   // --rank r: one rank's process
+int run_step_search(const StepArgs& a); // --search-table FILE (cli/step_search.cpp)
 
 }  // namespace skinnygemm::cli

@@ -69,12 +69,23 @@ void StepExecutor::run(std::size_t i, int64_t m, void* stream, const void* weigh
   Options o;
   o.backend = memory_.backend;
   o.stream = stream;
-  if (variant_ == StepVariant::Cublaslt) o.config = "cublaslt";
-  if (variant_ == StepVariant::CublasltTorch) o.config = "cublaslt_torch";
   const Problem p{m, s.n, s.k, model_->dtype, ldx, s.k, model_->buffers[s.y.buffer].width};
-  if (variant_ == StepVariant::Tma && memory_.backend == Backend::Cuda && m <= 64 && s.k % 8 == 0 && ldx % 8 == 0)
-    o.config = tma::first_cut_config(p, sms_, tma_lead_).name();
+  o.config = forced_config(p);
   gemm(p, x, weights ? weights : memory_.weights(*model_, s), memory_.at(*model_, s.y), o);
+}
+
+void StepExecutor::force_config(int64_t n, int64_t k, const std::string& config) {
+  if (config.empty()) overrides_.erase({n, k});
+  else overrides_[{n, k}] = config;
+}
+
+std::string StepExecutor::forced_config(const Problem& p) const {
+  if (auto it = overrides_.find({p.n, p.k}); it != overrides_.end()) return it->second;
+  if (variant_ == StepVariant::Cublaslt) return "cublaslt";
+  if (variant_ == StepVariant::CublasltTorch) return "cublaslt_torch";
+  if (variant_ == StepVariant::Tma && memory_.backend == Backend::Cuda && p.m <= 64 && p.k % 8 == 0 && p.ldx % 8 == 0)
+    return tma::first_cut_config(p, sms_, tma_lead_).name();
+  return "";
 }
 
 void StepExecutor::reduce_after(std::size_t i, int64_t m, void* stream) {
@@ -99,6 +110,28 @@ void StepExecutor::run_comm(int64_t m, void* stream) {
 }
 
 int StepExecutor::all_reduces() const { return static_cast<int>(std::count(reduce_.begin(), reduce_.end(), true)); }
+
+double time_ops_alone(StepExecutor& ex, StepDevice& dev, const std::vector<std::size_t>& idx, int64_t m, int samples,
+                      std::size_t elem) {
+  const StepOp& first = ex.ops().at(idx.at(0));
+  const int64_t count = static_cast<int64_t>(idx.size());
+  const int64_t stride = (first.weight_bytes(elem) + 255) / 256 * 256;
+  int64_t reps = 1;
+  const char* rotation = nullptr;
+  if (!first.fused() && count * first.weight_bytes(elem) < dev.cold_bytes()) {
+    reps = (dev.cold_bytes() + count * first.weight_bytes(elem) - 1) / (count * first.weight_bytes(elem));
+    rotation = static_cast<const char*>(dev.rotation_weights((reps - 1) * count * stride));
+  }
+  const auto launch_all = [&] {
+    for (int64_t rep = 0; rep < reps; ++rep)
+      for (int64_t j = 0; j < count; ++j)
+        ex.run(idx[j], m, dev.stream(), rep ? rotation + ((rep - 1) * count + j) * stride : nullptr);
+  };
+  // Once eagerly first: the rotated copies may select other configs or cuBLASLt plans than the real
+  // weights (another pointer alignment), and their first use must not happen inside the capture.
+  launch_all();
+  return dev.time(launch_all, samples).median_us / static_cast<double>(reps * count);
+}
 
 namespace {
 
@@ -160,33 +193,15 @@ void check_variant(StepExecutor& ex, StepDevice& dev, const StepModel& model, in
   if (!failed.empty()) throw Error(failed);
 }
 
-// Each op name timed alone, in a graph of its per-step launches (rotating over weight copies when those
-// launches read less than cold_bytes, so that they still come from DRAM): us per launch and us x count.
+// Each op name timed alone (time_ops_alone): us per launch and us x count.
 void time_sinks(StepExecutor& ex, StepDevice& dev, int64_t m, int samples, std::size_t elem, StepResult* r) {
   const std::vector<StepOp>& ops = ex.ops();
   std::map<std::string, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < ops.size(); ++i) groups[ops[i].name].push_back(i);
   for (const auto& [name, idx] : groups) {
     const StepOp& first = ops[idx[0]];
-    const int64_t count = static_cast<int64_t>(idx.size());
-    const int64_t stride = (first.weight_bytes(elem) + 255) / 256 * 256;
-    int64_t reps = 1;
-    const char* rotation = nullptr;
-    if (!first.fused() && count * first.weight_bytes(elem) < dev.cold_bytes()) {
-      reps = (dev.cold_bytes() + count * first.weight_bytes(elem) - 1) / (count * first.weight_bytes(elem));
-      rotation = static_cast<const char*>(dev.rotation_weights((reps - 1) * count * stride));
-    }
-    const auto launch_all = [&] {
-      for (int64_t rep = 0; rep < reps; ++rep)
-        for (int64_t j = 0; j < count; ++j)
-          ex.run(idx[j], m, dev.stream(), rep ? rotation + ((rep - 1) * count + j) * stride : nullptr);
-    };
-    // Once eagerly first: the rotated copies may select other configs or cuBLASLt plans than the real
-    // weights (another pointer alignment), and their first use must not happen inside the capture.
-    launch_all();
-    const StepTiming t = dev.time(launch_all, samples);
-    StepSink s{name, first.n(), first.k(), static_cast<int>(count), t.median_us / static_cast<double>(reps * count), 0};
-    s.total_us = s.us * static_cast<double>(count);
+    StepSink s{name, first.n(), first.k(), static_cast<int>(idx.size()), time_ops_alone(ex, dev, idx, m, samples, elem), 0};
+    s.total_us = s.us * static_cast<double>(s.count);
     r->sinks_us += s.total_us;
     r->sinks.push_back(s);
   }

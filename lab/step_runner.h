@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "skinnygemm/projection.h"
@@ -19,6 +21,8 @@
 #include "lab/step_comm.h"
 
 namespace skinnygemm::tune {
+
+class StepDevice;
 
 // One backend's copy of the step: the weight arena (blocks at StepBlock::offset) and one [max_m, width]
 // allocation per activation buffer, on the host (CPU) or the current device (CUDA).
@@ -52,6 +56,12 @@ class StepExecutor {
   void run_gemms(int64_t m, void* stream);   // the step without its all-reduces
   void run_comm(int64_t m, void* stream);    // only the all-reduces, back to back
   int all_reduces() const;                   // per step (0 without comm)
+  // Every unfused op of shape n x k runs config from now on (the step search's trials, lab/step_search.h);
+  // an empty config removes the override.
+  void force_config(int64_t n, int64_t k, const std::string& config);
+  // The config run() forces for an unfused op of problem p: the override, else the variant's (cublaslt,
+  // cublaslt_torch, the tma first cut), else "" (selection).
+  std::string forced_config(const Problem& p) const;
 
  private:
   const StepModel* model_;
@@ -65,7 +75,14 @@ class StepExecutor {
   int sms_ = 0;  // the GPU's multiprocessors, for the tma variant's first-cut configs
   // The tma variant's lead split (SKINNYGEMM_STEP_TMA_LEAD: a probe knob, docs/step.md; negative: none).
   int tma_lead_ = -1;
+  std::map<std::pair<int64_t, int64_t>, std::string> overrides_;  // (n, k) -> config (force_config)
 };
+
+// Op indices ops[idx] (one name, or one shape) timed alone in a graph of their launches, rotating over weight
+// copies when those launches read less than the device's cold_bytes (so that they still come from DRAM):
+// us per launch. Unfused ops only when they rotate.
+double time_ops_alone(StepExecutor& ex, StepDevice& dev, const std::vector<std::size_t>& idx, int64_t m, int samples,
+                      std::size_t elem);
 
 struct StepTiming {
   double median_us = 0, spread = 0;  // per call of the enqueued work; spread = (max - min) / median
