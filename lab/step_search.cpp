@@ -169,12 +169,12 @@ StepSearchReport search_step(const StepSearchOptions& o) {
   return search_step(o, model, *dev);
 }
 
-Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, DType dtype) {
+Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, DType dtype, int min_launches) {
   Table t;
   t.meta = Table::meta_for(device);
   for (const StepSearchResult& r : report.results)
     for (const StepPick& p : r.picks)
-      t.put({dtype, p.n, p.k, p.m}, {Config::parse(p.config), p.alone_us, p.cublaslt_alone_us});
+      if (p.count >= min_launches) t.put({dtype, p.n, p.k, p.m}, {Config::parse(p.config), p.alone_us, p.cublaslt_alone_us});
   return t;
 }
 
