@@ -1,6 +1,6 @@
-// `skinnygemm overhead [--json FILE] [--samples N] [--calls N]`: host time per call of gemm() on a plan-cache hit,
-// of a Plan's run and of FusedProjection::run on the CPU backend, with the backend's own work taken out
-// (lab/overhead.h says how); docs/benchmarks/cpu/host_overhead.md.
+// `skinnygemm overhead [--backend cpu|cuda] [--json FILE] [--samples N] [--calls N]`: host time per call of gemm() on
+// a plan-cache hit, of a Plan's run and of FusedProjection::run, with the backend's own work taken out (lab/overhead.h
+// says how, for the CPU backend and for real launches on the GPU); docs/benchmarks/cpu/host_overhead.md.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -14,17 +14,19 @@ namespace skinnygemm::cli {
 namespace {
 
 struct OverheadArgs {
-  std::string json;
+  std::string json, backend = "cpu";
   tune::OverheadOptions options;
 };
 
 int run_overhead(const OverheadArgs& args) {
-  const std::vector<tune::OverheadRow> rows = tune::measure_host_overhead(args.options);
+  const Backend backend = parse_backend(args.backend);
+  const std::vector<tune::OverheadRow> rows = backend == Backend::Cuda ? tune::measure_host_overhead_cuda(args.options)
+                                                                       : tune::measure_host_overhead(args.options);
   std::cout << "path               total us   launch us   host us   best host us   target    problem\n";
   bool within = true;
   nlohmann::json out = {{"meta",
                          {{"command", command_line()}, {"revision", git_revision()}, {"date", utc_date()},
-                          {"backend", "cpu"}, {"device", device_info(Backend::Cpu).signature()},
+                          {"backend", args.backend}, {"device", device_info(backend).signature()},
                           {"samples", args.options.samples}, {"calls_per_sample", args.options.calls}}},
                         {"rows", nlohmann::json::array()}};
   for (const tune::OverheadRow& r : rows) {
@@ -49,8 +51,13 @@ int run_overhead(const OverheadArgs& args) {
 Command add_overhead(CLI::App& app) {
   auto args = std::make_shared<OverheadArgs>();
   CLI::App* sub = app.add_subcommand(
-      "overhead", "host time per call of gemm() (plan-cache hit), Plan::run and FusedProjection::run on the CPU "
-                  "backend, the backend's own work taken out; exit 1 when a path is over its target");
+      "overhead", "host time per call of gemm() (plan-cache hit), Plan::run and FusedProjection::run (CPU backend, or "
+                  "real GPU launches), the backend's own work taken out; exit 1 when a path is over its target");
+  sub->add_option("--backend", args->backend,
+                  "cpu, or cuda: the same paths ending in real launches, in a graph-free loop, against an empty "
+                  "kernel's launch")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   sub->add_option("--json", args->json, "write the rows to FILE");
   sub->add_option("--samples", args->options.samples, "samples (median reported)")->check(CLI::PositiveNumber);
   sub->add_option("--calls", args->options.calls, "calls per sample")->check(CLI::PositiveNumber);

@@ -28,4 +28,11 @@ struct OverheadRow {
 
 std::vector<OverheadRow> measure_host_overhead(const OverheadOptions& options);
 
+// The same paths on the GPU (lab/cuda/overhead.cu), in a graph-free loop of real launches on one stream:
+// samples of `calls` calls (at most 256, so that the launch queue never fills and throttles the host; the queue
+// is drained before each sample, untimed). The launch is a cudaLaunchKernelEx of an empty kernel with the same
+// PDL attribute, which is what every path ends in; host = total - launch. The problems are small (1 x 256 x 256,
+// two 128-row segments), so the GPU keeps up with the host.
+std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& options);
+
 }  // namespace skinnygemm::tune
