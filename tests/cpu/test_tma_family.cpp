@@ -167,8 +167,11 @@ TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesStreamKForWideAndLeadSplitO
   EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms, 0).name(), "tma_m16_r32_b2_s7_c2_d0");
   // 144 rows (5 tiles, 16 parts): no lead split even when asked; 64-row tiles split by a cluster of 8 (3 x 8 CTAs).
   EXPECT_EQ(tma::first_cut_config(Problem{1, 144, 7168, DType::BF16}, dev.sms, 9).name(), "tma_m8_r64_b2_s4_x8");
-  // 6288 rows (197 tiles: one part each): the cluster split of 64-row tiles, 99 x 2 CTAs.
-  EXPECT_EQ(tma::first_cut_config(Problem{4, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_x2");
+  // 6288 rows (99 tiles of 64): only a cluster of two fits (198 CTAs), so at M <= 16 the 64-row lead split with a
+  // lead of 6 runs instead (judged in the step); at M = 32 the cluster of two.
+  EXPECT_EQ(tma::first_cut_config(Problem{4, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_d6");
+  EXPECT_EQ(tma::first_cut_config(Problem{16, 7168, 1536, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s4_c2_d6");
+  EXPECT_EQ(tma::first_cut_config(Problem{32, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m32_r64_b2_s4_x2");
   // 7168 x 14336 (205 MB): stream-K; M > 16: the cluster split or stream-K as before.
   EXPECT_EQ(tma::first_cut_config(Problem{2, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_u1");
   EXPECT_EQ(tma::first_cut_config(Problem{64, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m64_r64_b2_s3_c2_u1");
@@ -177,7 +180,7 @@ TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesStreamKForWideAndLeadSplitO
   // K = 128: one stage, no cluster can split it.
   EXPECT_EQ(tma::first_cut_config(Problem{4, 1536, 128, DType::BF16}, dev.sms).cluster, 0);
   const std::vector<Config> listed = listed_configs(Family::Tma);
-  for (int64_t n : {1, 144, 2112, 20480})
+  for (int64_t n : {1, 144, 2112, 6288, 20480})
     for (int64_t m : {1, 5, 8, 9, 16, 17, 32, 33, 64}) {
       const Problem p{m, n, 7168, DType::BF16};
       const Config c = tma::first_cut_config(p, dev.sms);
