@@ -1,12 +1,14 @@
-// `skinnygemm`: info, shapes, check, bench, tune, step, mla, fused, overhead. Each subcommand lives in cli/<name>.cpp and
-// defines `Command add_<name>(CLI::App&)`; adding one is that file plus its name in SKINNYGEMM_CLI_COMMANDS.
+// `skinnygemm`: info, shapes, check, bench, tune, heuristic, step, mla, fused, overhead. Each subcommand lives in
+// cli/<name>.cpp and defines `Command add_<name>(CLI::App&)`; adding one is that file plus its name in
+// SKINNYGEMM_CLI_COMMANDS.
 #include <exception>
 #include <iostream>
 #include <vector>
 
 #include "common.h"
 
-#define SKINNYGEMM_CLI_COMMANDS(X) X(info) X(shapes) X(check) X(bench) X(tune) X(step) X(mla) X(fused) X(overhead)
+#define SKINNYGEMM_CLI_COMMANDS(X) \
+  X(info) X(shapes) X(check) X(bench) X(tune) X(heuristic) X(step) X(mla) X(fused) X(overhead)
 
 namespace skinnygemm::cli {
 #define SKINNYGEMM_CLI_DECLARE(name) Command add_##name(CLI::App& app);

@@ -73,6 +73,9 @@ struct FamilyDescriptor {
   CostBreakdown (*estimate)(const Config& config, const Problem& problem, const DeviceInfo& device);
   bool (*heuristic_scores)(const Config& config, const Problem& problem);
   bool single_wave;
+  // The cost model's constants fitted to measurements, by name (`skinnygemm heuristic` dumps them for
+  // scripts/heuristic_cv.py); null where the model is not fitted.
+  std::vector<ModelConstants> (*fitted_constants)();
 
   const FamilyDevice* device;  // null without CUDA (or for the CPU family)
   // The config a forced name of the family alone ("tma") stands for on this problem and device; null: the name

@@ -1,6 +1,7 @@
 #include "runtime/cost_model.h"
 
 #include <sstream>
+#include <utility>
 
 #include "kernels/family.h"
 
@@ -19,8 +20,8 @@ bool heuristic_scores(const Config& c, const Problem& p) {
 }
 
 bool better_pick(double us, const Config& c, double best_us, const Config& best) {
-  if (us < best_us * (1 - 1e-3)) return true;
-  return us <= best_us * (1 + 1e-3) && c.unroll < best.unroll;
+  if (us < best_us * (1 - kPickTieTolerance)) return true;
+  return us <= best_us * (1 + kPickTieTolerance) && c.unroll < best.unroll;
 }
 
 bool fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not) {
@@ -28,9 +29,9 @@ bool fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, std::s
   return !f.fits_shape || f.fits_shape(c, p, dev, why_not);
 }
 
-bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
-                        Config* best, double* best_us) {
-  bool found = false;
+std::vector<ScoredConfig> scored_configs(const Problem& p, const DeviceInfo& dev,
+                                         const std::function<bool(const Config&)>& runnable) {
+  std::vector<ScoredConfig> out;
   const auto& list = families();
   for (std::size_t i = 0; i < list.size(); ++i) {
     const FamilyDescriptor& f = *list[i];
@@ -39,16 +40,36 @@ bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::func
     for (const Config& c : f.listed(static_cast<Family>(i))) {
       if (!dev.is_cpu && !f.heuristic_scores(c, p)) continue;
       if (!runnable(c)) continue;
-      const CostBreakdown cost = estimate(c, p, dev);
-      if (!dev.is_cpu && f.single_wave && cost.waves > 1.0) continue;
-      if (!found || better_pick(cost.us, c, *best_us, *best)) {
-        *best_us = cost.us;
-        *best = c;
-        found = true;
-      }
+      ScoredConfig s;
+      s.config = c;
+      s.cost = estimate(c, p, dev);
+      s.ranked = dev.is_cpu || !f.single_wave || s.cost.waves <= 1.0;
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
+                        Config* best, double* best_us) {
+  bool found = false;
+  for (const ScoredConfig& s : scored_configs(p, dev, runnable)) {
+    if (!s.ranked) continue;
+    if (!found || better_pick(s.cost.us, s.config, *best_us, *best)) {
+      *best_us = s.cost.us;
+      *best = s.config;
+      found = true;
     }
   }
   return found;
+}
+
+std::vector<ModelConstants> fitted_constants() {
+  std::vector<ModelConstants> out;
+  for (const FamilyDescriptor* f : families())
+    if (f->fitted_constants)
+      for (ModelConstants& m : f->fitted_constants()) out.push_back(std::move(m));
+  return out;
 }
 
 int estimated_registers(const Config& c) { return family(c.family).registers(c); }

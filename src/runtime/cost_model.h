@@ -4,12 +4,16 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "skinnygemm/config.h"
 #include "skinnygemm/device.h"
 #include "skinnygemm/problem.h"
 
 namespace skinnygemm {
+
+struct Choice;  // skinnygemm/select.h
 
 struct CostBreakdown {
   double us = 0;            // predicted time
@@ -31,20 +35,46 @@ bool heuristic_scores(const Config& c, const Problem& p);
 // predicted time (scripts/heuristic_cv.py: 0.85 kept picks within 10% of the best at the most points under
 // cross-validation; 0.9 picked kernels slower than cuBLASLt at 14 of 701 points, 0.85 at 3).
 constexpr double kHeuristicKernelMargin = 0.85;
-// Whether a prediction of us for c beats the best so far: faster by more than 0.1%, or as fast with a smaller
-// unroll (fewer registers: more CTAs fit beside the next kernel's). Deterministic for equal predictions.
+// Whether a prediction of us for c beats the best so far: faster by more than kPickTieTolerance, or as fast with a
+// smaller unroll (fewer registers: more CTAs fit beside the next kernel's). Deterministic for equal predictions.
+constexpr double kPickTieTolerance = 1e-3;
 bool better_pick(double us, const Config& c, double best_us, const Config& best);
+
+// One fitted cost model's constants by name, in the order its family declares them: what `skinnygemm heuristic`
+// dumps, so that scripts/heuristic_cv.py refits and judges the constants the library runs.
+struct ModelConstants {
+  std::string model;  // "bulk", "reg8" (the reg family has one set per token tile), "cublaslt"
+  std::vector<std::pair<std::string, double>> values;
+};
+// Every family's fitted constants (FamilyDescriptor::fitted_constants), in registry order.
+std::vector<ModelConstants> fitted_constants();
 
 // The shape arithmetic of supports() (the family's fits_shape: token tile, K slices, CTAs along N, shared memory):
 // what needs no GPU and no built instance. True for families without shape limits.
 bool fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not = nullptr);
 
-// The heuristic's kernel: among the listed configs that heuristic_scores() admits on a GPU (every CPU config on
-// the CPU) and `runnable` lets through (select.cpp: supports()), the fastest predicted; families marked
-// single_wave only where every CTA is resident at once. False if none is left. Whether it beats cuBLASLt is
-// select.cpp's decision (kHeuristicKernelMargin).
+// A config the heuristic scores, with its prediction. ranked is false where the family is single_wave and the
+// config needs a second wave: scored (its prediction is dumped for the fit) but never picked.
+struct ScoredConfig {
+  Config config;
+  CostBreakdown cost;
+  bool ranked = true;
+};
+// The listed configs that heuristic_scores() admits on a GPU (every CPU config on the CPU) and `runnable` lets
+// through (select.cpp: supports()), in list order.
+std::vector<ScoredConfig> scored_configs(const Problem& p, const DeviceInfo& dev,
+                                         const std::function<bool(const Config&)>& runnable);
+// The heuristic's kernel: the fastest predicted of the ranked scored_configs() (better_pick). False if none is
+// left. Whether it beats cuBLASLt is heuristic_choice_among's decision (kHeuristicKernelMargin).
 bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
                         Config* best, double* best_us);
+
+// select.cpp's heuristic over the configs `runnable` lets through (heuristic_choice: supports() at the operands'
+// alignment): the best scored kernel where it is predicted at most kHeuristicKernelMargin x cuBLASLt's time, else
+// cuBLASLt on a GPU where some kernel is runnable. False where none is (selection falls back). `skinnygemm
+// heuristic` passes fits_shape() in builds without the kernels: the picks of a build with every instance.
+bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
+                            const std::function<bool(const Config&)>& runnable, Choice* out);
 
 // Registers per thread and dynamic shared memory per CTA the family's instance needs (estimates kept in step
 // with ptxas -v of the built instances; see docs/kernels.md). Shared memory may depend on M (bulk).

@@ -1,6 +1,7 @@
 #include "skinnygemm/select.h"
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -59,29 +60,37 @@ Config forced_config(const std::string& name, const Problem& p, const DeviceInfo
   return Config::parse(name);
 }
 
-bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
+namespace {
+
+// The best scored kernel among the runnable configs, its prediction the reason.
+bool best_kernel_choice(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
+                        Choice* out) {
   double us = 0;
-  if (!best_scored_config(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); }, &out->config, &us))
-    return false;
+  if (!best_scored_config(p, dev, runnable, &out->config, &us)) return false;
   out->source = Source::Heuristic;
   out->reason = "heuristic: " + estimate(out->config, p, dev).str();
   return true;
 }
 
-bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
-  const bool found = heuristic_kernel(p, dev, alignment, out);
-  if (!found) {
+}  // namespace
+
+bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
+  return best_kernel_choice(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); }, out);
+}
+
+bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
+                            const std::function<bool(const Config&)>& runnable, Choice* out) {
+  if (!best_kernel_choice(p, dev, runnable, out)) {
     // On a GPU where some kernel could run but none is scored (e.g. K too short for every scored split),
     // cuBLASLt is the heuristic's pick; where no kernel can run at all, selection falls back.
     if (dev.is_cpu) return false;
-    std::string why_not;
-    bool runnable = false;
+    bool any_runnable = false;
     for (const Config& c : all_listed_configs())
-      if (family(c.family).gpu && family(c.family).kernel && supports(c, p, dev, alignment, &why_not)) {
-        runnable = true;
+      if (family(c.family).gpu && family(c.family).kernel && runnable(c)) {
+        any_runnable = true;
         break;
       }
-    if (!runnable) return false;
+    if (!any_runnable) return false;
     out->config = Config::parse("cublaslt");
     out->source = Source::Heuristic;
     out->reason = "heuristic: cuBLASLt (no scored kernel config supports " + p.str() + ")";
@@ -102,6 +111,10 @@ bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Ch
     }
   }
   return true;
+}
+
+bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
+  return heuristic_choice_among(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); }, out);
 }
 
 namespace {

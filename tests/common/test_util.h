@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "runtime/half.h"
-#include "skinnygemm/device.h"
 #include "skinnygemm/error.h"
 #include "skinnygemm/problem.h"
 
@@ -66,25 +65,6 @@ inline std::string run_command(const std::string& command, int* status) {
   const int raw = pclose(pipe);
   *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return out;
-}
-
-// An H200 as selection and tables see it, for host-only tests of GPU paths.
-inline DeviceInfo h200_device_info() {
-  DeviceInfo d;
-  d.is_cpu = false;
-  d.name = "NVIDIA H200";
-  d.sms = 132;
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.l2_bytes = 60 << 20;
-  d.smem_per_block_optin = 232448;
-  d.smem_per_sm = 233472;  // 228 KB
-  d.regs_per_sm = 65536;
-  d.max_threads_per_sm = 2048;
-  d.max_blocks_per_sm = 32;
-  d.cuda_version = "13.0";
-  d.cublaslt_version = "13.1.0";
-  return d;
 }
 
 // All ones: a NaN in both bf16 and fp16, so an output a kernel forgot to write cannot pass a comparison.

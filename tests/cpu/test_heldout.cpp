@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
+#include "lab/device_presets.h"
 #include "lab/models.h"
 #include "skinnygemm/skinnygemm.h"
 #include "lab/tuner.h"
@@ -251,7 +252,7 @@ TEST_F(HeldoutCli, NoStoreNeitherReadsNorWritesTheTableFile) {
   // A table of another device: a storing run refuses it before measuring; --no-store does not even read it.
   const std::string path = (dir_ / "t.json").string();
   Table foreign;
-  foreign.meta = Table::meta_for(test::h200_device_info());
+  foreign.meta = Table::meta_for(tune::device_preset("h200"));
   foreign.save_merge(path);
   const std::string before = read_all(path);
   tune::TuneOptions o;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
+#include "lab/device_presets.h"
 #include "lab/mla_runner.h"
 
 namespace skinnygemm::tune {
@@ -231,11 +232,11 @@ TEST(FusedPolicy, NearestGridPointRulesAndDefault) {
   expect_error([] { parse_fused_mode("fast"); }, "expected fused, side_stream or separate");
 
   // Lookup by device signature and name; anything else falls back to the default.
-  EXPECT_EQ(find_fused_policy(test::h200_device_info(), "kimi_k3.mla.tp8", dir.string()).source, file);
-  EXPECT_EQ(find_fused_policy(test::h200_device_info(), "kimi_k3.mla.tp4", dir.string()).source, "default");
+  EXPECT_EQ(find_fused_policy(device_preset("h200"), "kimi_k3.mla.tp8", dir.string()).source, file);
+  EXPECT_EQ(find_fused_policy(device_preset("h200"), "kimi_k3.mla.tp4", dir.string()).source, "default");
   EXPECT_EQ(find_fused_policy(cpu_device_info(), "kimi_k3.mla.tp8", dir.string()).source, "default");
   std::ofstream(dir / "a_broken.json") << "{";
-  EXPECT_EQ(find_fused_policy(test::h200_device_info(), "kimi_k3.mla.tp8", dir.string()).source, file);
+  EXPECT_EQ(find_fused_policy(device_preset("h200"), "kimi_k3.mla.tp8", dir.string()).source, file);
   std::filesystem::remove_all(dir);
 }
 

@@ -9,6 +9,7 @@
 
 #include "runtime/backends.h"
 #include "common/test_util.h"
+#include "lab/device_presets.h"
 #include "runtime/cost_model.h"
 #include "skinnygemm/skinnygemm.h"
 
@@ -17,7 +18,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-DeviceInfo h200() { return test::h200_device_info(); }
+DeviceInfo h200() { return tune::device_preset("h200"); }
 
 Table table_for(const DeviceInfo& dev, const std::string& path = "test-table.json") {
   Table t;

@@ -12,6 +12,7 @@
 
 #include "skinnygemm/error.h"
 #include "common/test_util.h"
+#include "lab/device_presets.h"
 #include "skinnygemm/skinnygemm.h"
 #include "skinnygemm/table.h"
 
@@ -21,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-DeviceInfo h200() { return test::h200_device_info(); }
+DeviceInfo h200() { return tune::device_preset("h200"); }
 
 TableKey key(DType dtype, int64_t n, int64_t k, int64_t m) {
   TableKey t;
@@ -294,7 +295,7 @@ namespace {
 // A table tuned under another cuBLASLt version, or for better aligned operands than a call has, is skipped like a
 // foreign GPU's: selection falls through to the heuristic, with one warning that names the field.
 TEST(TableMismatch, OtherCublasltVersionOrAlignmentIsSkippedWithOneWarningNamingTheField) {
-  const DeviceInfo h200 = test::h200_device_info();
+  const DeviceInfo h200 = tune::device_preset("h200");
   const Problem p{2, 4096, 7168, DType::BF16};
   auto table_with = [&](const std::string& cublaslt, int alignment, const std::string& path) {
     Table t;
@@ -335,7 +336,7 @@ TEST(TableMismatch, OtherCublasltVersionOrAlignmentIsSkippedWithOneWarningNaming
 
 TEST(TableMismatch, AlignmentRoundTripsThroughTheFile) {
   Table t;
-  t.meta = Table::meta_for(test::h200_device_info());
+  t.meta = Table::meta_for(tune::device_preset("h200"));
   EXPECT_EQ(t.meta.alignment, 16);
   EXPECT_THAT(t.to_json(), HasSubstr("\"alignment\":16"));
 }

@@ -59,6 +59,6 @@ extern const FamilyDescriptor cpu_family{"cpu", /*gpu=*/false, /*kernel=*/true, 
                                          parse, print, listed_rows,
                                          supports, /*fits_shape=*/nullptr, no_smem, no_registers,
                                          estimate_cpu, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
-                                         /*device=*/nullptr, /*first_cut=*/nullptr};
+                                         /*fitted_constants=*/nullptr, /*device=*/nullptr, /*first_cut=*/nullptr};
 
 }  // namespace skinnygemm

@@ -22,11 +22,16 @@ namespace {
 constexpr double kStreamBytesPerUs = 4.35e6;  // H200 streaming read, bytes/us (measured 4.3-4.4 TB/s)
 // cuBLASLt's default algorithm (session-5 fit, scripts/heuristic_cv.py --constants, on 1322 default timings): a
 // fixed cost that grows with K while the stream is short (split-K and its reduction kernel), the stream, and M.
-// Cross-validated median error 4%, 90th percentile 9%.
-constexpr double kLt[7] = {2.442, 0.2415, 1.411, 0.9846, 0.3083, 0.005854, 0.2189};
-// Where N % 8 != 0 the rows of y are not 16-byte aligned and cuBLASLt's default slows down: 9999x2048 measured
-// 1.5x (M = 1) to 6x (M = 64) its aligned prediction (heuristic-blind-85bb96e.json); the model takes the low end.
-constexpr double kLtMisaligned = 1.5;
+// Cross-validated median error 4%, 90th percentile 9%. The "short" terms fade as 1 / (1 + MB / 20) once the stream
+// dominates; "m64" is M / 64.
+struct LtConstants {
+  double fixed_us, mb_us, k2048_short_us, k4096_us, m64_us, mb_m64_us, log2_k_short_us;
+  // Not fitted: where N % 8 != 0 the rows of y are not 16-byte aligned and cuBLASLt's default slows down:
+  // 9999x2048 measured 1.5x (M = 1) to 6x (M = 64) its aligned prediction (heuristic-blind-85bb96e.json); the
+  // model takes the low end.
+  double misaligned_factor;
+};
+constexpr LtConstants kLt{2.442, 0.2415, 1.411, 0.9846, 0.3083, 0.005854, 0.2189, 1.5};
 
 Config parse(const std::string& name, const std::vector<std::string>& parts, Family id) {
   Config c;
@@ -73,10 +78,20 @@ CostBreakdown lt_estimate(const Config&, const Problem& p, const DeviceInfo&) {
   b.stream_us = bytes / kStreamBytesPerUs;
   const double mb = bytes / 1e6, m64 = static_cast<double>(p.m) / 64, small = 1 / (1 + mb / 20);
   const double k = static_cast<double>(p.k);
-  b.us = kLt[0] + kLt[1] * mb + kLt[2] * (p.k >= 2048 ? small : 0.0) + kLt[3] * (p.k >= 4096 ? 1.0 : 0.0) +
-         kLt[4] * m64 + kLt[5] * mb * m64 + kLt[6] * std::min(std::log2(k / 128), 7.0) * small;
-  b.us = std::max(b.us, 0.05) * (p.n % 8 != 0 ? kLtMisaligned : 1.0);
+  const LtConstants& c = kLt;
+  b.us = c.fixed_us + c.mb_us * mb + c.k2048_short_us * (p.k >= 2048 ? small : 0.0) +
+         c.k4096_us * (p.k >= 4096 ? 1.0 : 0.0) + c.m64_us * m64 + c.mb_m64_us * mb * m64 +
+         c.log2_k_short_us * std::min(std::log2(k / 128), 7.0) * small;
+  b.us = std::max(b.us, 0.05) * (p.n % 8 != 0 ? c.misaligned_factor : 1.0);
   return b;
+}
+
+std::vector<ModelConstants> lt_constants() {
+  const LtConstants& c = kLt;
+  return {{"cublaslt",
+           {{"fixed_us", c.fixed_us}, {"mb_us", c.mb_us}, {"k2048_short_us", c.k2048_short_us},
+            {"k4096_us", c.k4096_us}, {"m64_us", c.m64_us}, {"mb_m64_us", c.mb_m64_us},
+            {"log2_k_short_us", c.log2_k_short_us}, {"misaligned_factor", c.misaligned_factor}}}};
 }
 
 }  // namespace
@@ -85,6 +100,7 @@ extern const FamilyDescriptor cublaslt_family{"cublaslt", /*gpu=*/true, /*kernel
                                               parse, print, listed_algos,
                                               supports, /*fits_shape=*/nullptr, no_smem, no_registers,
                                               lt_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
-                                              SKINNYGEMM_DEVICE_HALF(cuda::cublaslt_device), /*first_cut=*/nullptr};
+                                              lt_constants, SKINNYGEMM_DEVICE_HALF(cuda::cublaslt_device),
+                                              /*first_cut=*/nullptr};
 
 }  // namespace skinnygemm

@@ -82,6 +82,14 @@ CostBreakdown bulk_estimate(const Config& c, const Problem& p, const DeviceInfo&
   return b;
 }
 
+std::vector<ModelConstants> bulk_constants() {
+  const BulkConstants& k = kBulk;
+  return {{"bulk",
+           {{"gap_us", k.gap_us}, {"hbm_bytes_per_us", k.hbm_bytes_per_us}, {"round_us", k.round_us},
+            {"stage_us", k.stage_us}, {"x_row", k.x_row}, {"split_us", k.split_us}, {"split_lin_us", k.split_lin_us},
+            {"wave_us", k.wave_us}, {"slot_us", k.slot_us}}}};
+}
+
 // The 8-token tile in layouts w1x4 and w1x8, up to M = kHeuristicMaxM.
 bool bulk_heuristic_scores(const Config& c, const Problem& p) {
   return c.tile_m == 8 && p.m <= kHeuristicMaxM && c.warps_n == 1 && (c.warps_k == 4 || c.warps_k == 8);
@@ -95,6 +103,7 @@ extern const FamilyDescriptor bulk_family{"bulk", /*gpu=*/true, /*kernel=*/true,
                                           parse_tiled, print_tiled, listed_tiled,
                                           tiled_supports, bulk_fits_shape, bulk_smem_bytes, bulk_registers,
                                           bulk_estimate, bulk_heuristic_scores, /*single_wave=*/true,
-                                          SKINNYGEMM_DEVICE_HALF(cuda::bulk_device), /*first_cut=*/nullptr};
+                                          bulk_constants, SKINNYGEMM_DEVICE_HALF(cuda::bulk_device),
+                                          /*first_cut=*/nullptr};
 
 }  // namespace skinnygemm

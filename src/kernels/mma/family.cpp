@@ -46,6 +46,7 @@ extern const FamilyDescriptor mma_family{"mma", /*gpu=*/true, /*kernel=*/true, &
                                          parse_tiled, print_tiled, listed_tiled,
                                          tiled_supports, mma_fits_shape, mma_smem_bytes, mma_registers,
                                          mma_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
-                                         SKINNYGEMM_DEVICE_HALF(cuda::mma_device), /*first_cut=*/nullptr};
+                                         /*fitted_constants=*/nullptr, SKINNYGEMM_DEVICE_HALF(cuda::mma_device),
+                                         /*first_cut=*/nullptr};
 
 }  // namespace skinnygemm

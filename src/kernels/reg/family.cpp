@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <utility>
 
 #include "kernels/common/ring_cost.h"
 #include "kernels/common/tiled.h"
@@ -79,6 +80,17 @@ CostBreakdown reg_estimate(const Config& c, const Problem& p, const DeviceInfo& 
   return b;
 }
 
+std::vector<ModelConstants> reg_constants() {
+  std::vector<ModelConstants> out;
+  for (const auto& [model, k] : {std::pair{"reg8", kReg8}, std::pair{"reg16", kReg16}, std::pair{"reg32", kReg32},
+                                 std::pair{"reg64", kReg64}})
+    out.push_back({model,
+                   {{"gap_us", k.gap_us}, {"round_us", k.round_us}, {"hbm_bytes_per_us", k.hbm_bytes_per_us},
+                    {"split_us", k.split_us}, {"sm_burst", k.sm_burst}, {"block_us", k.block_us},
+                    {"split_lin_us", k.split_lin_us}, {"chunk_us", k.chunk_us}}});
+  return out;
+}
+
 // Scored at the smallest token tile holding M, in the layouts the tuner measures (w1x8, w1x4, w2x4, w4x2).
 bool reg_heuristic_scores(const Config& c, const Problem& p) {
   const int tile = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
@@ -93,6 +105,7 @@ extern const FamilyDescriptor reg_family{"reg", /*gpu=*/true, /*kernel=*/true, &
                                          parse_tiled, print_tiled, listed_tiled,
                                          tiled_supports, reg_fits_shape, reg_smem_bytes, reg_registers,
                                          reg_estimate, reg_heuristic_scores, /*single_wave=*/false,
-                                         SKINNYGEMM_DEVICE_HALF(cuda::reg_device), /*first_cut=*/nullptr};
+                                         reg_constants, SKINNYGEMM_DEVICE_HALF(cuda::reg_device),
+                                         /*first_cut=*/nullptr};
 
 }  // namespace skinnygemm

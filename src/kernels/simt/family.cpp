@@ -40,6 +40,7 @@ extern const FamilyDescriptor simt_family{"simt", /*gpu=*/true, /*kernel=*/true,
                                          parse_tiled, print_tiled, listed_tiled,
                                          tiled_supports, simt_fits_shape, simt_smem_bytes, simt_registers,
                                          simt_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
-                                         SKINNYGEMM_DEVICE_HALF(cuda::simt_device), /*first_cut=*/nullptr};
+                                         /*fitted_constants=*/nullptr, SKINNYGEMM_DEVICE_HALF(cuda::simt_device),
+                                         /*first_cut=*/nullptr};
 
 }  // namespace skinnygemm

@@ -128,6 +128,7 @@ extern const FamilyDescriptor tma_family{"tma", /*gpu=*/true, /*kernel=*/true, &
                                          tma_parse, tma_print, tma_listed,
                                          tiled_supports, tma_fits_shape, tma_smem_bytes, tma_registers,
                                          tma_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
-                                         SKINNYGEMM_DEVICE_HALF(cuda::tma_device), tma_first_cut};
+                                         /*fitted_constants=*/nullptr, SKINNYGEMM_DEVICE_HALF(cuda::tma_device),
+                                         tma_first_cut};
 
 }  // namespace skinnygemm
