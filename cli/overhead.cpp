@@ -1,6 +1,7 @@
 // `skinnygemm overhead [--backend cpu|cuda] [--json FILE] [--samples N] [--calls N]`: host time per call of gemm() on
 // a plan-cache hit, of a Plan's run and of FusedProjection::run, with the backend's own work taken out (lab/overhead.h
 // says how, for the CPU backend and for real launches on the GPU); docs/benchmarks/cpu/host_overhead.md.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -27,7 +28,10 @@ int run_overhead(const OverheadArgs& args) {
   nlohmann::json out = {{"meta",
                          {{"command", command_line()}, {"revision", git_revision()}, {"date", utc_date()},
                           {"backend", args.backend}, {"device", device_info(backend).signature()},
-                          {"samples", args.options.samples}, {"calls_per_sample", args.options.calls}}},
+                          {"samples", args.options.samples},
+                          {"calls_per_sample", backend == Backend::Cuda
+                                                   ? std::min(args.options.calls, tune::kGpuOverheadMaxCalls)
+                                                   : args.options.calls}}},
                         {"rows", nlohmann::json::array()}};
   for (const tune::OverheadRow& r : rows) {
     const bool ok = r.target_us == 0 || r.best_host_us <= r.target_us;

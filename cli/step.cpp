@@ -238,15 +238,21 @@ Command add_step(CLI::App& app) {
       ->excludes("--variants");
   sub->add_option("--search-base", a->search_base, "the search's starting point: tma (first cut) or skinny (selection)")
       ->check(CLI::IsMember({"tma", "skinny"}))
+      ->needs("--search-table")
       ->capture_default_str();
-  sub->add_option("--search-candidates", a->search_candidates, "config-name globs (as tune --candidates)")
+  sub->add_option("--search-candidates", a->search_candidates,
+                  "config-name globs (as tune --candidates; on the cpu backend the default becomes cpu_*)")
+      ->needs("--search-table")
       ->capture_default_str();
   sub->add_option("--search-distance", a->search_distance,
-                  "name tokens a candidate may differ by from the base config (0: every candidate)")
-      ->check(CLI::NonNegativeNumber)
+                  "name tokens a candidate may differ by from the base config (-1: every candidate)")
+      ->check(CLI::Range(-1, 1000))
+      ->needs("--search-table")
       ->capture_default_str();
-  sub->add_option("--search-margin", a->search_margin, "share of the step a candidate must save, confirmed twice")
+  sub->add_option("--search-margin", a->search_margin,
+                  "share of the step a candidate must save, in an ABBA confirmation against the incumbent")
       ->check(CLI::Range(0.0, 0.49))
+      ->needs("--search-table")
       ->capture_default_str();
   sub->add_option("--ranks", a->ranks, "GPUs to run the step across, one process each, NCCL all-reduces after the "
                                        "row-parallel projections (1: this process on one GPU)")

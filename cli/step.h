@@ -23,7 +23,7 @@ struct StepArgs {
   std::string nccl_id;  // the parent's NCCL id file, for the rank processes
   // The step search (lab/step_search.h) instead of the protocol: the picks merged into search_table.
   std::string search_table, search_base = "tma", search_candidates = "tma_*";
-  int search_distance = 3;
+  int search_distance = 2;
   double search_margin = 0.002;
 };
 

@@ -18,16 +18,17 @@ using nlohmann::ordered_json;
 
 namespace {
 
-ordered_json search_row_json(const tune::StepSearchResult& r, const StepArgs& a) {
+ordered_json search_row_json(const tune::StepSearchResult& r, const StepArgs& a, bool pdl) {
   ordered_json o = {{"kind", "step_search"}, {"name", a.model}, {"tp", a.tp}, {"scale", a.scale}, {"m", r.m},
                     {"base", a.search_base}, {"candidates", a.search_candidates}, {"distance", a.search_distance},
-                    {"margin", a.search_margin}, {"start_us", json_round(r.start_us)}, {"end_us", json_round(r.end_us)},
-                    {"gain", json_round(r.start_us / r.end_us)}};
+                    {"margin", a.search_margin}, {"pdl", pdl}, {"start_us", json_round(r.start_us)},
+                    {"end_us", json_round(r.end_us)}, {"gain", json_round(r.start_us / r.end_us)}};
   o["picks"] = ordered_json::array();
   for (const tune::StepPick& p : r.picks)
     o["picks"].push_back({{"n", p.n}, {"k", p.k}, {"count", p.count}, {"base_config", p.base_config},
                           {"config", p.config}, {"base_step_us", json_round(p.base_step_us)},
-                          {"step_us", json_round(p.step_us)}, {"alone_us", json_round(p.alone_us)},
+                          {"step_us", json_round(p.step_us)}, {"winner_step_us", json_round(p.winner_step_us)},
+                          {"alone_us", json_round(p.alone_us)},
                           {"cublaslt_alone_us", json_round(p.cublaslt_alone_us)}});
   o["trials"] = ordered_json::array();
   for (const tune::StepTrial& t : r.trials) {
@@ -52,7 +53,8 @@ int run_step_search(const StepArgs& a) {
   SKINNYGEMM_CHECK(backend == Backend::Cuda || o.base != tune::StepVariant::Tma,
                    "--search-base tma needs the cuda backend (the TMA family runs on the GPU); on the "
                        << backend_name(backend) << " backend use --search-base skinny");
-  o.candidates = a.search_candidates;
+  // The TMA family's globs are the default; on the CPU the CPU backend's configs are the only ones that run.
+  o.candidates = backend != Backend::Cuda && a.search_candidates == "tma_*" ? "cpu_*" : a.search_candidates;
   o.distance = a.search_distance;
   o.margin = a.search_margin;
   o.samples = a.samples;
@@ -60,10 +62,10 @@ int run_step_search(const StepArgs& a) {
   if (backend != Backend::Cuda) std::cout << "NOTICE: CPU backend: no GPU was used; the search times CPU GEMMs.\n";
   const tune::StepSearchReport rep = tune::search_step(o);
   const DeviceInfo device = device_info(backend);
-  const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
   ordered_json rows = ordered_json::array();
-  std::cout << "step search on " << rep.device << " from " << a.search_base << " (candidates " << a.search_candidates
-            << ", distance " << a.search_distance << ", margin " << a.search_margin << ")\n";
+  std::cout << "step search on " << rep.device << " from " << a.search_base << " (candidates " << o.candidates
+            << ", PDL " << (rep.pdl ? "on" : "off") << ", distance " << a.search_distance << ", margin "
+            << a.search_margin << ")\n";
   for (const tune::StepSearchResult& r : rep.results) {
     std::cout << "m=" << r.m << ": step " << fixed(r.start_us, 1) << " -> " << fixed(r.end_us, 1) << " us ("
               << fixed(r.start_us / r.end_us, 3) << "x, " << r.trials.size() << " trials)\n";
@@ -72,9 +74,9 @@ int run_step_search(const StepArgs& a) {
         std::cout << "  " << std::setw(12) << (std::to_string(p.n) + "x" + std::to_string(p.k)) << " x" << std::setw(3)
                   << p.count << "  " << p.base_config << " -> " << p.config << "  (step " << fixed(p.base_step_us, 1)
                   << " -> " << fixed(p.step_us, 1) << " us, alone " << fixed(p.alone_us, 2) << " us)\n";
-    rows.push_back(search_row_json(r, a));
+    rows.push_back(search_row_json(r, a, rep.pdl));
   }
-  tune::step_search_table(rep, device, model.dtype).save_merge(a.search_table);
+  tune::step_search_table(rep, device).save_merge(a.search_table);
   std::cout << "picks merged into " << a.search_table << "\n";
   if (!a.json.empty()) {
     tune::BenchMeta meta = tune::bench_meta(backend);

@@ -11,13 +11,11 @@
 
 namespace skinnygemm::tune {
 
-namespace {
-
-OverheadRow row(const char* path, const Problem& p, const SampleSummary& total, const SampleSummary& launch,
-                double target_us) {
+OverheadRow overhead_row(const std::string& path, const std::string& problem, const SampleSummary& total,
+                         const SampleSummary& launch, double target_us) {
   OverheadRow r;
   r.path = path;
-  r.problem = p.str();
+  r.problem = problem;
   r.total_us = total.median;
   r.launch_us = launch.median;
   r.host_us = total.median - launch.median;
@@ -26,8 +24,6 @@ OverheadRow row(const char* path, const Problem& p, const SampleSummary& total, 
   r.target_us = target_us;
   return r;
 }
-
-}  // namespace
 
 std::vector<OverheadRow> measure_host_overhead(const OverheadOptions& o) {
   std::vector<OverheadRow> rows;
@@ -43,12 +39,12 @@ std::vector<OverheadRow> measure_host_overhead(const OverheadOptions& o) {
   gemm(zeros, x.data(), w.data(), y.data(), cpu);  // the miss: makes and caches the plan
   const SampleSummary hit =
       time_host_calls(o.samples, o.calls, [&] { gemm(zeros, x.data(), w.data(), y.data(), cpu); });
-  rows.push_back(row("gemm_cache_hit", zeros, hit, launch, 0.2));
+  rows.push_back(overhead_row("gemm_cache_hit", zeros.str(), hit, launch, 0.2));
 
   const Plan plan(zeros, cpu);
   const SampleSummary run =
       time_host_calls(o.samples, o.calls, [&] { plan.run(x.data(), w.data(), y.data()); });
-  rows.push_back(row("plan_run", zeros, run, launch, 0.1));
+  rows.push_back(overhead_row("plan_run", zeros.str(), run, launch, 0.1));
 
   // select() alone on a real shape (the cache hit the issue measured at 0.70 us with a string key).
   const Problem real{1, 1536, 7168, DType::BF16};
@@ -56,7 +52,7 @@ std::vector<OverheadRow> measure_host_overhead(const OverheadOptions& o) {
   const Table* table = default_table(device);
   select(real, device, table, 16);
   const SampleSummary selected = time_host_calls(o.samples, o.calls, [&] { select(real, device, table, 16); });
-  rows.push_back(row("select_cache_hit", real, selected, SampleSummary{}, 0));
+  rows.push_back(overhead_row("select_cache_hit", real.str(), selected, SampleSummary{}, 0));
 
   // A fused projection of two 8-row segments (K = 8) into adjacent columns of one output: its rung is the fused
   // GEMM in place, one backend call on the merged 16-row problem, which is timed alone as the launch.
@@ -73,7 +69,7 @@ std::vector<OverheadRow> measure_host_overhead(const OverheadOptions& o) {
   const SampleSummary fused_launch = time_host_calls(
       o.samples, o.calls, [&] { cpu::gemm(merged, x.data(), fw.data(), fy.data(), merged_config); });
   const SampleSummary fused_run = time_host_calls(o.samples, o.calls, [&] { fused.run(x.data(), k, 1, ro); });
-  rows.push_back(row("fused_run", merged, fused_run, fused_launch, 0.3));
+  rows.push_back(overhead_row("fused_run", merged.str(), fused_run, fused_launch, 0.3));
   return rows;
 }
 

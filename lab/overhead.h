@@ -6,6 +6,8 @@
 #pragma once
 
 #include <string>
+
+#include "lab/stats.h"
 #include <vector>
 
 namespace skinnygemm::tune {
@@ -16,7 +18,7 @@ struct OverheadOptions {
 };
 
 struct OverheadRow {
-  std::string path;     // "gemm_cache_hit", "plan_run", "select_cache_hit", "fused_run"
+  std::string path;     // "gemm_cache_hit", "plan_run", "select_cache_hit", "fused_run"; GPU: also "launch_alone"
   std::string problem;  // what it ran
   double total_us = 0;     // per call, median over the samples
   double launch_us = 0;    // the backend call(s) alone, per call, median (0 where there is none)
@@ -28,11 +30,20 @@ struct OverheadRow {
 
 std::vector<OverheadRow> measure_host_overhead(const OverheadOptions& options);
 
+// One row: host = total - launch, from the medians and from the fastest samples.
+OverheadRow overhead_row(const std::string& path, const std::string& problem, const SampleSummary& total,
+                         const SampleSummary& launch, double target_us);
+
+// On the GPU at most this many calls per sample: the launch queue (1024 entries) never fills, so the host is never
+// throttled by the GPU.
+constexpr int kGpuOverheadMaxCalls = 256;
+
 // The same paths on the GPU (lab/cuda/overhead.cu), in a graph-free loop of real launches on one stream:
-// samples of `calls` calls (at most 256, so that the launch queue never fills and throttles the host; the queue
-// is drained before each sample, untimed). The launch is a cudaLaunchKernelEx of an empty kernel with the same
-// PDL attribute, which is what every path ends in; host = total - launch. The problems are small (1 x 256 x 256,
-// two 128-row segments), so the GPU keeps up with the host.
+// samples of min(calls, kGpuOverheadMaxCalls) calls, the queue drained before each sample (untimed). The launch is
+// a cudaLaunchKernelEx of an empty kernel with the same PDL attribute and a 128-byte argument block, timed in
+// samples alternating with each path's (so that clock drift hits both); host = total - launch. The problems are
+// small (1 x 256 x 256, two 128-row segments fused into one launch), so the GPU keeps up with the host; the
+// problem column names the config each path ran.
 std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& options);
 
 }  // namespace skinnygemm::tune

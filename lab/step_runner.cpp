@@ -133,14 +133,11 @@ double time_ops_alone(StepExecutor& ex, StepDevice& dev, const std::vector<std::
   return dev.time(launch_all, samples).median_us / static_cast<double>(reps * count);
 }
 
-namespace {
+double step_tolerance(DType dtype) { return dtype == DType::BF16 ? 8e-3 : 2e-3; }
 
-void say(const StepRunOptions& o, const std::string& line) {
-  if (o.progress) o.progress(line);
-}
-
-// The op's segments against the device's reference on the op's input as it stands now.
-void check_op(StepDevice& dev, const StepModel& model, const StepOp& op, int64_t m, double tolerance, StepResult* r) {
+double check_op(StepDevice& dev, const StepModel& model, const StepOp& op, int64_t m, const std::string& what) {
+  const double tolerance = step_tolerance(model.dtype);
+  double worst = 0;
   for (const StepSegment& s : op.segments) {
     const Problem p{m, s.n, s.k, model.dtype, model.buffers[op.x.buffer].width, s.k, s.n};
     const std::vector<double> want = dev.reference(p, dev.memory().at(model, op.x), dev.memory().weights(model, s));
@@ -151,19 +148,25 @@ void check_op(StepDevice& dev, const StepModel& model, const StepOp& op, int64_t
       for (int64_t j = 0; j < s.n; ++j) {
         const double g = half_to_float(model.dtype, got[t * s.n + j]), w = want[t * s.n + j];
         SKINNYGEMM_CHECK(std::isfinite(g) && std::isfinite(w),
-                         r->name << " m=" << m << ": " << op.name << " (layer " << op.layer << ") segment " << s.name
-                                 << " y[" << t << "," << j << "] = " << g << " (reference " << w
-                                 << "): not finite, so an input it read was never written");
+                         what << " m=" << m << ": " << op.name << " (layer " << op.layer << ") segment " << s.name
+                              << " y[" << t << "," << j << "] = " << g << " (reference " << w
+                              << "): not finite, so an input it read was never written");
         err += (g - w) * (g - w);
         norm += w * w;
       }
     const double rel = norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
-    SKINNYGEMM_CHECK(rel <= tolerance, r->name << " m=" << m << ": " << op.name << " (layer " << op.layer
-                                               << ") segment " << s.name << " [" << s.n << "x" << s.k
-                                               << "]: relative error " << rel << " vs the reference exceeds " << tolerance);
-    r->max_rel_error = std::max(r->max_rel_error, rel);
-    ++r->checked;
+    SKINNYGEMM_CHECK(rel <= tolerance, what << " m=" << m << ": " << op.name << " (layer " << op.layer << ") segment "
+                                            << s.name << " [" << s.n << "x" << s.k << "]: relative error " << rel
+                                            << " vs the reference exceeds " << tolerance);
+    worst = std::max(worst, rel);
   }
+  return worst;
+}
+
+namespace {
+
+void say(const StepRunOptions& o, const std::string& line) {
+  if (o.progress) o.progress(line);
 }
 
 // One eager run with every non-input activation poisoned: each sampled op's segments against the device's
@@ -174,7 +177,6 @@ void check_variant(StepExecutor& ex, StepDevice& dev, const StepModel& model, in
   int first_mla = 0;
   for (const StepOp& op : ops)
     if (op.kind == "mla" && !first_mla) first_mla = op.layer;
-  const double tolerance = model.dtype == DType::BF16 ? 8e-3 : 2e-3;  // a few output ulps, Frobenius
   dev.reset_activations(static_cast<uint32_t>(0x5EED0000u + m));
   // With several ranks a rank that left this loop early would leave the others waiting in an all-reduce, so
   // a failure is kept and the run goes on (every op, every all-reduce); the first failure is thrown at the end.
@@ -183,8 +185,10 @@ void check_variant(StepExecutor& ex, StepDevice& dev, const StepModel& model, in
     const StepOp& op = ops[i];
     try {
       ex.run(i, m, dev.stream());
-      if (failed.empty() && (all || op.layer <= 2 || op.layer == first_mla || op.layer >= model.layers))
-        check_op(dev, model, op, m, tolerance, r);
+      if (failed.empty() && (all || op.layer <= 2 || op.layer == first_mla || op.layer >= model.layers)) {
+        r->max_rel_error = std::max(r->max_rel_error, check_op(dev, model, op, m, r->name));
+        r->checked += static_cast<int>(op.segments.size());
+      }
     } catch (const Error& e) {
       if (failed.empty()) failed = e.what();
     }
@@ -200,7 +204,8 @@ void time_sinks(StepExecutor& ex, StepDevice& dev, int64_t m, int samples, std::
   for (std::size_t i = 0; i < ops.size(); ++i) groups[ops[i].name].push_back(i);
   for (const auto& [name, idx] : groups) {
     const StepOp& first = ops[idx[0]];
-    StepSink s{name, first.n(), first.k(), static_cast<int>(idx.size()), time_ops_alone(ex, dev, idx, m, samples, elem), 0};
+    StepSink s{name, first.n(), first.k(), static_cast<int>(idx.size()),
+               time_ops_alone(ex, dev, idx, m, samples, elem), 0};
     s.total_us = s.us * static_cast<double>(s.count);
     r->sinks_us += s.total_us;
     r->sinks.push_back(s);

@@ -78,9 +78,16 @@ class StepExecutor {
   std::map<std::pair<int64_t, int64_t>, std::string> overrides_;  // (n, k) -> config (force_config)
 };
 
+// The step's output checks allow a few output ulps (relative Frobenius error).
+double step_tolerance(DType dtype);
+// The op's segments against dev.reference() on the op's input as it stands now: the largest relative error. Throws
+// Error, prefixed by what ("skinny m=4"), naming the op, its layer and the segment that is not finite or above
+// step_tolerance.
+double check_op(StepDevice& dev, const StepModel& model, const StepOp& op, int64_t m, const std::string& what);
+
 // Op indices ops[idx] (one name, or one shape) timed alone in a graph of their launches, rotating over weight
 // copies when those launches read less than the device's cold_bytes (so that they still come from DRAM):
-// us per launch. Unfused ops only when they rotate.
+// us per launch. Fusions never rotate: their weights are bound at construction.
 double time_ops_alone(StepExecutor& ex, StepDevice& dev, const std::vector<std::size_t>& idx, int64_t m, int samples,
                       std::size_t elem);
 

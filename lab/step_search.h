@@ -7,10 +7,12 @@
 //
 // The search, per M: start from a base variant (tma: the family's first cut; skinny: selection), then for each
 // distinct unfused GEMM shape, largest weight traffic per step first, time the whole step (one CUDA graph, the
-// protocol of run_step) with every launch of that shape forced to each candidate; keep the fastest if it saves
-// at least `margin` of the step, confirmed by timing it and the incumbent again. Greedy, one pass, in that order.
+// protocol of run_step) with every launch of that shape forced to each candidate (each run once outside the
+// capture first, its first op checked against the reference); the fastest is kept if it saves at least `margin`
+// of the step in a confirmation timed in ABBA order (incumbent, winner, winner, incumbent). Greedy, one pass.
 // Candidates: the configs `skinnygemm tune` would measure for the shape (tune_candidates over the globs) whose
-// names differ from the base config's in at most `distance` underscore tokens, and cuBLASLt's default (GPU).
+// names differ from the base config's in at most `distance` underscore tokens, cuBLASLt's default (GPU), and the
+// table's entry for the point if there is one (so that a kept base was judged against what selection had).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,8 @@
 
 namespace skinnygemm::tune {
 
+constexpr int kAnyDistance = -1;
+
 struct StepSearchOptions {
   std::string model = "kimi_k3";
   int tp = 8;
@@ -31,9 +35,10 @@ struct StepSearchOptions {
   Backend backend = Backend::Auto;
   StepVariant base = StepVariant::Tma;  // skinny on the CPU (the tma variant needs the GPU)
   std::string candidates = "tma_*";     // config-name globs, as `tune --candidates`
-  int distance = 3;                     // name tokens a candidate may differ by from the base config (0: any)
+  int distance = 2;                     // name tokens a candidate may differ by from the base (kAnyDistance: any)
   int samples = 5;
-  double margin = 0.002;  // share of the step a candidate must save (0.2%: about twice the step's spread)
+  // Share of the step a candidate must save: 0.2%, the step's spread over samples at 717be70 (0.001-0.002).
+  double margin = 0.002;
   std::function<void(const std::string&)> progress;
 };
 
@@ -49,8 +54,10 @@ struct StepPick {
   int count = 0;             // launches of the shape per step
   std::string base_config;   // what the base variant runs
   std::string config;        // the pick (base_config when no candidate saved the margin)
-  double base_step_us = 0;   // the step before this shape was searched, timed again beside the winner
-  double step_us = 0;        // ... and with the pick
+  double base_step_us = 0;   // the step with the incumbent (the mean of its two confirmation timings when a
+                             // winner was confirmed or refused; else its timing at the start of the shape)
+  double step_us = 0;        // ... with the pick (base_step_us when the incumbent was kept)
+  double winner_step_us = 0; // the best trial's confirmation mean (0: no trial was fast enough to confirm)
   double alone_us = 0;       // the pick per launch, timed alone (time_ops_alone)
   double cublaslt_alone_us = 0;  // cuBLASLt's default per launch alone (0 on the CPU)
 };
@@ -64,18 +71,20 @@ struct StepSearchResult {
 
 struct StepSearchReport {
   std::string device;
+  DType dtype = DType::BF16;
+  bool pdl = false;  // the launches used PDL
   std::vector<StepSearchResult> results;  // per M in the order asked
 };
 
 StepSearchReport search_step(const StepSearchOptions& options);
-// The search on a model and device the caller made (tests).
+// The search on a model and device the caller made (tests); the device must hold max(options.ms) rows.
 StepSearchReport search_step(const StepSearchOptions& options, const StepModel& model, StepDevice& device);
 
 // The picks of shapes the step launches at least min_launches times, as entries of a table for device (us:
 // alone_us; cublaslt_us: cublaslt_alone_us). A shape launched once cannot be judged in the step: its choices
 // differ by less than the step's noise (at 717be70 the margin, 0.2% of 7.4 ms = 15 us, against alone
 // differences of 1-6 us on lm_head and the dense FFN), so its entry is left to the table tuned alone.
-Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, DType dtype, int min_launches = 2);
+Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, int min_launches = 2);
 
 // How many underscore-separated tokens a and b do not share (the larger of the two one-sided counts):
 // tma_m8_r64_b2_s4_x8 vs tma_m8_r64_b2_s3_x8 is 1, vs tma_m8_r32_b2_s7_c2_d9 is 4.

@@ -3,6 +3,8 @@
 // cudaLaunchKernelEx call with the same PDL attribute).
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/check.cuh"
@@ -18,41 +20,43 @@ namespace skinnygemm::tune {
 
 namespace {
 
-// As many parameter bytes as a GEMM launch passes (pointers, sizes and strides), so that the launch baseline
-// copies the same argument block.
+// A 128-byte argument block: the pointers, sizes and strides of a GEMM launch (the TMA family's tensor maps live
+// in its plan, not in the launch arguments), so that the baseline copies about as much as a real launch.
 struct EmptyParams {
   const void* p[4];
   int64_t v[12];
 };
+static_assert(sizeof(EmptyParams) == 128);
 
 __global__ void empty_kernel(EmptyParams) {}
 
-OverheadRow gpu_row(const char* path, const Problem& p, const SampleSummary& total, const SampleSummary& launch,
-                    double target_us) {
-  OverheadRow r;
-  r.path = path;
-  r.problem = p.str();
-  r.total_us = total.median;
-  r.launch_us = launch.median;
-  r.host_us = total.median - launch.median;
-  r.best_host_us = total.min - launch.min;
-  r.spread = total.spread;
-  r.target_us = target_us;
-  return r;
+// The path and the launch alone, sample by sample in turn: drift of the host's clock or load hits both.
+struct Paired {
+  SampleSummary total, launch;
+};
+Paired time_paired(int samples, int calls, const std::function<void()>& path, const std::function<void()>& launch,
+                   const std::function<void()>& drain) {
+  std::vector<double> t, l;
+  for (int s = 0; s < samples; ++s) {
+    l.push_back(time_host_calls(1, calls, launch, drain).median);
+    t.push_back(time_host_calls(1, calls, path, drain).median);
+  }
+  return {summarize_samples(std::move(t)), summarize_samples(std::move(l))};
 }
 
 }  // namespace
 
 std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& o) {
-  const int calls = std::min(o.calls, 256);
+  const int calls = std::min(o.calls, kGpuOverheadMaxCalls);
   cuda::Allocations mem;  // before the stream: freed after it has gone
   cuda::Stream stream;
   const Problem p{1, 256, 256, DType::BF16};
-  char* x = mem.get(p.m * p.k * 2, "x");
-  char* w = mem.get(p.n * p.k * 2, "w");
-  char* y = mem.get(p.m * p.n * 2, "y");
-  SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(x, 0, p.m * p.k * 2, stream.s));
-  SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(w, 0, p.n * p.k * 2, stream.s));
+  const int64_t e = static_cast<int64_t>(dtype_size(p.dtype));
+  char* x = mem.get(p.m * p.k * e, "x");
+  char* w = mem.get(p.n * p.k * e, "w");
+  char* y = mem.get(p.m * p.n * e, "y");
+  SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(x, 0, p.m * p.k * e, stream.s));
+  SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(w, 0, p.n * p.k * e, stream.s));
   const auto drain = [&] { SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream.s)); };
   Options gpu;
   gpu.backend = Backend::Cuda;
@@ -60,30 +64,33 @@ std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& o) {
 
   const cuda::LaunchShape one{dim3(1), dim3(32), 0, 1};
   const EmptyParams params{};
-  cuda::launch(empty_kernel, one, stream.s, params);
-  const SampleSummary launch =
-      time_host_calls(o.samples, calls, [&] { cuda::launch(empty_kernel, one, stream.s, params); }, drain);
+  const auto launch = [&] { cuda::launch(empty_kernel, one, stream.s, params); };
+  launch();
 
   std::vector<OverheadRow> rows;
-  gemm(p, x, w, y, gpu);  // the miss: makes and caches the plan
-  const SampleSummary hit = time_host_calls(o.samples, calls, [&] { gemm(p, x, w, y, gpu); }, drain);
-  rows.push_back(gpu_row("gemm_cache_hit", p, hit, launch, 0.2));
+  const std::string config = gemm(p, x, w, y, gpu).config.name();  // the miss: makes and caches the plan
+  const Paired hit = time_paired(o.samples, calls, [&] { gemm(p, x, w, y, gpu); }, launch, drain);
+  rows.push_back(overhead_row("gemm_cache_hit", p.str() + " " + config, hit.total, hit.launch, 0.2));
 
   const Plan plan(p, gpu);
   plan.run(x, w, y, stream.s);
-  const SampleSummary run = time_host_calls(o.samples, calls, [&] { plan.run(x, w, y, stream.s); }, drain);
-  rows.push_back(gpu_row("plan_run", p, run, launch, 0.1));
+  const Paired run = time_paired(o.samples, calls, [&] { plan.run(x, w, y, stream.s); }, launch, drain);
+  rows.push_back(overhead_row("plan_run", p.str() + " " + config, run.total, run.launch, 0.1));
 
-  // Two 128-row segments into adjacent columns of one output: one fused GEMM in place (one launch).
-  Segment a{w, 128, 0, y, 256, 1, "a", p.k, DType::BF16};
-  Segment b{w + 128 * p.k * 2, 128, 0, y + 128 * 2, 256, 1, "b", p.k, DType::BF16};
+  // Two 128-row segments into adjacent columns of one output: the fused GEMM in place, one launch.
+  Segment a{w, 128, 0, y, 256, 1, "a", p.k, p.dtype};
+  Segment b{w + 128 * p.k * e, 128, 0, y + 128 * e, 256, 1, "b", p.k, p.dtype};
   FusedProjection fused({a, b}, Backend::Cuda, 1);
   RunOptions ro;
   ro.gemm = gpu;
-  fused.run(x, p.k, 1, ro);
-  const SampleSummary fused_run = time_host_calls(o.samples, calls, [&] { fused.run(x, p.k, 1, ro); }, drain);
-  rows.push_back(gpu_row("fused_run", Problem{1, 256, p.k, DType::BF16}, fused_run, launch, 0.3));
-  rows.push_back(gpu_row("launch_alone", Problem{1, 0, 0, DType::BF16}, launch, SampleSummary{}, 0));
+  const auto first = fused.run(x, p.k, 1, ro);
+  SKINNYGEMM_CHECK(first.choices.size() == 1, "the fused projection of the overhead check ran "
+                                                  << first.choices.size() << " launches; its baseline is one");
+  const Paired fused_run = time_paired(o.samples, calls, [&] { fused.run(x, p.k, 1, ro); }, launch, drain);
+  rows.push_back(overhead_row("fused_run", Problem{1, 256, p.k, p.dtype}.str() + " " + first.choices[0].config.name(),
+                              fused_run.total, fused_run.launch, 0.3));
+  rows.push_back(overhead_row("launch_alone", "empty kernel, 128-byte arguments, PDL attribute", hit.launch,
+                              hit.launch, 0));
   drain();
   return rows;
 }

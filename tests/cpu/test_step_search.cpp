@@ -2,12 +2,14 @@
 // trials or kept, the table it writes, and the name distance that bounds the candidates on the GPU.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <set>
 
 #include "common/test_util.h"
 #include "lab/step_search.h"
 #include "lab/tuner.h"
+#include "skinnygemm/select.h"
 
 namespace skinnygemm::tune {
 namespace {
@@ -27,7 +29,7 @@ TEST(StepSearch, CpuSearchCoversEveryShapeAndKeepsOrPicksATrial) {
   o.scale = 1.0 / 64;
   o.ms = {1, 3};
   o.candidates = "cpu_*";
-  o.distance = 0;
+  o.distance = kAnyDistance;
   o.samples = 1;
   const StepSearchReport rep = search_step(o);
   const StepModel model = build_step_model("kimi_k3", 8, o.scale);
@@ -63,9 +65,9 @@ TEST(StepSearch, CpuSearchCoversEveryShapeAndKeepsOrPicksATrial) {
       }
     }
   }
-  const Table all = step_search_table(rep, cpu, DType::BF16, 1);
+  const Table all = step_search_table(rep, cpu, 1);
   EXPECT_EQ(all.entries.size(), 2 * launches.size());
-  const Table t = step_search_table(rep, cpu, DType::BF16);  // shapes launched once are left out
+  const Table t = step_search_table(rep, cpu);  // shapes launched once are left out
   std::size_t judged = 0;
   for (const auto& [shape, count] : launches) judged += count >= 2;
   ASSERT_LT(judged, launches.size());  // the scaled step has shapes launched once (lm_head, the dense FFN)
@@ -80,6 +82,111 @@ TEST(StepSearch, CpuSearchCoversEveryShapeAndKeepsOrPicksATrial) {
     }
 }
 
+// A CPU step device whose time() runs the work but reports scripted times by call index (or throws), so that the
+// search's decisions are fixed: the margin, the ABBA confirmation, a failing trial, the reset between M values.
+class ScriptedTimes final : public StepDevice {
+ public:
+  ScriptedTimes(StepDevice& real, std::function<double(int)> script) : real_(real), script_(std::move(script)) {}
+  std::string name() const override { return real_.name(); }
+  const StepMemory& memory() const override { return real_.memory(); }
+  void* stream() const override { return real_.stream(); }
+  bool pdl() const override { return real_.pdl(); }
+  void reset_activations(uint32_t seed) override { real_.reset_activations(seed); }
+  StepTiming time(const std::function<void()>& enqueue, int) override {
+    enqueue();
+    return {script_(calls_++), 0};
+  }
+  std::vector<uint16_t> read(const void* p, int64_t m, int64_t n, int64_t ld) override { return real_.read(p, m, n, ld); }
+  std::vector<double> reference(const Problem& p, const void* x, const void* w) override {
+    return real_.reference(p, x, w);
+  }
+  double stream_read_tbps(int samples) override { return real_.stream_read_tbps(samples); }
+  int64_t cold_bytes() const override { return real_.cold_bytes(); }
+  const void* rotation_weights(int64_t bytes) override { return real_.rotation_weights(bytes); }
+
+ private:
+  StepDevice& real_;
+  std::function<double(int)> script_;
+  int calls_ = 0;
+};
+
+struct Scripted {
+  StepSearchReport report;
+  std::vector<std::string> candidates;  // of the first shape searched at M = 1, in trial order
+};
+
+// Call 0 times the base step, call 1 the first shape's incumbent, calls 2.. its trials, then (when a trial beat the
+// margin) four confirmation timings (incumbent, winner, winner, incumbent), then its time alone.
+Scripted run_scripted(const std::function<double(int call, int trials)>& script) {
+  StepSearchOptions o;
+  o.backend = Backend::Cpu;
+  o.base = StepVariant::Skinny;
+  o.scale = 1.0 / 64;
+  o.ms = {1, 3};
+  o.candidates = "cpu_*";
+  o.distance = kAnyDistance;
+  o.samples = 1;
+  const StepModel model = build_step_model("kimi_k3", 8, o.scale);
+  const auto cpu = make_cpu_step_device(model, 3);
+  // The first shape searched: the most weight bytes per step; its trials are every CPU config but the base.
+  const StepSearchReport dry = search_step(o, model, *cpu);
+  const StepPick& first = dry.results[0].picks[0];
+  Scripted out;
+  for (const StepTrial& t : dry.results[0].trials)
+    if (t.n == first.n && t.k == first.k) out.candidates.push_back(t.config);
+  const int trials = static_cast<int>(out.candidates.size());
+  ScriptedTimes dev(*cpu, [&](int call) { return script(call, trials); });
+  out.report = search_step(o, model, dev);
+  return out;
+}
+
+TEST(StepSearch, AWinnerIsPickedOnlyWhenTheConfirmationHoldsAndTheNextMStartsFromTheBase) {
+  // The second candidate is 10% faster in its trial; the confirmation says 90 against 100.
+  auto script = [](double winner) {
+    return [winner](int call, int trials) {
+      if (call == 3) return 90.0;
+      if (call == 3 + trials || call == 4 + trials) return winner;  // B, B of A B B A
+      return 100.0;
+    };
+  };
+  for (const double winner : {90.0, 99.9}) {
+    const Scripted s = run_scripted(script(winner));
+    ASSERT_GE(s.candidates.size(), 2u);
+    const StepPick& p = s.report.results[0].picks[0];
+    EXPECT_EQ(p.winner_step_us, winner);
+    EXPECT_EQ(p.base_step_us, 100.0);
+    if (winner == 90.0) {
+      EXPECT_EQ(p.config, s.candidates[1]);
+      EXPECT_EQ(p.step_us, 90.0);
+    } else {  // 99.9 saves 0.1%, under the 0.2% margin: the incumbent stays
+      EXPECT_EQ(p.config, p.base_config);
+      EXPECT_EQ(p.step_us, 100.0);
+    }
+    // Every other shape tied at 100: kept, no confirmation.
+    for (std::size_t i = 1; i < s.report.results[0].picks.size(); ++i) {
+      EXPECT_EQ(s.report.results[0].picks[i].config, s.report.results[0].picks[i].base_config);
+      EXPECT_EQ(s.report.results[0].picks[i].winner_step_us, 0);
+    }
+    // M = 3 starts from selection again, not from M = 1's pick.
+    const StepPick& q = s.report.results[1].picks[0];
+    EXPECT_EQ(q.base_config, select(Problem{3, q.n, q.k}, device_info(Backend::Cpu), nullptr).config.name());
+  }
+}
+
+TEST(StepSearch, ATrialThatFailsIsRecordedAndTheSearchGoesOn) {
+  const Scripted s = run_scripted([](int call, int) {
+    if (call == 2) throw Error("scripted failure");
+    return 100.0;
+  });
+  const StepSearchResult& r = s.report.results[0];
+  ASSERT_FALSE(r.trials.empty());
+  EXPECT_EQ(r.trials[0].config, s.candidates[0]);
+  EXPECT_NE(r.trials[0].error.find("scripted failure"), std::string::npos) << r.trials[0].error;
+  EXPECT_EQ(r.trials[0].step_us, 0);
+  EXPECT_EQ(r.picks[0].config, r.picks[0].base_config);
+  for (std::size_t i = 1; i < r.trials.size(); ++i) EXPECT_EQ(r.trials[i].error, "") << r.trials[i].config;
+}
+
 TEST(StepSearch, BadOptionsNameTheValue) {
   StepSearchOptions o;
   o.backend = Backend::Cpu;
@@ -89,7 +196,13 @@ TEST(StepSearch, BadOptionsNameTheValue) {
   test::expect_error([&] { search_step(o); }, {"the search starts from tma or skinny, not cublaslt"});
   o.base = StepVariant::Skinny;
   o.margin = 0.7;
-  test::expect_error([&] { search_step(o); }, {"margin=0.7 must be in [0, 0.5)"});
+  test::expect_error([&] { search_step(o); }, {"margin=0.7 must be in [0, 0.49]"});
+  o.margin = 0.002;
+  o.distance = -2;
+  test::expect_error([&] { search_step(o); }, {"distance=-2 must be >= 0 (or -1: any candidate)"});
+  o.distance = 2;
+  o.ms = {65};
+  test::expect_error([&] { search_step(o); }, {"M=65 is outside the step's range 1..64"});
 }
 
 }  // namespace

@@ -153,9 +153,9 @@ TEST(TmaFamily, SupportsChecksTheShape) {
   EXPECT_THAT(why, HasSubstr("fewer stages of 128 than the 8 CTAs"));
 }
 
-TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesStreamKForWideAndLeadSplitOnRequest) {
+TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesLeadSplitWhereOnlyTwoFitStreamKForWide) {
   const DeviceInfo dev = h200();
-  // By default no lead split: 1536 rows = 24 tiles of 64, 8-CTA clusters fill 192 of the 264 slots of two CTAs per SM.
+  // No lead split where a cluster of 4 or 8 fits: 1536 rows = 24 tiles of 64, 8-CTA clusters fill 192 of the 264 slots of two CTAs per SM.
   EXPECT_EQ(tma::first_cut_config(Problem{1, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_x8");
   // 3648 rows = 57 tiles: 8 x 57 > 264, 4 x 57 = 228 fits.
   EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s4_x4");
@@ -180,9 +180,10 @@ TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesStreamKForWideAndLeadSplitO
   // K = 128: one stage, no cluster can split it.
   EXPECT_EQ(tma::first_cut_config(Problem{4, 1536, 128, DType::BF16}, dev.sms).cluster, 0);
   const std::vector<Config> listed = listed_configs(Family::Tma);
-  for (int64_t n : {1, 144, 2112, 6288, 20480})
+  for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 7168}, {144, 7168}, {2112, 7168}, {6288, 7168}, {20480, 7168}, {7168, 768}, {7168, 1536}})
     for (int64_t m : {1, 5, 8, 9, 16, 17, 32, 33, 64}) {
-      const Problem p{m, n, 7168, DType::BF16};
+      const Problem p{m, n, k, DType::BF16};
       const Config c = tma::first_cut_config(p, dev.sms);
       std::string why;
       EXPECT_TRUE(tma::fits(c, p, dev, &why)) << m << ": " << why;

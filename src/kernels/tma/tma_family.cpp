@@ -55,7 +55,7 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       c.stages = ctas > slots - sms / 4 || smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024 ? 3 : 4;
       c.cluster = x;
       if (x == 2 && c.tile_m <= 16) {  // the lead split instead (tma_family.h: judged in the step)
-        c.cluster = 0, c.stages = 4, c.ctas_per_sm = 2, c.lead = 6;
+        c.cluster = 0, c.stages = 4, c.ctas_per_sm = 2, c.lead = lead < 0 ? 6 : lead;
       }
       return c;
     }

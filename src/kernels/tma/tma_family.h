@@ -16,18 +16,20 @@ namespace skinnygemm::tma {
 bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not);
 
 // A structural first cut (not tuned per shape), chosen on the probe's sweeps (tools/probes/tma_family.cu,
-// docs/kernels.md "Session 6" and "Session 7"): the smallest token tile holding M; with lead >= 0, at M <= 16 under
-// 128 MiB of weights with K of 16 or more 128-wide stages, the lead split of 32-row tiles (7 stages) when that gives
-// every tile 2 to 8 parts. The default is no lead split: alone it is 0.3-0.6 us faster per call on 2112, 1536 and
-// 3648 x 7168 at M = 1-8, but the whole step with it was 6.6% slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9
-// alike; step-lead*-38281141.json). Otherwise 64-row tiles and, under 128 MiB of weights, split-K by the
-// largest cluster (8, 4, 2) whose clusters all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the
-// 64-token tile; 4 stages, 3 when the grid leaves the next kernel little room) -- except that at M <= 16, where only
-// a cluster of two fits, the 64-row lead split with a lead of 6 stages runs instead: judged in the whole step
-// (step --search-table at 717be70, docs/step.md "Session 8"), it was faster than the cluster of two on every such
-// shape the step launches more than once, at M = 1, 4 and 16 (per launch 0.2-0.9, 0.1-1.3 and 0.2-2.4 us:
-// 7168x768, 7168x1536, 7168x3584, 6288x7168); otherwise stream-K over two CTAs per SM.
-// lead: the lead split's lead (the step's probe knob SKINNYGEMM_STEP_TMA_LEAD); negative: no lead split.
+// docs/kernels.md "Session 6" and "Session 7") and the whole step (docs/step.md "Session 8"): the smallest token
+// tile holding M, then
+// - with lead >= 0 (the step's probe knob SKINNYGEMM_STEP_TMA_LEAD), at M <= 16 under 128 MiB of weights with K of
+//   16 or more 128-wide stages, the lead split of 32-row tiles (7 stages) when that gives every tile 2 to 8 parts:
+//   alone 0.3-0.6 us faster per call on 2112, 1536 and 3648 x 7168 at M = 1-8, but the whole step with it was 6.6%
+//   slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9 alike; step-lead*-38281141.json);
+// - otherwise 64-row tiles and, under 128 MiB of weights, split-K by the largest cluster (8, 4, 2) whose clusters
+//   all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the 64-token tile; 4 stages, 3 when the grid
+//   leaves the next kernel little room). Where only a cluster of two fits, at M <= 16, the 64-row lead split with a
+//   lead of 6 stages (or the lead asked for) instead: judged in the whole step (step --search-table at 717be70), it
+//   was faster than the cluster of two on every such shape the step launches more than once, at M = 1, 4 and 16 (per
+//   launch 0.2-0.9, 0.1-1.3 and 0.2-2.4 us: 7168 x 768, 7168 x 1536, 7168 x 3584, 6288 x 7168). Where K has fewer
+//   stages than the lead plus one (7168 x 768: 6 stages) every tile is one part, i.e. one CTA per 64-row tile;
+// - otherwise (128 MiB or more) stream-K over two CTAs per SM.
 Config first_cut_config(const Problem& p, int sms, int lead = -1);
 
 }  // namespace skinnygemm::tma
