@@ -176,17 +176,9 @@ std::string results_json(const BenchMeta& meta, const std::vector<BenchRow>& row
     o["us"] = json_round(r.us);
     o["spread"] = json_round(r.spread);
     o["tbps"] = json_round(r.tbps);
-    if (r.stream_read_us > 0) {
-      o["stream_read_us"] = json_round(r.stream_read_us);
-      o["efficiency"] = json_round(r.efficiency);
-    }
-    if (r.cublaslt_us > 0) {
-      o["cublaslt_us"] = json_round(r.cublaslt_us);
-      o["cublaslt_best_us"] = json_round(r.cublaslt_best_us);
-      o["cublaslt_best_config"] = r.cublaslt_best_config;
-      o["speedup"] = json_round(r.speedup);
-      o["speedup_best"] = json_round(r.speedup_best);
-    }
+    add_baselines(o, r.stream_read_us, r.efficiency, r.cublaslt_us, r.cublaslt_best_us, r.cublaslt_best_config,
+                  r.speedup);
+    if (r.cublaslt_us > 0) o["speedup_best"] = json_round(r.speedup_best);
     if (r.cublaslt_torch_us > 0) o["cublaslt_torch_us"] = json_round(r.cublaslt_torch_us);
     if (r.chain_us > 0) {
       o["chain_us"] = json_round(r.chain_us);

@@ -133,16 +133,8 @@ std::string fused_results_json(const BenchMeta& meta, const std::vector<FusedRow
       o["kernel_config"] = r.kernel_config;
       o["kernel_us"] = json_round(r.kernel_us);
     }
-    if (r.stream_read_us > 0) {
-      o["stream_read_us"] = json_round(r.stream_read_us);
-      o["efficiency"] = json_round(r.efficiency);
-    }
-    if (r.cublaslt_us > 0) {
-      o["cublaslt_us"] = json_round(r.cublaslt_us);
-      o["cublaslt_best_us"] = json_round(r.cublaslt_best_us);
-      o["cublaslt_best_config"] = r.cublaslt_best_config;
-      o["speedup"] = json_round(r.cublaslt_us / r.us);
-    }
+    add_baselines(o, r.stream_read_us, r.efficiency, r.cublaslt_us, r.cublaslt_best_us, r.cublaslt_best_config,
+                  r.cublaslt_us / r.us);
     o["check_ratio"] = json_round(r.check_ratio);
     o["checked"] = r.checked;
     j["rows"].push_back(o);

@@ -36,21 +36,20 @@ inline void add_run_timing(nlohmann::ordered_json& o, double us, double spread, 
   }
 }
 
-
 // The baseline fields of a per-problem row (kinds "gemm", "fused"): the stream-read limit and efficiency where
 // measured, cuBLASLt's default and best times, its best config and the speedup over the default where measured.
 template <class Json>
 void add_baselines(Json& o, double stream_read_us, double efficiency, double cublaslt_us, double cublaslt_best_us,
                    const std::string& cublaslt_best_config, double speedup) {
   if (stream_read_us > 0) {
-    o["stream_read_us"] = round_to(stream_read_us, 0.001);
-    o["efficiency"] = round_to(efficiency, 0.001);
+    o["stream_read_us"] = json_round(stream_read_us);
+    o["efficiency"] = json_round(efficiency);
   }
   if (cublaslt_us > 0) {
-    o["cublaslt_us"] = round_to(cublaslt_us, 0.001);
-    o["cublaslt_best_us"] = round_to(cublaslt_best_us, 0.001);
+    o["cublaslt_us"] = json_round(cublaslt_us);
+    o["cublaslt_best_us"] = json_round(cublaslt_best_us);
     o["cublaslt_best_config"] = cublaslt_best_config;
-    o["speedup"] = round_to(speedup, 0.001);
+    o["speedup"] = json_round(speedup);
   }
 }
 
