@@ -19,6 +19,11 @@
 //   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm
 //                         (split-K partials reduced in FP32 only); cublaslt_torch = the default heuristic with
 //                         every reduction scheme allowed, as torch's F.linear allows reduced-precision reductions
+//   cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0  one cuBLASLt algorithm by identity, whatever the heuristic's order:
+//                         its algorithm, tile, stages, split-K, reduction scheme, CTA swizzling, custom option,
+//                         cluster shape and inner shape ids (src/backends/cuda/cublaslt_family.cpp). A position
+//                         (cublaslt_a3) names another algorithm under another cuBLASLt version or alignment, so
+//                         tables store identities
 //   cpu_r4                CPU backend, 4 weight rows per inner block
 //
 // Each family is one descriptor in the runtime's registry (src/kernels/registry.cpp; docs/adding-a-family.md),
@@ -54,7 +59,7 @@ constexpr bool instance_listed(int tile_m, int unroll) { return tile_m * unroll 
 constexpr WarpLayout kWarpLayouts[] = {{1, 4}, {1, 8}, {2, 4}, {4, 2}, {2, 2}, {4, 1}, {8, 1}};
 constexpr int kSplitK[] = {1, 2, 4, 8};
 constexpr int kMaxSplitK = 8;  // portable thread-block-cluster size
-constexpr int kCublasltAlgos = 8;  // heuristic algorithms the tuner may name (cublaslt_a0..a7)
+constexpr int kCublasltAlgos = 8;  // heuristic algorithms the tuner measures (cublaslt_a0..a7)
 constexpr int kCublasltTorch = -2;  // Config::algo of cublaslt_torch (a baseline, never tuned or selected)
 constexpr int kCpuRows[] = {1, 2, 4, 8};
 // The TMA family's lists (src/kernels/tma/tma_shape.h has its shared-memory arithmetic).
@@ -67,6 +72,21 @@ constexpr int kTmaMinUnits[] = {1, 2, 8};
 constexpr int kTmaCluster[] = {1, 2, 4, 8};
 constexpr int kTmaLead[] = {0, 3, 6, 9, 12};
 
+// A cuBLASLt algorithm as cublasLtMatmulAlgoConfigGetAttribute describes it (CUBLASLT_ALGO_CONFIG_* values).
+struct CublasltIdentity {
+  int id = -1;        // CUBLASLT_ALGO_CONFIG_ID; -1: no algorithm named
+  int tile = 0;       // TILE_ID
+  int stages = 0;     // STAGES_ID
+  int split_k = 1;    // SPLITK_NUM
+  int reduction = 0;  // REDUCTION_SCHEME (a single cublasLtReductionScheme_t)
+  int swizzle = 0;    // CTA_SWIZZLING
+  int custom = 0;     // CUSTOM_OPTION
+  int cluster = 0;    // CLUSTER_SHAPE_ID (Hopper thread-block clusters; 0 = auto)
+  int inner = 0;      // INNER_SHAPE_ID (0 = undefined)
+  bool named() const { return id >= 0; }
+};
+bool operator==(const CublasltIdentity& a, const CublasltIdentity& b);
+
 struct Config {
   Family family = Family::Cpu;
   int tile_m = 0;   // mma / simt: largest M this instance handles
@@ -74,7 +94,7 @@ struct Config {
   int warps_k = 1;  // mma / simt
   int unroll = 0;   // mma / simt
   int split_k = 1;  // mma / simt
-  int algo = -1;    // cublaslt: heuristic index, -1 = default pick, kCublasltTorch = cublaslt_torch
+  int algo = -1;    // cublaslt: heuristic index, -1 = default pick (or lt_identity), kCublasltTorch = cublaslt_torch
   int rows = 0;     // cpu: weight rows per inner block; tma: weight rows per tile
   int boxes = 0;    // tma: 64-wide K boxes per stage
   int stages = 0;   // tma: ring stages
@@ -82,6 +102,7 @@ struct Config {
   int min_units = 0;    // tma, stream-K
   int cluster = 0;      // tma: CTAs of a cluster splitting one row tile's K (0: stream-K; 1: one CTA, no split)
   int lead = -1;        // tma lead split: extra stages of each row tile's reducing part (-1: another mode)
+  CublasltIdentity lt_identity;  // cublaslt: the algorithm by identity when lt_identity.named()
 
   std::string name() const;  // builds a string: not for a per-call path
   // Throws Error naming the part that is wrong ("unknown family 'foo'", "tile m 12 is not built ...").

@@ -50,11 +50,16 @@ Config Config::parse(const std::string& name) {
   SKINNYGEMM_FAIL("config '" << name << "': unknown family '" << parts[0] << "'; expected one of " << known);
 }
 
+bool operator==(const CublasltIdentity& a, const CublasltIdentity& b) {
+  return std::tie(a.id, a.tile, a.stages, a.split_k, a.reduction, a.swizzle, a.custom, a.cluster, a.inner) ==
+         std::tie(b.id, b.tile, b.stages, b.split_k, b.reduction, b.swizzle, b.custom, b.cluster, b.inner);
+}
+
 bool operator==(const Config& a, const Config& b) {
   return std::tie(a.family, a.tile_m, a.warps_n, a.warps_k, a.unroll, a.split_k, a.algo, a.rows, a.boxes, a.stages,
-                  a.ctas_per_sm, a.min_units, a.cluster, a.lead) ==
+                  a.ctas_per_sm, a.min_units, a.cluster, a.lead, a.lt_identity) ==
          std::tie(b.family, b.tile_m, b.warps_n, b.warps_k, b.unroll, b.split_k, b.algo, b.rows, b.boxes, b.stages,
-                  b.ctas_per_sm, b.min_units, b.cluster, b.lead);
+                  b.ctas_per_sm, b.min_units, b.cluster, b.lead, b.lt_identity);
 }
 bool operator!=(const Config& a, const Config& b) { return !(a == b); }
 

@@ -124,13 +124,69 @@ TEST(ConfigNames, TrailingJunk) {
   expect_rejected("mma_m16_w1x8_u4_sk2x", {"split-K", "'sk2x'"});
   expect_rejected("cpu_r4x", {"rows per block", "'r4x'"});
   expect_rejected("cpu_r4_extra", {"expected cpu_r<rows>"});
-  expect_rejected("cublaslt_a1_b2", {"expected cublaslt, cublaslt_torch or cublaslt_a<index>"});
+  expect_rejected("cublaslt_a1_b2", {"expected cublaslt, cublaslt_torch, cublaslt_a<index> or cublaslt_id<algo>_t<tile>"});
 }
 
 TEST(ConfigNames, OtherFamiliesOutOfRange) {
   expect_rejected("cpu_r3", {"rows r3", "not built"});
   expect_rejected("cublaslt_a8", {"algorithm index 8"});
   expect_rejected("cublaslt_x", {"algorithm index", "'x'"});
+}
+
+// A cuBLASLt algorithm by identity (issue 17): every field of the name is a value of the algorithm.
+TEST(CublasltIdentityNames, ParseToTheirFieldsAndRoundTrip) {
+  const std::string name = "cublaslt_id66_t18_s33_k2_r2_w1_o3_c14_i5";
+  const Config c = Config::parse(name);
+  EXPECT_EQ(c.family, Family::Cublaslt);
+  EXPECT_EQ(c.algo, -1);
+  const CublasltIdentity& i = c.lt_identity;
+  ASSERT_TRUE(i.named());
+  EXPECT_EQ(i.id, 66);
+  EXPECT_EQ(i.tile, 18);
+  EXPECT_EQ(i.stages, 33);
+  EXPECT_EQ(i.split_k, 2);
+  EXPECT_EQ(i.reduction, 2);
+  EXPECT_EQ(i.swizzle, 1);
+  EXPECT_EQ(i.custom, 3);
+  EXPECT_EQ(i.cluster, 14);
+  EXPECT_EQ(i.inner, 5);
+  EXPECT_EQ(c.name(), name);
+  EXPECT_EQ(Config::parse(c.name()), c);
+  EXPECT_EQ(Config::parse("cublaslt_id0_t0_s0_k1_r0_w0_o0_c0_i0").name(), "cublaslt_id0_t0_s0_k1_r0_w0_o0_c0_i0");
+}
+
+TEST(CublasltIdentityNames, EqualOnlyWithEveryFieldEqual) {
+  const Config c = Config::parse("cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0");
+  EXPECT_EQ(c, Config::parse("cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0"));
+  for (const char* other : {"cublaslt_id67_t18_s33_k1_r0_w0_o0_c1_i0", "cublaslt_id66_t19_s33_k1_r0_w0_o0_c1_i0",
+                            "cublaslt_id66_t18_s34_k1_r0_w0_o0_c1_i0", "cublaslt_id66_t18_s33_k2_r0_w0_o0_c1_i0",
+                            "cublaslt_id66_t18_s33_k1_r1_w0_o0_c1_i0", "cublaslt_id66_t18_s33_k1_r0_w1_o0_c1_i0",
+                            "cublaslt_id66_t18_s33_k1_r0_w0_o1_c1_i0", "cublaslt_id66_t18_s33_k1_r0_w0_o0_c2_i0",
+                            "cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i1"})
+    EXPECT_NE(c, Config::parse(other)) << other;
+  EXPECT_NE(c, Config::parse("cublaslt"));
+  EXPECT_NE(c, Config::parse("cublaslt_a0"));
+}
+
+TEST(CublasltIdentityNames, BadFieldIsNamedWithItsValue) {
+  expect_rejected("cublaslt_idx_t18_s33_k1_r0_w0_o0_c1_i0", {"algorithm id", "'idx'"});
+  expect_rejected("cublaslt_id66_x18_s33_k1_r0_w0_o0_c1_i0", {"tile id", "'t<number>'", "'x18'"});
+  expect_rejected("cublaslt_id66_t18_t33_k1_r0_w0_o0_c1_i0", {"stages id", "'t33'"});
+  expect_rejected("cublaslt_id66_t18_s33_k1x_r0_w0_o0_c1_i0", {"split-K", "'k1x'"});
+  expect_rejected("cublaslt_id66_t18_s33_k1_r0_w0_o_c1_i0", {"custom option", "'o'"});
+  expect_rejected("cublaslt_id66_t18_s33_k1_r0_w0_o0_i1_c0", {"cluster shape id", "'i1'"});
+  expect_rejected("cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i-1", {"inner shape id", "'i-1'"});
+  expect_rejected("cublaslt_id66_t18_s33_k0_r0_w0_o0_c1_i0", {"split-K k0 must be >= 1"});
+  expect_rejected("cublaslt_id66_t18_s33_k1_r3_w0_o0_c1_i0",
+                  {"reduction scheme r3", "expected r0 (none), r1 (in place), r2 (compute type) or r4 (output type)"});
+  expect_rejected("cublaslt_id66_t18_s33_k1_r0_w2_o0_c1_i0", {"CTA swizzling w2 must be w0 or w1"});
+}
+
+TEST(CublasltIdentityNames, EveryFieldIsRequiredAndNoneMore) {
+  const char* form = "cublaslt_id<algo>_t<tile>_s<stages>_k<split-k>_r<reduction>_w<swizzle>_o<custom>_c<cluster>_i<inner>";
+  expect_rejected("cublaslt_id66", {form, "got 2 parts"});
+  expect_rejected("cublaslt_id66_t18_s33_k1_r0_w0_o0_c1", {form, "got 9 parts"});
+  expect_rejected("cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0_x", {form, "got 11 parts"});
 }
 
 TEST(ConfigNames, ErrorsCarryFileAndLine) {

@@ -1,7 +1,17 @@
-// The cublaslt family: cuBLASLt with its default algorithm (cublaslt) or its i-th heuristic answer
-// (cublaslt_a<i>), both reducing split-K partials in FP32, or the default with every reduction scheme allowed as
-// torch's F.linear gets it (cublaslt_torch, a baseline only); the fallback and every benchmark's baseline. Host half (the cost model and names); the device
-// half is backends/cuda/cublaslt.cu.
+// The cublaslt family: cuBLASLt with its default algorithm (cublaslt), its i-th heuristic answer (cublaslt_a<i>), or
+// one algorithm by identity (below), each reducing split-K partials in FP32, or the default with every reduction
+// scheme allowed as torch's F.linear gets it (cublaslt_torch, a baseline only); the fallback and every benchmark's
+// baseline. Host half (the cost model and names); the device half is backends/cuda/cublaslt.cu.
+//
+// An algorithm by identity:
+//   cublaslt_id<algo>_t<tile>_s<stages>_k<split-k>_r<reduction>_w<swizzle>_o<custom>_c<cluster>_i<inner>
+// the values of cublasLtMatmulAlgoConfigGetAttribute for CUBLASLT_ALGO_CONFIG_ID, TILE_ID, STAGES_ID, SPLITK_NUM,
+// REDUCTION_SCHEME, CTA_SWIZZLING, CUSTOM_OPTION, CLUSTER_SHAPE_ID and INNER_SHAPE_ID, every field present, in this
+// order (e.g. cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0). cuBLASLt's heuristic order moves with its version and the
+// operands' alignment, so cublaslt_a3 may name another algorithm in another process; an identity names the same
+// one wherever cuBLASLt still has it, which is why tables store identities.
+// Every toolkit that builds sm_90a (CUDA 12 and later) has the cluster and inner shape attributes; off Hopper
+// they read 0.
 #include <algorithm>
 #include <cmath>
 
@@ -33,11 +43,52 @@ struct LtConstants {
 };
 constexpr LtConstants kLt{2.442, 0.2415, 1.411, 0.9846, 0.3083, 0.005854, 0.2189, 1.5};
 
+struct IdentityField {
+  const char* prefix;
+  const char* what;
+  int CublasltIdentity::*value;
+};
+// The fields of an identity name, in name order; parse and print both walk this list.
+constexpr IdentityField kIdentityFields[] = {
+    {"id", "algorithm id", &CublasltIdentity::id},         {"t", "tile id", &CublasltIdentity::tile},
+    {"s", "stages id", &CublasltIdentity::stages},         {"k", "split-K", &CublasltIdentity::split_k},
+    {"r", "reduction scheme", &CublasltIdentity::reduction}, {"w", "CTA swizzling", &CublasltIdentity::swizzle},
+    {"o", "custom option", &CublasltIdentity::custom},     {"c", "cluster shape id", &CublasltIdentity::cluster},
+    {"i", "inner shape id", &CublasltIdentity::inner}};
+constexpr std::size_t kIdentityParts = 1 + std::size(kIdentityFields);
+constexpr const char* kIdentityForm =
+    "cublaslt_id<algo>_t<tile>_s<stages>_k<split-k>_r<reduction>_w<swizzle>_o<custom>_c<cluster>_i<inner>";
+// cublasLtReductionScheme_t: none, in place, compute type, output type (one scheme, not a mask).
+constexpr int kReductionSchemes[] = {0, 1, 2, 4};
+
+CublasltIdentity parse_identity(const std::string& name, const std::vector<std::string>& parts) {
+  SKINNYGEMM_CHECK(parts.size() == kIdentityParts, "config '" << name << "': a cuBLASLt algorithm by identity is "
+                                                              << kIdentityForm << " (" << kIdentityParts
+                                                              << " parts), got " << parts.size() << " parts");
+  CublasltIdentity identity;
+  for (std::size_t i = 0; i < std::size(kIdentityFields); ++i) {
+    const IdentityField& f = kIdentityFields[i];
+    identity.*f.value = number_after(name, parts[i + 1], f.prefix, f.what);
+  }
+  SKINNYGEMM_CHECK(identity.split_k >= 1, "config '" << name << "': split-K k" << identity.split_k << " must be >= 1");
+  SKINNYGEMM_CHECK(listed(kReductionSchemes, identity.reduction),
+                   "config '" << name << "': reduction scheme r" << identity.reduction
+                              << " is not a cuBLASLt scheme; expected r0 (none), r1 (in place), r2 (compute type) or "
+                                 "r4 (output type)");
+  SKINNYGEMM_CHECK(identity.swizzle == 0 || identity.swizzle == 1,
+                   "config '" << name << "': CTA swizzling w" << identity.swizzle << " must be w0 or w1");
+  return identity;
+}
+
 Config parse(const std::string& name, const std::vector<std::string>& parts, Family id) {
   Config c;
   c.family = id;
-  SKINNYGEMM_CHECK(parts.size() <= 2,
-                   "config '" << name << "': expected cublaslt, cublaslt_torch or cublaslt_a<index>");
+  if (parts.size() >= 2 && parts[1].compare(0, 2, "id") == 0) {
+    c.lt_identity = parse_identity(name, parts);
+    return c;
+  }
+  SKINNYGEMM_CHECK(parts.size() <= 2, "config '" << name << "': expected cublaslt, cublaslt_torch, cublaslt_a<index> or "
+                                                 << kIdentityForm);
   if (parts.size() == 2 && parts[1] == "torch") {
     c.algo = kCublasltTorch;
   } else if (parts.size() == 2) {
@@ -49,6 +100,12 @@ Config parse(const std::string& name, const std::vector<std::string>& parts, Fam
 }
 
 std::string print(const Config& c) {
+  if (c.lt_identity.named()) {
+    std::string name = "cublaslt";
+    for (const IdentityField& f : kIdentityFields)
+      name += "_" + std::string(f.prefix) + std::to_string(c.lt_identity.*f.value);
+    return name;
+  }
   if (c.algo == kCublasltTorch) return "cublaslt_torch";
   return c.algo >= 0 ? "cublaslt_a" + std::to_string(c.algo) : "cublaslt";
 }
