@@ -1,6 +1,7 @@
 // cuBLASLt: the fallback for what the skinny kernels do not cover, and the baseline every benchmark row
 // is measured against. One handle per device and one workspace per stream, created on first use (allowed
-// inside a capture, but better made before one); heuristic results cached per problem.
+// inside a capture, but better made before one); per problem, the descriptors, the heuristic results per operand
+// alignment and the algorithms named by identity (cuda::cublaslt_identity, runtime/backends.h) are cached.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -32,4 +32,9 @@ void gemm_segments(const Problem& problem, const void*, const void*, const Outpu
                   << config.name() << "' cannot run " << problem.str() << " into segments");
 }
 
+Config cublaslt_identity(const Problem& problem, int position, int) {
+  SKINNYGEMM_FAIL("skinnygemm was built without CUDA, so cuBLASLt cannot name its algorithm at position "
+                  << position << " for " << problem.str() << "; rebuild with -DSKINNYGEMM_CUDA=ON on a GPU machine");
+}
+
 }  // namespace skinnygemm::cuda
