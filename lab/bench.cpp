@@ -18,12 +18,13 @@
 #include "lab/json_round.h"
 #include "runtime/memory.h"
 #include "lab/stats.h"
+#include "skinnygemm/plan.h"
 
 namespace skinnygemm::tune {
 
 namespace {
 
-Choice choose(const Problem& p, const DeviceInfo& dev, const BenchOptions& o) {
+Choice choose(const Problem& p, Backend backend, const DeviceInfo& dev, const BenchOptions& o) {
   if (!o.config.empty()) {
     Choice c{forced_config(o.config, p, dev), Source::Forced, "forced by --config"};
     std::string why_not;
@@ -31,8 +32,11 @@ Choice choose(const Problem& p, const DeviceInfo& dev, const BenchOptions& o) {
                      "config " << o.config << " cannot run " << p.str() << ": " << why_not);
     return c;
   }
-  const Table* table = o.table ? o.table : default_table(dev);
-  return select(p, dev, table, 16);
+  // What gemm() runs: selection, and cuBLASLt's default where a table entry cannot be prepared on this device.
+  Options plan;
+  plan.backend = backend;
+  plan.table = o.table;
+  return Plan(p, plan, 16).choice();
 }
 
 // CPU backend: random inputs, check against the FP64 reference, then the median of timed samples.
@@ -90,7 +94,7 @@ BenchRow bench_problem(const Problem& p, const BenchOptions& o) {
   SKINNYGEMM_CHECK(!p.empty() && p.k > 0, "cannot benchmark an empty problem (" << p.str() << ")");
   const Backend backend = resolve_backend(o.backend);
   const DeviceInfo dev = device_info(backend);
-  const Choice choice = choose(p, dev, o);
+  const Choice choice = choose(p, backend, dev, o);
   BenchRow row;
   if (backend == Backend::Cpu) {
     row = bench_cpu(p, choice, o);

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "kernels/family.h"
 #include "lab/tuner.h"
 #include "skinnygemm/select.h"
 
@@ -130,7 +131,10 @@ class ShapeSearch {
     if (table_)
       if (const auto e = table_->find(g.problem.dtype, g.problem.n, g.problem.k, g.problem.m)) {
         const std::string name = e->config.name();
-        if (name != base && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+        // An entry selection skips (a cuBLASLt position) could be picked but not stored: it is no candidate.
+        const FamilyDescriptor& f = family(e->config.family);
+        const bool storable = !f.storable || f.storable(e->config, nullptr);
+        if (storable && name != base && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
       }
     return out;
   }

@@ -59,6 +59,9 @@ struct FamilyDescriptor {
   Config (*parse)(const std::string& name, const std::vector<std::string>& parts, Family id);
   std::string (*print)(const Config& config);
   std::vector<Config> (*listed)(Family id);  // every config the family builds
+  // Whether a table may name config: its name must mean the same code in every process that accepts the table (a
+  // position in a list made at run time does not); why_not says why not. Null: every config of the family.
+  bool (*storable)(const Config& config, std::string* why_not);
 
   // Whether config runs problem on device with operands of this alignment (bytes); why_not says why not.
   bool (*supports)(const Config& config, const Problem& problem, const DeviceInfo& device, int alignment,

@@ -4,8 +4,22 @@
 #include "kernels/family.h"
 #include "runtime/backends.h"
 #include "runtime/plan_impl.h"
+#include "runtime/warn_once.h"
 
 namespace skinnygemm {
+
+namespace {
+
+std::unique_ptr<PreparedLaunch> prepare_launch(const Problem& p, const Config& config, const DeviceInfo& device,
+                                               const OutputSegment* segments, int count) {
+  const FamilyDescriptor& f = family(config.family);
+  SKINNYGEMM_CHECK(f.gpu && f.device, "config " << config.name() << " cannot run on the CUDA backend");
+  // A family that cannot write segments leaves launch empty: the fused projection then takes another rung.
+  if (count > 0 && !f.device->writes_segments) return nullptr;
+  return f.device->prepare(p, config, device, segments, count);
+}
+
+}  // namespace
 
 Plan::Impl::Impl(const Problem& p, const Options& options, int align, const OutputSegment* segments, int count)
     : problem(p), backend(resolve_backend(options.backend)), alignment(align) {
@@ -36,11 +50,20 @@ Plan::Impl::Impl(const Problem& p, const Options& options, int align, const Outp
     const Table* table = options.table ? options.table : default_table(device);
     choice = select(p, device, table, alignment);
   }
-  if (backend == Backend::Cuda) {
-    const FamilyDescriptor& f = family(choice.config.family);
-    SKINNYGEMM_CHECK(f.gpu && f.device, "config " << choice.config.name() << " cannot run on the CUDA backend");
-    // A family that cannot write segments leaves launch empty: the fused projection then takes another rung.
-    if (count == 0 || f.device->writes_segments) launch = f.device->prepare(p, choice.config, device, segments, count);
+  if (backend != Backend::Cuda) return;
+  try {
+    launch = prepare_launch(p, choice.config, device, segments, count);
+  } catch (const Error& e) {
+    // A table entry this device cannot prepare (a cuBLASLt algorithm that cublasLtMatmulAlgoCheck rejects here)
+    // must not fail the call: cuBLASLt's default, which every entry was measured against, runs instead.
+    if (choice.source != Source::Table) throw;
+    const std::string entry = choice.config.name();
+    warn_once("table entry cannot be prepared|" + entry,
+              "table entry " + entry + " cannot run here, cuBLASLt's default runs instead (one warning per entry "
+              "config): " + e.what());
+    choice = Choice{Config::parse("cublaslt"), Source::Fallback,
+                    "fallback: table entry " + entry + " cannot run here: " + e.what()};
+    launch = prepare_launch(p, choice.config, device, segments, count);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "runtime/cost_model.h"
 #include "kernels/family.h"
 #include "runtime/plan_impl.h"
+#include "runtime/warn_once.h"
 #include "skinnygemm/table.h"
 
 namespace skinnygemm {
@@ -158,6 +159,19 @@ Cache& cache() {
   return c;
 }
 
+}  // namespace
+
+void warn_once(const std::string& key, const std::string& message) {
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (!c.warned.insert(key).second) return;
+  }
+  std::cerr << "skinnygemm: warning: " << message << "\n";
+}
+
+namespace {
+
 Choice fallback_choice(const DeviceInfo& dev, const std::string& why) {
   Choice ch;
   ch.source = Source::Fallback;
@@ -176,6 +190,18 @@ Choice select_uncached(const Problem& p, const DeviceInfo& dev, const Table* tab
     int64_t bucket = p.m;
     if (auto e = table->find_bucket(p.dtype, p.n, p.k, p.m, &bucket)) {
       std::string why_not;
+      const FamilyDescriptor& f = family(e->config.family);
+      if (f.storable && !f.storable(e->config, &why_not)) {
+        // The entry was measured, but its name may mean other code here. The fallback (cuBLASLt's default on a
+        // GPU) is what every entry was measured against, so running it loses at most what the entry gained.
+        const std::string entry = "table entry " + e->config.name() + " (" + dtype_name(p.dtype) + " n=" +
+                                  std::to_string(p.n) + " k=" + std::to_string(p.k) + " m=" + std::to_string(bucket) +
+                                  ")";
+        warn_once(table->path + "|not storable|" + family_name(e->config.family),
+                  "skipping " + entry + " of table " + table->path +
+                      " and every entry like it (the fallback runs instead): " + why_not);
+        return fallback_choice(dev, entry + " skipped: " + why_not);
+      }
       if (supports(e->config, p, dev, alignment, &why_not)) {
         std::ostringstream os;
         os << "table " << table->path;
@@ -207,12 +233,12 @@ Choice select(const Problem& p, const DeviceInfo& dev, const Table* table, int a
     std::lock_guard<std::mutex> lock(c.mutex);
     auto it = c.choices.find(key);
     if (it != c.choices.end()) return it->second;
-    if (table) {
-      const std::string why = table->mismatch(dev, alignment);
-      // One warning per (table, mismatched field), however many problems ask.
-      if (!why.empty() && c.warned.insert(table->path + "|" + why.substr(0, why.find(':'))).second)
-        std::cerr << "skinnygemm: warning: skipping table " << table->path << ": " << why << "\n";
-    }
+  }
+  if (table) {
+    const std::string why = table->mismatch(dev, alignment);
+    // One warning per (table, mismatched field), however many problems ask.
+    if (!why.empty())
+      warn_once(table->path + "|" + why.substr(0, why.find(':')), "skipping table " + table->path + ": " + why);
   }
   Choice ch = select_uncached(p, dev, table, alignment);
   std::lock_guard<std::mutex> lock(c.mutex);

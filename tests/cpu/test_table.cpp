@@ -87,7 +87,7 @@ class TableFiles : public ::testing::Test {
     t.meta = Table::meta_for(h200());
     t.put(key(DType::FP16, 1536, 7168, 4), entry("mma_m8_w1x8_u4_sk2", 7.25, 11.5));
     t.put(key(DType::BF16, 7168, 2048, 1), entry("simt_m1_w1x4_u2_sk1", 0.1 + 0.2));
-    t.put(key(DType::BF16, 1536, 7168, 64), entry("cublaslt_a3", 12.0, 12.0));
+    t.put(key(DType::BF16, 1536, 7168, 64), entry("cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0", 12.0, 12.0));
     t.put(key(DType::BF16, 1536, 7168, 1), entry("cpu_r4", 5.4));
     return t;
   }
@@ -128,7 +128,7 @@ TEST_F(TableFiles, JsonHasOneEntryPerLineInKeyOrder) {
   ASSERT_EQ(entry_lines.size(), 4u) << text;
   // bf16 before fp16; within bf16, n then k then m.
   EXPECT_THAT(entry_lines[0], HasSubstr("\"cpu_r4\""));
-  EXPECT_THAT(entry_lines[1], HasSubstr("\"cublaslt_a3\""));
+  EXPECT_THAT(entry_lines[1], HasSubstr("\"cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0\""));
   EXPECT_THAT(entry_lines[2], HasSubstr("\"simt_m1_w1x4_u2_sk1\""));
   EXPECT_THAT(entry_lines[3], HasSubstr("\"fp16\""));
   EXPECT_THAT(text, HasSubstr("\"gpu\":\"NVIDIA H200\""));
@@ -303,7 +303,8 @@ TEST(TableMismatch, OtherCublasltVersionOrAlignmentIsSkippedWithOneWarningNaming
     t.meta.cublaslt = cublaslt;
     t.meta.alignment = alignment;
     t.path = path;
-    t.put(TableKey{DType::BF16, 4096, 7168, 2}, TableEntry{Config::parse("cublaslt_a3"), 9.0, 10.0});
+    t.put(TableKey{DType::BF16, 4096, 7168, 2},
+          TableEntry{Config::parse("cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0"), 9.0, 10.0});
     return t;
   };
   clear_selection_cache();
@@ -331,6 +332,56 @@ TEST(TableMismatch, OtherCublasltVersionOrAlignmentIsSkippedWithOneWarningNaming
   // An older table records neither field: nothing is held against it.
   const Table old = table_with("", 0, "old.json");
   EXPECT_EQ(old.mismatch(h200, 8), "");
+  clear_selection_cache();
+}
+
+// Issue 17: a cuBLASLt entry named by position (cublaslt_a3) may name another algorithm in this process, so
+// selection skips it for the fallback (cuBLASLt's default) with one warning per table that names the entry and why.
+TEST(TablePositionalCublaslt, IsSkippedForTheDefaultWithOneWarningNamingIt) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  Table t;
+  t.meta = Table::meta_for(h200);
+  t.path = "positional.json";
+  t.put(TableKey{DType::BF16, 4096, 7168, 2}, TableEntry{Config::parse("cublaslt_a3"), 9.0, 10.0});
+  t.put(TableKey{DType::BF16, 4096, 7168, 4}, TableEntry{Config::parse("cublaslt_a5"), 9.5, 10.0});
+  clear_selection_cache();
+  ::testing::internal::CaptureStderr();
+  const Choice c = select(Problem{2, 4096, 7168, DType::BF16}, h200, &t, 16);
+  const Choice other = select(Problem{4, 4096, 7168, DType::BF16}, h200, &t, 16);  // no second warning
+  const std::string warned = ::testing::internal::GetCapturedStderr();
+  for (const Choice& ch : {c, other}) {
+    EXPECT_EQ(ch.source, Source::Fallback) << ch.reason;
+    EXPECT_EQ(ch.config, Config::parse("cublaslt")) << ch.config.name();
+    EXPECT_THAT(ch.reason.str(), HasSubstr("skipped"));
+  }
+  EXPECT_THAT(c.reason.str(), HasSubstr("cublaslt_a3"));
+  EXPECT_THAT(warned, HasSubstr("warning: skipping table entry cublaslt_a3 (bf16 n=4096 k=7168 m=2) of table "
+                                "positional.json"));
+  EXPECT_THAT(warned, HasSubstr("names a position in cuBLASLt's heuristic list"));
+  EXPECT_THAT(warned, HasSubstr("--migrate-cublaslt-names"));
+  EXPECT_EQ(warned.find("warning"), warned.rfind("warning")) << warned;
+  clear_selection_cache();
+}
+
+TEST_F(TableFiles, IdentityEntryLoadsAndIsSelected) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  const std::string name = "cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0";
+  Table t;
+  t.meta = Table::meta_for(h200);
+  t.put(key(DType::BF16, 4096, 7168, 2), entry(name, 9.0, 10.0));
+  const fs::path path = dir_ / "identity.json";
+  t.save_merge(path.string());
+  EXPECT_THAT(read_all(path), HasSubstr("\"config\":\"" + name + "\""));
+  const Table back = Table::load(path.string());
+  const auto found = back.find(DType::BF16, 4096, 7168, 2);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->config, Config::parse(name));
+  clear_selection_cache();
+  ::testing::internal::CaptureStderr();
+  const Choice c = select(Problem{2, 4096, 7168, DType::BF16}, h200, &back, 16);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(c.source, Source::Table) << c.reason;
+  EXPECT_EQ(c.config.name(), name);
   clear_selection_cache();
 }
 

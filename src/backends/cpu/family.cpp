@@ -56,7 +56,7 @@ CostBreakdown estimate_cpu(const Config& c, const Problem& p, const DeviceInfo&)
 }
 
 extern const FamilyDescriptor cpu_family{"cpu", /*gpu=*/false, /*kernel=*/true, /*tiled=*/nullptr,
-                                         parse, print, listed_rows,
+                                         parse, print, listed_rows, /*storable=*/nullptr,
                                          supports, /*fits_shape=*/nullptr, no_smem, no_registers,
                                          estimate_cpu, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
                                          /*fitted_constants=*/nullptr, /*device=*/nullptr, /*first_cut=*/nullptr};

@@ -9,7 +9,7 @@
 // REDUCTION_SCHEME, CTA_SWIZZLING, CUSTOM_OPTION, CLUSTER_SHAPE_ID and INNER_SHAPE_ID, every field present, in this
 // order (e.g. cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0). cuBLASLt's heuristic order moves with its version and the
 // operands' alignment, so cublaslt_a3 may name another algorithm in another process; an identity names the same
-// one wherever cuBLASLt still has it, which is why tables store identities.
+// one wherever cuBLASLt still has it, which is why tables store identities and skip positions (storable below).
 // Every toolkit that builds sm_90a (CUDA 12 and later) has the cluster and inner shape attributes; off Hopper
 // they read 0.
 #include <algorithm>
@@ -110,6 +110,15 @@ std::string print(const Config& c) {
   return c.algo >= 0 ? "cublaslt_a" + std::to_string(c.algo) : "cublaslt";
 }
 
+bool storable(const Config& c, std::string* why_not) {
+  return c.algo < 0 ||
+         fail(why_not, "cublaslt_a" + std::to_string(c.algo) +
+                           " names a position in cuBLASLt's heuristic list, which another cuBLASLt version or operand "
+                           "alignment orders differently; tables name cuBLASLt algorithms by identity (" +
+                           kIdentityForm + "): rewrite the table with skinnygemm tune --migrate-cublaslt-names "
+                           "--table FILE on its GPU");
+}
+
 std::vector<Config> listed_algos(Family id) {
   std::vector<Config> out;
   Config c;
@@ -154,7 +163,7 @@ std::vector<ModelConstants> lt_constants() {
 }  // namespace
 
 extern const FamilyDescriptor cublaslt_family{"cublaslt", /*gpu=*/true, /*kernel=*/false, /*tiled=*/nullptr,
-                                              parse, print, listed_algos,
+                                              parse, print, listed_algos, storable,
                                               supports, /*fits_shape=*/nullptr, no_smem, no_registers,
                                               lt_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
                                               lt_constants, SKINNYGEMM_DEVICE_HALF(cuda::cublaslt_device),

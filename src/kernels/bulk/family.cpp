@@ -100,7 +100,7 @@ bool bulk_heuristic_scores(const Config& c, const Problem& p) {
 // single_wave: the model misses what a second wave costs (7168x1536 M = 1 predicted 0.82x cuBLASLt, measured
 // 1.04x), so the heuristic scores the stage ring only where every CTA is resident at once.
 extern const FamilyDescriptor bulk_family{"bulk", /*gpu=*/true, /*kernel=*/true, &kTraits,
-                                          parse_tiled, print_tiled, listed_tiled,
+                                          parse_tiled, print_tiled, listed_tiled, /*storable=*/nullptr,
                                           tiled_supports, bulk_fits_shape, bulk_smem_bytes, bulk_registers,
                                           bulk_estimate, bulk_heuristic_scores, /*single_wave=*/true,
                                           bulk_constants, SKINNYGEMM_DEVICE_HALF(cuda::bulk_device),

@@ -43,7 +43,7 @@ CostBreakdown mma_estimate(const Config& c, const Problem& p, const DeviceInfo& 
 
 // Not scored by the heuristic (heuristic_scores null): the tuner and forced configs still run it.
 extern const FamilyDescriptor mma_family{"mma", /*gpu=*/true, /*kernel=*/true, &kTraits,
-                                         parse_tiled, print_tiled, listed_tiled,
+                                         parse_tiled, print_tiled, listed_tiled, /*storable=*/nullptr,
                                          tiled_supports, mma_fits_shape, mma_smem_bytes, mma_registers,
                                          mma_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
                                          /*fitted_constants=*/nullptr, SKINNYGEMM_DEVICE_HALF(cuda::mma_device),

@@ -102,7 +102,7 @@ bool reg_heuristic_scores(const Config& c, const Problem& p) {
 }  // namespace
 
 extern const FamilyDescriptor reg_family{"reg", /*gpu=*/true, /*kernel=*/true, &kTraits,
-                                         parse_tiled, print_tiled, listed_tiled,
+                                         parse_tiled, print_tiled, listed_tiled, /*storable=*/nullptr,
                                          tiled_supports, reg_fits_shape, reg_smem_bytes, reg_registers,
                                          reg_estimate, reg_heuristic_scores, /*single_wave=*/false,
                                          reg_constants, SKINNYGEMM_DEVICE_HALF(cuda::reg_device),

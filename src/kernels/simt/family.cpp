@@ -37,7 +37,7 @@ CostBreakdown simt_estimate(const Config& c, const Problem& p, const DeviceInfo&
 
 // Not scored by the heuristic (heuristic_scores null): the tuner and forced configs still run it.
 extern const FamilyDescriptor simt_family{"simt", /*gpu=*/true, /*kernel=*/true, &kTraits,
-                                         parse_tiled, print_tiled, listed_tiled,
+                                         parse_tiled, print_tiled, listed_tiled, /*storable=*/nullptr,
                                          tiled_supports, simt_fits_shape, simt_smem_bytes, simt_registers,
                                          simt_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
                                          /*fitted_constants=*/nullptr, SKINNYGEMM_DEVICE_HALF(cuda::simt_device),

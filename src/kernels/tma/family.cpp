@@ -125,7 +125,7 @@ Config tma_first_cut(const Problem& p, const DeviceInfo& dev) { return tma::firs
 }  // namespace
 
 extern const FamilyDescriptor tma_family{"tma", /*gpu=*/true, /*kernel=*/true, &kTraits,
-                                         tma_parse, tma_print, tma_listed,
+                                         tma_parse, tma_print, tma_listed, /*storable=*/nullptr,
                                          tiled_supports, tma_fits_shape, tma_smem_bytes, tma_registers,
                                          tma_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
                                          /*fitted_constants=*/nullptr, SKINNYGEMM_DEVICE_HALF(cuda::tma_device),
