@@ -1,6 +1,7 @@
 // `skinnygemm tune`: measure every candidate config per (shape, M) and merge the winners into a table
 // (lab/tuner.h, docs/tuning.md). Progress goes to stderr, one line per point; the summary to stdout.
 // --heuristic-report with --no-store is the held-out evaluation of the heuristic (issue 4).
+// --migrate-cublaslt-names measures nothing: it renames a table's positional cuBLASLt entries by identity.
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -24,7 +25,13 @@ struct TuneArgs {
   double margin = 0.03;
   bool force = false;
   bool no_store = false;
+  bool migrate_cublaslt_names = false;
 };
+
+// Where tune writes without --table: the shipped location, which selection reads by default.
+std::string default_table_path(const DeviceInfo& dev) {
+  return (std::filesystem::path(data_dir()) / "tables" / tune::table_file_name(dev)).string();
+}
 
 std::string point_text(const tune::TuneEvent& ev) {
   std::ostringstream os;
@@ -79,14 +86,20 @@ void print_event(const tune::TuneEvent& ev) {
 std::string tune_json(const tune::BenchMeta& meta, const tune::TuneSummary& s) {
   std::vector<tune::BenchRow> rows;
   std::vector<bool> stored;
+  std::vector<std::string> stored_as;  // the entry's name where it is not the row's (a cuBLASLt position's identity)
   for (const tune::TuneResult& r : s.results)
     for (std::size_t i = 0; i < r.rows.size(); ++i) {
       rows.push_back(r.rows[i]);
       stored.push_back(i == r.stored);
+      const std::string entry = r.entry.config.name();
+      stored_as.push_back(i == r.stored && entry != r.rows[i].config ? entry : "");
     }
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(tune::results_json(meta, rows));
   const bool any_table = !s.table_path.empty();  // --no-store: nothing was stored
-  for (std::size_t i = 0; i < stored.size(); ++i) j["rows"][i]["stored"] = any_table && stored[i];
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    j["rows"][i]["stored"] = any_table && stored[i];
+    if (any_table && !stored_as[i].empty()) j["rows"][i]["stored_as"] = stored_as[i];
+  }
   j["table"] = any_table ? nlohmann::ordered_json(s.table_path) : nlohmann::ordered_json();
   j["rejected"] = nlohmann::ordered_json::array();
   for (const tune::TuneResult& r : s.results)
@@ -102,7 +115,24 @@ void write_atomically(const std::string& path, const std::string& text) {
   std::filesystem::rename(path + ".tmp", path);
 }
 
+int run_migrate(const TuneArgs& args) {
+  const Backend backend = resolve_backend(parse_backend(args.backend));
+  SKINNYGEMM_CHECK(backend == Backend::Cuda,
+                   "--migrate-cublaslt-names asks cuBLASLt on the table's GPU, but this run has the "
+                       << backend_name(backend) << " backend; run it with --backend cuda on that GPU");
+  const DeviceInfo dev = device_info(backend);
+  const std::string path = args.table.empty() ? default_table_path(dev) : args.table;
+  const tune::MigrationSummary s = tune::migrate_cublaslt_names(path, dev, {});
+  std::cout << "table " << path << ": " << s.entries << " entries, " << s.positional
+            << " naming a cuBLASLt algorithm by position: migrated " << s.migrated << ", failed " << s.failures.size()
+            << "; " << s.entries - s.positional << " other entries untouched\n";
+  for (const std::string& f : s.failures) std::cout << "FAILED " << f << "\n";
+  return s.failures.empty() ? 0 : kExitMismatch;
+}
+
 int run_tune(const TuneArgs& args) {
+  SKINNYGEMM_CHECK(!args.shapes.empty() && !args.m.empty(),
+                   "tune needs --shapes and --m (unless --migrate-cublaslt-names)");
   const Backend backend = resolve_backend(parse_backend(args.backend));
   const DeviceInfo dev = device_info(backend);
   const auto shapes = models::parse_shapes(args.shapes);
@@ -123,11 +153,9 @@ int run_tune(const TuneArgs& args) {
       for (const int64_t m : ms) tune::check_bench_fits(Problem{m, shape.n, shape.k, dtype}, fits);
   }
   std::string path = args.table;
-  // The shipped location, which selection reads by default; git keeps no empty tables/.
   if (path.empty() && !args.no_store) {
-    const std::filesystem::path dir = std::filesystem::path(data_dir()) / "tables";
-    std::filesystem::create_directories(dir);
-    path = (dir / tune::table_file_name(dev)).string();
+    path = default_table_path(dev);
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());  // git keeps no empty tables/
   }
 
   tune::TuneOptions options;
@@ -204,8 +232,9 @@ Command add_tune(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("tune", "Measure every candidate config per (shape, M) and merge the winners "
                                              "into a table (docs/tuning.md)");
   add_backend_option(sub, &args->backend);
-  sub->add_option("--shapes", args->shapes, "comma list of NxK and model:<name>:tp<N>[:fusions] items")->required();
-  sub->add_option("--m", args->m, "tokens: 1:64, 1:64:2, 1,2,4,8 or 3")->required();
+  // Both required unless --migrate-cublaslt-names (run_tune checks): CLI11 has no conditional requirement.
+  sub->add_option("--shapes", args->shapes, "comma list of NxK and model:<name>:tp<N>[:fusions] items (required)");
+  sub->add_option("--m", args->m, "tokens: 1:64, 1:64:2, 1,2,4,8 or 3 (required)");
   sub->add_option("--dtype", args->dtype, "bf16 or fp16")->check(CLI::IsMember({"bf16", "fp16"}))->capture_default_str();
   CLI::Option* table =
       sub->add_option("--table", args->table, "table file to merge into (default: <data dir>/tables/<device>.json)");
@@ -225,7 +254,14 @@ Command add_tune(CLI::App& app) {
                   "to FILE");
   sub->add_option("--json", args->json, "write every candidate's row (shared result schema) to FILE");
   no_store->excludes(table);  // a table that is never written would only mislead
-  return {sub, [args] { return run_tune(*args); }};
+  CLI::Option* migrate = sub->add_flag(
+      "--migrate-cublaslt-names", args->migrate_cublaslt_names,
+      "measure nothing: rewrite the table's cublaslt_a<i> entries as the identities of the algorithms cuBLASLt lists "
+      "at those positions (on the table's GPU, under the cuBLASLt version it records)");
+  for (const char* measuring : {"--shapes", "--m", "--dtype", "--candidates", "--samples", "--replays", "--margin",
+                                "--force", "--no-store", "--heuristic-report", "--json"})
+    migrate->excludes(sub->get_option(measuring));
+  return {sub, [args] { return args->migrate_cublaslt_names ? run_migrate(*args) : run_tune(*args); }};
 }
 
 }  // namespace skinnygemm::cli

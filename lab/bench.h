@@ -12,6 +12,10 @@
 
 namespace skinnygemm::tune {
 
+// How aligned the GPU bench's operands are: cudaMalloc'd buffers and weight and output copies at 256-byte multiples
+// (lab/cuda/measure.cu), so what cuBLASLt's heuristic lists for them is its list for 256-byte aligned pointers.
+constexpr int kBenchOperandAlignment = 256;
+
 struct BenchOptions {
   Backend backend = Backend::Auto;
   const Table* table = nullptr;  // nullptr = default table for the device

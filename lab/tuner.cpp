@@ -4,6 +4,7 @@
 
 #include "kernels/family.h"
 #include "lab/result_row.h"
+#include "runtime/backends.h"
 
 #include <fnmatch.h>
 
@@ -54,6 +55,8 @@ std::string us_text(double us) {
 }
 
 bool is_cublaslt(const BenchRow& row) { return Config::parse(row.config).family == Family::Cublaslt; }
+// cublaslt_a<i>: measured as a candidate, never stored under that name.
+bool names_position(const Config& c) { return c.family == Family::Cublaslt && c.algo >= 0; }
 bool is_cublaslt_default(const BenchRow& row) { return row.config == "cublaslt"; }
 bool any_row(const BenchRow&) { return true; }
 
@@ -267,6 +270,7 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
 
   const Decision d = decide(result.rows, !dev.is_cpu, o.margin);
   result.entry = d.entry;
+  if (names_position(d.entry.config)) result.entry.config = measured_cublaslt_identity(p, d.entry.config.algo);
   result.stored = d.stored;
   result.reason = d.reason;
   return result;
@@ -432,6 +436,41 @@ std::string table_file_name(const DeviceInfo& dev) {
   SKINNYGEMM_CHECK(!out.empty(), "device name '" << dev.name << "' has no letters or digits to name a table file");
   if (dev.is_cpu) out += "-" + std::to_string(dev.sms) + "t";
   return out + ".json";
+}
+
+Config measured_cublaslt_identity(const Problem& problem, int position) {
+  return cuda::cublaslt_identity(problem, position, kBenchOperandAlignment);
+}
+
+MigrationSummary migrate_cublaslt_names(const std::string& path, const DeviceInfo& dev, const IdentifyFn& identify) {
+  const Table table = Table::load(path);
+  SKINNYGEMM_CHECK(table.matches(dev), path << " is a table for '" << table.meta.gpu << "' with " << table.meta.sms
+                                            << " SMs, not for this device (" << dev.signature()
+                                            << "); its positions are cuBLASLt's order on that GPU: migrate it there");
+  SKINNYGEMM_CHECK(!table.meta.cublaslt.empty() && table.meta.cublaslt == dev.cublaslt_version,
+                   path << " was tuned with cuBLASLt '" << table.meta.cublaslt << "' and this process runs "
+                        << dev.cublaslt_version << "; its positions are that version's heuristic order, so only "
+                        << "that version can migrate them (or tune the table again)");
+  const IdentifyFn& find = identify ? identify : IdentifyFn(measured_cublaslt_identity);
+  MigrationSummary s;
+  s.entries = table.entries.size();
+  Table migrated;
+  migrated.meta = table.meta;  // save_merge writes this meta: the table keeps its own
+  for (const auto& [key, entry] : table.entries) {
+    if (!names_position(entry.config)) continue;
+    ++s.positional;
+    const Problem p{key.m, key.n, key.k, key.dtype};
+    try {
+      TableEntry named = entry;
+      named.config = find(p, entry.config.algo);
+      migrated.put(key, named);
+    } catch (const Error& e) {  // one entry cuBLASLt no longer lists must not keep the others positional
+      s.failures.push_back(p.str() + " " + entry.config.name() + ": " + e.what());
+    }
+  }
+  s.migrated = migrated.entries.size();
+  if (s.migrated > 0) migrated.save_merge(path);
+  return s;
 }
 
 }  // namespace skinnygemm::tune

@@ -43,7 +43,8 @@ struct TuneOptions {
   Backend backend = Backend::Auto;
   // Comma list of globs over config names ("mma_m8_*,simt_*"); empty = every listed config of the backend's
   // families (CPU: cpu_*; GPU: every kernel family, mma_*, bulk_*, reg_*, simt_*). On a GPU cuBLASLt
-  // (default and cublaslt_a0..a7) is always measured too: it is what the margin is measured against.
+  // (default and cublaslt_a0..a7) is always measured too: it is what the margin is measured against. A
+  // cublaslt_a<i> pick is stored by its identity (measured_cublaslt_identity).
   std::string candidates;
   int samples = 5;
   int replays = 20;
@@ -135,5 +136,27 @@ std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneR
 // "nvidia-h200.json" for "NVIDIA H200"; the CPU's file names its thread count ("cpu-2t.json") because a table
 // matches a CPU only with the same count.
 std::string table_file_name(const DeviceInfo& device);
+
+// The identity (a cublaslt_id... config) of cuBLASLt's heuristic answer at position for problem on the bench's
+// operands (kBenchOperandAlignment): what a measured cublaslt_a<position> ran. tune_problem stores cuBLASLt picks
+// by it, so that a table names the algorithm that was measured whatever order another cuBLASLt lists them in.
+Config measured_cublaslt_identity(const Problem& problem, int position);
+
+// Tables tuned before cuBLASLt picks were stored by identity name them by position (cublaslt_a<i>), which selection
+// skips. migrate_cublaslt_names rewrites each such entry of a table file as measured_cublaslt_identity of its
+// problem and position, and leaves every other entry as it is (merged into the file atomically, Table::save_merge).
+// Positions mean cuBLASLt's order on the table's GPU under the cuBLASLt version it records, so another device or
+// version is refused (Error naming both).
+struct MigrationSummary {
+  std::size_t entries = 0;            // in the file
+  std::size_t positional = 0;         // entries naming a cuBLASLt algorithm by position
+  std::size_t migrated = 0;           // of those, rewritten as identities
+  std::vector<std::string> failures;  // "<problem> <config>: <error>" per positional entry left as it was
+};
+// The identity at a position for a problem; tests inject fakes.
+using IdentifyFn = std::function<Config(const Problem& problem, int position)>;
+// identify empty = measured_cublaslt_identity.
+MigrationSummary migrate_cublaslt_names(const std::string& table_path, const DeviceInfo& device,
+                                        const IdentifyFn& identify);
 
 }  // namespace skinnygemm::tune

@@ -169,6 +169,26 @@ TEST(Cli, TableThatIsADirectoryIsNamed) {
   }
 }
 
+// --migrate-cublaslt-names asks cuBLASLt, so it needs the GPU; it measures nothing, so no measuring option goes with
+// it, while a measuring run still needs its shapes and Ms.
+TEST(Cli, MigrateCublasltNamesNeedsTheGpuAndNoMeasuringOption) {
+  TempDir dir;
+  const std::string table = (dir.path / "t.json").string();
+  CliResult r = run_cli("tune --backend cpu --migrate-cublaslt-names --table '" + table + "'");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--migrate-cublaslt-names asks cuBLASLt on the table's GPU, but this run has the cpu "
+                          "backend"),
+            std::string::npos)
+      << r.output;
+  r = run_cli("tune --migrate-cublaslt-names --shapes 8x8 --table '" + table + "'");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("excludes"), std::string::npos) << r.output;
+  r = run_cli("tune --backend cpu --m 1 --no-store");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("tune needs --shapes and --m"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(table));
+}
+
 // An output that cannot be written fails before the first measurement (a long run's results would be lost).
 TEST(Cli, UnwritableOutputsFailBeforeMeasuring) {
   TempDir dir;

@@ -1,0 +1,174 @@
+// Issue 17 on the GPU: a cuBLASLt algorithm named by identity runs what its heuristic position ran (the same bits),
+// one cuBLASLt rejects fails forced and falls back from a table, the tuner stores identities, and a table's
+// positional entries migrate to identities that selection then runs.
+#include <gmock/gmock.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/gpu_util.h"
+#include "backends/cuda/cublaslt.h"
+#include "lab/bench.h"
+#include "lab/tuner.h"
+#include "skinnygemm/plan.h"
+#include "skinnygemm/table.h"
+
+namespace skinnygemm::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Decode shapes of both dtypes, one with rows of y that are not 16-byte aligned (N % 8 != 0).
+const Problem kProblems[] = {{1, 2112, 7168, DType::BF16},
+                             {16, 4096, 7168, DType::BF16},
+                             {5, 9999, 2048, DType::FP16},
+                             {64, 7168, 2048, DType::BF16}};
+
+// y of one run of config on the operands (cudaMalloc'd: 256-byte aligned, as the bench's).
+struct Operands {
+  explicit Operands(const Problem& p)
+      : problem(p), host(random_operands(p, 17)), x(host.x), w(host.w), y(matrix_elems(p.m, p.n, p.y_stride())) {}
+  std::vector<uint16_t> run(const Options& o) {
+    cudaMemset(y.get(), 0xFF, matrix_elems(problem.m, problem.n, problem.y_stride()) * 2);
+    gemm(problem, x.get(), w.get(), y.get(), o);
+    cudaDeviceSynchronize();
+    return y.download(matrix_elems(problem.m, problem.n, problem.y_stride()));
+  }
+  std::vector<uint16_t> run(const std::string& config) {
+    Options o;
+    o.backend = Backend::Cuda;
+    o.config = config;
+    return run(o);
+  }
+  Problem problem;
+  HostOperands host;
+  DeviceArray x, w, y;
+};
+
+Table table_on_this_gpu(const std::string& path) {
+  Table t;
+  t.meta = Table::meta_for(cuda::device_info());
+  t.path = path;
+  return t;
+}
+
+TEST(GpuCublasltIdentity, EachPositionsIdentityRunsTheSameBits) {
+  SKIP_WITHOUT_GPU();
+  for (const Problem& p : kProblems) {
+    Operands ops(p);
+    const int count = cuda::cublaslt_algo_count(p, ops.x.get(), ops.w.get(), ops.y.get());
+    ASSERT_GT(count, 0) << p.str();
+    for (int i = 0; i < count; ++i) {
+      const std::string position = "cublaslt_a" + std::to_string(i);
+      const Config identity = cuda::cublaslt_identity(p, i, tune::kBenchOperandAlignment);
+      ASSERT_TRUE(identity.lt_identity.named()) << position << " " << p.str();
+      EXPECT_EQ(Config::parse(identity.name()), identity);
+      const std::vector<uint16_t> by_position = ops.run(position);
+      EXPECT_TRUE(by_position == ops.run(identity.name()))
+          << identity.name() << " (" << position << ") gave other bits on " << p.str();
+    }
+    EXPECT_EQ(cuda::cublaslt_identity(p, -1, tune::kBenchOperandAlignment),
+              cuda::cublaslt_identity(p, 0, tune::kBenchOperandAlignment));  // the default is position 0
+    EXPECT_THROW(cuda::cublaslt_identity(p, count, tune::kBenchOperandAlignment), Error);
+  }
+}
+
+// No algorithm 99999: forced, the call fails naming the config and the problem; from a table, the plan runs
+// cuBLASLt's default instead, with one warning.
+TEST(GpuCublasltIdentity, AnIdentityCublasltRejectsFailsForcedAndFallsBackFromATable) {
+  SKIP_WITHOUT_GPU();
+  const std::string bogus = "cublaslt_id99999_t0_s0_k1_r0_w0_o0_c0_i0";
+  const Problem p = kProblems[0];
+  Operands ops(p);
+  try {
+    ops.run(bogus);
+    ADD_FAILURE() << bogus << " ran";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("config " + bogus + " cannot run " + p.str()));
+    EXPECT_THAT(e.what(), HasSubstr("cublasLtMatmulAlgoInit"));
+  }
+  Table t = table_on_this_gpu("bogus-identity.json");
+  for (const int64_t m : {p.m, p.m + 1})
+    t.put(TableKey{p.dtype, p.n, p.k, m}, TableEntry{Config::parse(bogus), 1.0, 2.0});
+  clear_selection_cache();
+  Options o;
+  o.backend = Backend::Cuda;
+  o.table = &t;
+  ::testing::internal::CaptureStderr();
+  const Choice c = Plan(p, o).choice();
+  const Choice next = Plan(Problem{p.m + 1, p.n, p.k, p.dtype}, o).choice();
+  const std::vector<uint16_t> from_table = ops.run(o);
+  const std::string warned = ::testing::internal::GetCapturedStderr();
+  for (const Choice& ch : {c, next}) {
+    EXPECT_EQ(ch.source, Source::Fallback) << ch.reason;
+    EXPECT_EQ(ch.config.name(), "cublaslt");
+    EXPECT_THAT(ch.reason.str(), HasSubstr("table entry " + bogus + " cannot run here"));
+  }
+  EXPECT_THAT(warned, HasSubstr("warning: table entry " + bogus + " cannot run here, cuBLASLt's default runs"));
+  EXPECT_EQ(warned.find("warning"), warned.rfind("warning")) << warned;
+  EXPECT_TRUE(from_table == ops.run("cublaslt"));
+  clear_selection_cache();
+}
+
+// The tuner measures positions but stores what ran: a cublaslt_a1 win is stored as that algorithm's identity.
+TEST(GpuCublasltIdentity, TheTunerStoresAPositionalWinByIdentity) {
+  SKIP_WITHOUT_GPU();
+  const Problem p{4, 2112, 7168, DType::BF16};
+  tune::TuneOptions o;
+  o.backend = Backend::Cuda;
+  o.candidates = "none";  // cuBLASLt only: it is measured whatever the glob
+  o.measure = [](const Problem& q, const tune::BenchOptions& bo) {
+    tune::BenchRow r;
+    r.problem = q, r.config = bo.config, r.checked = true;
+    r.us = bo.config == "cublaslt_a1" ? 8.0 : 10.0;
+    return r;
+  };
+  const tune::TuneResult r = tune::tune_problem(p, o);
+  EXPECT_EQ(r.rows[r.stored].config, "cublaslt_a1") << r.reason;
+  EXPECT_EQ(r.entry.config, cuda::cublaslt_identity(p, 1, tune::kBenchOperandAlignment)) << r.entry.config.name();
+}
+
+// A tiny table tuned with positions: migrated on this GPU, its entries are identities that selection runs, with
+// the bits of the positions they replace.
+TEST(GpuCublasltIdentity, MigratedTableRunsWhatItsPositionsRan) {
+  SKIP_WITHOUT_GPU();
+  const std::filesystem::path dir = fresh_test_dir("gpu_migrate");
+  const std::string path = (dir / "tuned-by-position.json").string();
+  const std::pair<Problem, int> positional[] = {{kProblems[0], 1}, {kProblems[2], 0}};
+  Table t = table_on_this_gpu(path);
+  for (const auto& [p, i] : positional)
+    t.put(TableKey{p.dtype, p.n, p.k, p.m}, TableEntry{Config::parse("cublaslt_a" + std::to_string(i)), 5.0, 6.0});
+  t.put(TableKey{DType::BF16, 144, 7168, 1}, TableEntry{Config::parse("cublaslt"), 6.0, 6.0});
+  t.save_merge(path);
+
+  const tune::MigrationSummary s = tune::migrate_cublaslt_names(path, cuda::device_info(), {});
+  EXPECT_EQ(s.entries, 3u);
+  EXPECT_EQ(s.positional, 2u);
+  EXPECT_EQ(s.migrated, 2u);
+  EXPECT_TRUE(s.failures.empty()) << s.failures[0];
+
+  const Table migrated = Table::load(path);
+  EXPECT_EQ(migrated.find(DType::BF16, 144, 7168, 1)->config.name(), "cublaslt");
+  clear_selection_cache();
+  for (const auto& [p, i] : positional) {
+    const auto e = migrated.find(p.dtype, p.n, p.k, p.m);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_TRUE(e->config.lt_identity.named()) << e->config.name();
+    Operands ops(p);
+    Options o;
+    o.backend = Backend::Cuda;
+    o.table = &migrated;
+    const std::vector<uint16_t> from_table = ops.run(o);
+    const Choice c = gemm(p, ops.x.get(), ops.w.get(), ops.y.get(), o);
+    EXPECT_EQ(c.source, Source::Table) << c.reason;
+    EXPECT_EQ(c.config, e->config);
+    EXPECT_TRUE(from_table == ops.run("cublaslt_a" + std::to_string(i))) << e->config.name() << " on " << p.str();
+  }
+  clear_selection_cache();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace skinnygemm::test
