@@ -133,10 +133,8 @@ double time_ops_alone(StepExecutor& ex, StepDevice& dev, const std::vector<std::
   return dev.time(launch_all, samples).median_us / static_cast<double>(reps * count);
 }
 
-double step_tolerance(DType dtype) { return dtype == DType::BF16 ? 8e-3 : 2e-3; }
-
 double check_op(StepDevice& dev, const StepModel& model, const StepOp& op, int64_t m, const std::string& what) {
-  const double tolerance = step_tolerance(model.dtype);
+  const double tolerance = model.dtype == DType::BF16 ? 8e-3 : 2e-3;
   double worst = 0;
   for (const StepSegment& s : op.segments) {
     const Problem p{m, s.n, s.k, model.dtype, model.buffers[op.x.buffer].width, s.k, s.n};

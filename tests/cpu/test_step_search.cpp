@@ -22,7 +22,8 @@ TEST(StepSearch, NameDistanceCountsTheTokensThatDiffer) {
   EXPECT_EQ(name_distance("cpu_r2", "cpu_r8"), 1);
 }
 
-TEST(StepSearch, CpuSearchCoversEveryShapeAndKeepsOrPicksATrial) {
+// Selection's picks on a scaled step at M = 1 and 3, every CPU config a candidate, one sample per timing.
+StepSearchOptions cpu_search_options() {
   StepSearchOptions o;
   o.backend = Backend::Cpu;
   o.base = StepVariant::Skinny;
@@ -31,6 +32,11 @@ TEST(StepSearch, CpuSearchCoversEveryShapeAndKeepsOrPicksATrial) {
   o.candidates = "cpu_*";
   o.distance = kAnyDistance;
   o.samples = 1;
+  return o;
+}
+
+TEST(StepSearch, CpuSearchCoversEveryShapeAndKeepsOrPicksATrial) {
+  const StepSearchOptions o = cpu_search_options();
   const StepSearchReport rep = search_step(o);
   const StepModel model = build_step_model("kimi_k3", 8, o.scale);
   std::map<std::pair<int64_t, int64_t>, int> launches;
@@ -118,14 +124,7 @@ struct Scripted {
 // Call 0 times the base step, call 1 the first shape's incumbent, calls 2.. its trials, then (when a trial beat the
 // margin) four confirmation timings (incumbent, winner, winner, incumbent), then its time alone.
 Scripted run_scripted(const std::function<double(int call, int trials)>& script) {
-  StepSearchOptions o;
-  o.backend = Backend::Cpu;
-  o.base = StepVariant::Skinny;
-  o.scale = 1.0 / 64;
-  o.ms = {1, 3};
-  o.candidates = "cpu_*";
-  o.distance = kAnyDistance;
-  o.samples = 1;
+  const StepSearchOptions o = cpu_search_options();
   const StepModel model = build_step_model("kimi_k3", 8, o.scale);
   const auto cpu = make_cpu_step_device(model, 3);
   // The first shape searched: the most weight bytes per step; its trials are every CPU config but the base.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "kernels/tma/tma_family.h"
+#include "lab/device_presets.h"
 #include "kernels/tma/tma_shape.h"
 #include "skinnygemm/error.h"
 #include "skinnygemm/select.h"
@@ -15,15 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-DeviceInfo h200() {
-  DeviceInfo d;
-  d.is_cpu = false;
-  d.name = "NVIDIA H200";
-  d.sms = 132;
-  d.cc_major = 9;
-  d.smem_per_block_optin = 227 * 1024;
-  return d;
-}
+DeviceInfo h200() { return tune::device_preset("h200"); }
 
 TEST(TmaFamily, NamesParseToTheirFieldsAndRoundTrip) {
   const Config s = Config::parse("tma_m16_r64_b2_s4_c2_u8");
