@@ -110,6 +110,8 @@ Json point_json(const models::Projection& shape, const Problem& p, const DeviceI
     pick.source = Source::Fallback;
     pick.reason = "fallback: no kernel config runs " + p.str() + " here";
   }
+  Choice scored = pick;  // the scored models' own pick, where a family's structural rules took the point
+  if (!scored_heuristic_choice_among(p, dev, runnable, &scored)) scored.config = Config::parse("cublaslt");
   Json candidates = Json::array();
   std::map<std::string, ScoredConfig> family_best;  // what the heuristic would pick if it scored one family
   for (const ScoredConfig& s : scored_configs(p, dev, runnable)) {
@@ -131,6 +133,7 @@ Json point_json(const models::Projection& shape, const Problem& p, const DeviceI
   j["source"] = source_name(pick.source);
   j["pick_us"] = predicted_us(pick.config, p, dev);
   j["reason"] = pick.reason.str();
+  j["scored_pick"] = scored.config.name();
   j["best"] = best;
   j["candidates"] = candidates;
   return j;

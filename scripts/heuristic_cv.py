@@ -285,7 +285,7 @@ def write_measured_points(path, pts, dump):
                 d = pts.get((n, k, m))
                 if d is None:
                     continue
-                name = dump["points"][(n, k, m)]["pick"]
+                name = dump["points"][(n, k, m)]["scored_pick"]
                 if name not in d:
                     continue
                 f.write(f'{{{{{m}, {n}, {k}, DType::BF16}}, "{name}", {d[name]:.3f}, {min(d.values()):.3f}, '
@@ -306,7 +306,7 @@ def main():
     lt_pts = load_lt(pts, args.lt_reports)
     print(f"{len(pts)} points, {sum(len(d) for d in pts.values())} measured candidates, {len(lt_pts)} cuBLASLt points")
     print(f"the library's picks ({dump['device']['from']}; constants fitted to these points: not a held-out "
-          "judgement):", judge({p: dump["points"][p]["pick"] for p in pts}, pts))
+          "judgement):", judge({p: dump["points"][p]["scored_pick"] for p in pts}, pts))
     if args.measured_points:
         write_measured_points(args.measured_points, pts, dump)
     check_model_names(dump["heuristic"]["models"])

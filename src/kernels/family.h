@@ -84,6 +84,10 @@ struct FamilyDescriptor {
   // The config a forced name of the family alone ("tma") stands for on this problem and device; null: the name
   // alone is not a config.
   Config (*first_cut)(const Problem& problem, const DeviceInfo& device);
+  // The heuristic's pick of the family by structural rules (no scoring), with a one-line reason; false where the
+  // family leaves the problem to the scored heuristic. The GPU heuristic asks these first, in registry order, and
+  // takes the first pick its caller can run. Null: the family has no such rules.
+  bool (*structural_pick)(const Problem& problem, const DeviceInfo& device, Config* pick, std::string* reason);
 };
 
 // The registry, in Family order.

@@ -75,6 +75,10 @@ bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::func
 // heuristic` passes fits_shape() in builds without the kernels: the picks of a build with every instance.
 bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
                             const std::function<bool(const Config&)>& runnable, Choice* out);
+// The same without the families' structural rules (FamilyDescriptor::structural_pick): the scored heuristic alone,
+// what `skinnygemm heuristic` dumps as scored_pick for the offline fit of the scored models.
+bool scored_heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
+                                   const std::function<bool(const Config&)>& runnable, Choice* out);
 
 // Registers per thread and dynamic shared memory per CTA the family's instance needs (estimates kept in step
 // with ptxas -v of the built instances; see docs/kernels.md). Shared memory may depend on M (bulk).

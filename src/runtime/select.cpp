@@ -63,9 +63,26 @@ Config forced_config(const std::string& name, const Problem& p, const DeviceInfo
 
 namespace {
 
-// The best scored kernel among the runnable configs, its prediction the reason.
+// A family's structural pick (FamilyDescriptor::structural_pick), the first in registry order that is runnable.
+bool structural_choice(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
+                       Choice* out) {
+  if (dev.is_cpu) return false;
+  for (const FamilyDescriptor* f : families()) {
+    Config pick;
+    std::string why;
+    if (!f->structural_pick || !f->structural_pick(p, dev, &pick, &why) || !runnable(pick)) continue;
+    out->config = pick;
+    out->source = Source::Heuristic;
+    out->reason = "heuristic: " + why;
+    return true;
+  }
+  return false;
+}
+
+// A structural pick, else the best scored kernel among the runnable configs, its prediction the reason.
 bool best_kernel_choice(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
                         Choice* out) {
+  if (structural_choice(p, dev, runnable, out)) return true;
   double us = 0;
   if (!best_scored_config(p, dev, runnable, &out->config, &us)) return false;
   out->source = Source::Heuristic;
@@ -81,6 +98,8 @@ bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Ch
 
 bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
                             const std::function<bool(const Config&)>& runnable, Choice* out) {
+  // A family's structural rules decide against cuBLASLt themselves (tma_family.h: measured where they apply).
+  if (structural_choice(p, dev, runnable, out)) return true;
   if (!best_kernel_choice(p, dev, runnable, out)) {
     // On a GPU where some kernel could run but none is scored (e.g. K too short for every scored split),
     // cuBLASLt is the heuristic's pick; where no kernel can run at all, selection falls back.
@@ -112,6 +131,12 @@ bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
     }
   }
   return true;
+}
+
+bool scored_heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
+                                   const std::function<bool(const Config&)>& runnable, Choice* out) {
+  return heuristic_choice_among(
+      p, dev, [&](const Config& c) { return !family(c.family).structural_pick && runnable(c); }, out);
 }
 
 bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {

@@ -16,11 +16,12 @@
 namespace skinnygemm {
 namespace {
 
-// select.cpp's GPU heuristic on the H200's facts, as a build holding every kernel instance picks.
+// select.cpp's scored GPU heuristic (without the TMA family's structural pick: test_structural_pick.cpp) on the
+// H200's facts, as a build holding every kernel instance picks.
 std::string heuristic_pick(const Problem& p) {
   const DeviceInfo dev = tune::device_preset("h200");
   Choice choice;
-  if (!heuristic_choice_among(p, dev, [&](const Config& c) { return fits_shape(c, p, dev); }, &choice))
+  if (!scored_heuristic_choice_among(p, dev, [&](const Config& c) { return fits_shape(c, p, dev); }, &choice))
     return "cublaslt";  // the fallback
   return choice.config.name();
 }

@@ -82,9 +82,13 @@ void expect_library_points(const nlohmann::ordered_json& points, const DeviceInf
       EXPECT_EQ(candidates[i].at("registers"), estimated_registers(scored[i].config)) << p.str();
       EXPECT_EQ(candidates[i].at("smem_bytes"), smem_bytes(scored[i].config, p)) << p.str();
     }
-    if (want.config.family != Family::Cublaslt) {
-      EXPECT_EQ(point.at("best").at(family(want.config.family).name).at("config"), point.at("pick"))
-          << p.str() << ": the pick is its family's best";
+    Choice scored_pick;
+    if (!scored_heuristic_choice_among(p, dev, runnable(p, dev), &scored_pick))
+      scored_pick.config = Config::parse("cublaslt");
+    EXPECT_EQ(point.at("scored_pick"), scored_pick.config.name()) << p.str();
+    if (scored_pick.config.family != Family::Cublaslt) {
+      EXPECT_EQ(point.at("best").at(family(scored_pick.config.family).name).at("config"), point.at("scored_pick"))
+          << p.str() << ": the scored pick is its family's best";
     }
   }
 }
@@ -131,12 +135,16 @@ TEST(HeuristicDump, PicksAndConstantsAreTheLibrarysForThePresetsFacts) {
   const auto& points = j.at("points");
   ASSERT_EQ(points.size(), 20u);
   expect_library_points(points, dev);
-  std::vector<std::string> picks;
-  for (const auto& point : points) picks.push_back(point.at("pick").get<std::string>() + "/" +
-                                                   point.at("source").get<std::string>());
-  // Not a vacuous comparison: both families, cuBLASLt by the margin, and the fallback are among the picks.
-  EXPECT_THAT(picks, ::testing::Contains(::testing::StartsWith("bulk_")));
-  EXPECT_THAT(picks, ::testing::Contains(::testing::StartsWith("reg_")));
+  std::vector<std::string> picks, scored_picks;
+  for (const auto& point : points) {
+    picks.push_back(point.at("pick").get<std::string>() + "/" + point.at("source").get<std::string>());
+    scored_picks.push_back(point.at("scored_pick").get<std::string>());
+  }
+  // Not a vacuous comparison: the TMA family's structural pick (M <= 16), both scored families, cuBLASLt by the
+  // margin, and the fallback are among the picks.
+  EXPECT_THAT(picks, ::testing::Contains(::testing::StartsWith("tma_")));
+  EXPECT_THAT(scored_picks, ::testing::Contains(::testing::StartsWith("bulk_")));
+  EXPECT_THAT(scored_picks, ::testing::Contains(::testing::StartsWith("reg_")));
   EXPECT_THAT(picks, ::testing::Contains("cublaslt/heuristic"));
   EXPECT_THAT(picks, ::testing::Contains("cublaslt/fallback"));
 }

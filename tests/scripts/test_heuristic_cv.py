@@ -3,7 +3,7 @@
 H200's facts at a few points and a *synthetic* tune file (made-up times: the dump's predictions with a
 deterministic error, written to a temporary folder, never committed as results).
 
-- The dump's picks are judged at every tune point; the fitted model reproduces the dump's predictions; the
+- The dump's scored picks are judged at every tune point; the fitted model reproduces the dump's predictions; the
   refit's cross-validation and --constants run, the constants under the dump's names; --measured-points writes
   one row per point of its shapes.
 - Refused, naming what is wrong: a dump whose constants the formulas do not reproduce, one with a constant the
@@ -85,7 +85,7 @@ def main(cli, script):
                       for line in r.stdout.splitlines()), f"no fitted {key} constants by name:\n{out}")
         rows = open(inc_path).read().splitlines()[1:] if os.path.exists(inc_path) else []
         check(len(rows) == 30, f"--measured-points wrote {len(rows)} rows, expected 30")
-        picks = {(p["m"], p["n"], p["k"]): p["pick"] for p in dump["points"]}
+        picks = {(p["m"], p["n"], p["k"]): p["scored_pick"] for p in dump["points"]}
         check(all(f'"{picks[(p["m"], p["n"], p["k"])]}"' in "\n".join(rows) for p in dump["points"]),
               "--measured-points rows are not the dump's picks")
 

@@ -59,6 +59,6 @@ extern const FamilyDescriptor cpu_family{"cpu", /*gpu=*/false, /*kernel=*/true, 
                                          parse, print, listed_rows, /*storable=*/nullptr,
                                          supports, /*fits_shape=*/nullptr, no_smem, no_registers,
                                          estimate_cpu, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
-                                         /*fitted_constants=*/nullptr, /*device=*/nullptr, /*first_cut=*/nullptr};
+                                         /*fitted_constants=*/nullptr, /*device=*/nullptr, /*first_cut=*/nullptr, /*structural_pick=*/nullptr};
 
 }  // namespace skinnygemm

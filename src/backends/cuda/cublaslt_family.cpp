@@ -167,6 +167,6 @@ extern const FamilyDescriptor cublaslt_family{"cublaslt", /*gpu=*/true, /*kernel
                                               supports, /*fits_shape=*/nullptr, no_smem, no_registers,
                                               lt_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
                                               lt_constants, SKINNYGEMM_DEVICE_HALF(cuda::cublaslt_device),
-                                              /*first_cut=*/nullptr};
+                                              /*first_cut=*/nullptr, /*structural_pick=*/nullptr};
 
 }  // namespace skinnygemm

@@ -104,6 +104,6 @@ extern const FamilyDescriptor bulk_family{"bulk", /*gpu=*/true, /*kernel=*/true,
                                           tiled_supports, bulk_fits_shape, bulk_smem_bytes, bulk_registers,
                                           bulk_estimate, bulk_heuristic_scores, /*single_wave=*/true,
                                           bulk_constants, SKINNYGEMM_DEVICE_HALF(cuda::bulk_device),
-                                          /*first_cut=*/nullptr};
+                                          /*first_cut=*/nullptr, /*structural_pick=*/nullptr};
 
 }  // namespace skinnygemm

@@ -47,6 +47,6 @@ extern const FamilyDescriptor mma_family{"mma", /*gpu=*/true, /*kernel=*/true, &
                                          tiled_supports, mma_fits_shape, mma_smem_bytes, mma_registers,
                                          mma_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
                                          /*fitted_constants=*/nullptr, SKINNYGEMM_DEVICE_HALF(cuda::mma_device),
-                                         /*first_cut=*/nullptr};
+                                         /*first_cut=*/nullptr, /*structural_pick=*/nullptr};
 
 }  // namespace skinnygemm

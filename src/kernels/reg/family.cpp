@@ -106,6 +106,6 @@ extern const FamilyDescriptor reg_family{"reg", /*gpu=*/true, /*kernel=*/true, &
                                          tiled_supports, reg_fits_shape, reg_smem_bytes, reg_registers,
                                          reg_estimate, reg_heuristic_scores, /*single_wave=*/false,
                                          reg_constants, SKINNYGEMM_DEVICE_HALF(cuda::reg_device),
-                                         /*first_cut=*/nullptr};
+                                         /*first_cut=*/nullptr, /*structural_pick=*/nullptr};
 
 }  // namespace skinnygemm

@@ -41,6 +41,6 @@ extern const FamilyDescriptor simt_family{"simt", /*gpu=*/true, /*kernel=*/true,
                                          tiled_supports, simt_fits_shape, simt_smem_bytes, simt_registers,
                                          simt_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
                                          /*fitted_constants=*/nullptr, SKINNYGEMM_DEVICE_HALF(cuda::simt_device),
-                                         /*first_cut=*/nullptr};
+                                         /*first_cut=*/nullptr, /*structural_pick=*/nullptr};
 
 }  // namespace skinnygemm

@@ -129,6 +129,6 @@ extern const FamilyDescriptor tma_family{"tma", /*gpu=*/true, /*kernel=*/true, &
                                          tiled_supports, tma_fits_shape, tma_smem_bytes, tma_registers,
                                          tma_estimate, /*heuristic_scores=*/nullptr, /*single_wave=*/false,
                                          /*fitted_constants=*/nullptr, SKINNYGEMM_DEVICE_HALF(cuda::tma_device),
-                                         tma_first_cut};
+                                         tma_first_cut, tma::structural_pick};
 
 }  // namespace skinnygemm

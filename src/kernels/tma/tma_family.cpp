@@ -1,6 +1,7 @@
 #include "kernels/tma/tma_family.h"
 
 #include <climits>
+#include <cstdio>
 
 #include "kernels/tma/tma_shape.h"
 
@@ -65,6 +66,49 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
   c.ctas_per_sm = 2;
   c.min_units = 1;
   return c;
+}
+
+namespace {
+
+// The grid a config gives on p: {row tiles, CTAs per row tile, CTAs} and the split's name.
+struct GridShape {
+  long long tiles = 0, per_tile = 0, ctas = 0;
+  const char* split = "";
+};
+
+GridShape grid_shape(const Config& c, const Problem& p, int sms) {
+  GridShape s;
+  if (c.lead >= 0) {
+    const Grid g = lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms);
+    s.tiles = g.tiles, s.per_tile = g.parts, s.ctas = g.ctas, s.split = "lead-split parts";
+  } else if (c.cluster >= 1) {
+    const Grid g = cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster);
+    s.tiles = g.tiles, s.per_tile = c.cluster, s.ctas = g.ctas, s.split = "cluster CTAs";
+  } else {
+    const Grid g = grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
+    s.tiles = g.tiles, s.per_tile = 0, s.ctas = g.ctas, s.split = "stream-K";
+  }
+  return s;
+}
+
+}  // namespace
+
+bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason) {
+  if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || p.m > 16 || dev.sms <= 0) return false;
+  *pick = first_cut_config(p, dev.sms);
+  const GridShape g = grid_shape(*pick, p, dev.sms);
+  char text[256];
+  const double kib_per_cta = static_cast<double>(p.weight_bytes()) / static_cast<double>(g.ctas) / 1024.0;
+  if (g.per_tile > 0)
+    std::snprintf(text, sizeof text, "tma structural pick %s: %lld row tiles of %d x %lld %s = %lld CTAs on %d "
+                  "two-per-SM slots, %.0f KiB of weights per CTA", pick->name().c_str(), g.tiles, pick->rows,
+                  g.per_tile, g.split, g.ctas, 2 * dev.sms, kib_per_cta);
+  else
+    std::snprintf(text, sizeof text, "tma structural pick %s: %lld row tiles of %d, %s over %lld CTAs on %d "
+                  "two-per-SM slots, %.0f KiB of weights per CTA", pick->name().c_str(), g.tiles, pick->rows, g.split,
+                  g.ctas, 2 * dev.sms, kib_per_cta);
+  *reason = text;
+  return true;
 }
 
 }  // namespace skinnygemm::tma

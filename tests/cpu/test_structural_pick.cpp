@@ -1,0 +1,89 @@
+// Issue 18: the GPU heuristic's structural pick of the TMA family (tma::structural_pick, select.cpp's
+// structural_choice), on fixed device facts and without a GPU: what it picks, where it leaves the point to the scored
+// heuristic, and that the pick follows the facts it is given (not a table, not a measurement).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernels/tma/tma_family.h"
+#include "lab/device_presets.h"
+#include "runtime/cost_model.h"
+#include "skinnygemm/select.h"
+
+namespace skinnygemm {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The heuristic as a build holding every instance picks (select.cpp's, supports() replaced by the shape arithmetic).
+Choice pick_on(const DeviceInfo& dev, int64_t m, int64_t n, int64_t k) {
+  const Problem p{m, n, k, DType::BF16};
+  Choice c;
+  if (!heuristic_choice_among(p, dev, [&](const Config& x) { return fits_shape(x, p, dev); }, &c))
+    c.config = Config::parse("cublaslt");
+  return c;
+}
+
+TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  struct Point {
+    int64_t m, n, k;
+    const char* pick;
+  };
+  // One of each rule of tma_family.h's first cut: the 8-CTA cluster (narrow and one wave), the lead split where only
+  // a cluster of two fits (a one-part tile at 7168 x 768), stream-K at 128 MiB and more, the 16-token tile.
+  const Point points[] = {
+      {1, 144, 7168, "tma_m8_r64_b2_s4_x8"},      {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
+      {16, 2112, 7168, "tma_m16_r64_b2_s3_x8"},   {4, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {12, 6288, 7168, "tma_m16_r64_b2_s4_c2_d6"},
+      {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"}, {5, 7168, 14336, "tma_m8_r64_b2_s4_c2_u1"},
+      {2, 1536, 128, "tma_m8_r64_b2_s4_c2_u1"},
+  };
+  for (const Point& pt : points) {
+    const Choice c = pick_on(h200, pt.m, pt.n, pt.k);
+    EXPECT_EQ(c.config.name(), pt.pick) << pt.n << "x" << pt.k << " m=" << pt.m;
+    EXPECT_EQ(c.source, Source::Heuristic);
+    EXPECT_THAT(c.reason.str(), HasSubstr("tma structural pick " + std::string(pt.pick)));
+    EXPECT_EQ(c.config.name(), pick_on(h200, pt.m, pt.n, pt.k).config.name()) << "stable across calls";
+  }
+  // The reason names the grid: 33 row tiles of 64 rows, clusters of 8, 264 CTAs on 2 x 132 slots.
+  EXPECT_THAT(pick_on(h200, 1, 2112, 7168).reason.str(),
+              HasSubstr("33 row tiles of 64 x 8 cluster CTAs = 264 CTAs on 264 two-per-SM slots"));
+  EXPECT_THAT(pick_on(h200, 1, 7168, 1536).reason.str(), HasSubstr("112 row tiles of 64 x 2 lead-split parts"));
+}
+
+TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  for (int64_t m : {17, 24, 32, 48, 64}) {
+    const Choice c = pick_on(h200, m, 2112, 7168);
+    EXPECT_NE(c.config.family, Family::Tma) << "m=" << m << ": " << c.config.name();
+    EXPECT_THAT(c.reason.str(), ::testing::Not(HasSubstr("structural")));
+  }
+  Config pick;
+  std::string why;
+  EXPECT_FALSE(tma::structural_pick(Problem{17, 2112, 7168, DType::BF16}, h200, &pick, &why));
+  // K % 8 != 0: the copy engine cannot take the rows, so the pick does not fit and the scored heuristic decides.
+  EXPECT_NE(pick_on(h200, 1, 2112, 7170).config.family, Family::Tma);
+  DeviceInfo ada = h200;
+  ada.cc_major = 8, ada.cc_minor = 9;  // the family is built for sm_90a only
+  EXPECT_FALSE(tma::structural_pick(Problem{1, 2112, 7168, DType::BF16}, ada, &pick, &why));
+  EXPECT_FALSE(tma::structural_pick(Problem{1, 2112, 7168, DType::BF16}, cpu_device_info(), &pick, &why));
+}
+
+TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
+  DeviceInfo half = tune::device_preset("h200");
+  half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits)
+  const Choice c = pick_on(half, 1, 2112, 7168);
+  EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s3_x4");
+  EXPECT_THAT(c.reason.str(), HasSubstr("= 132 CTAs on 132 two-per-SM slots"));
+  // The scored heuristic alone (what `skinnygemm heuristic` dumps as scored_pick) never takes the structural family.
+  Choice scored;
+  const Problem p{1, 2112, 7168, DType::BF16};
+  const DeviceInfo h200 = tune::device_preset("h200");
+  ASSERT_TRUE(scored_heuristic_choice_among(p, h200, [&](const Config& x) { return fits_shape(x, p, h200); }, &scored));
+  EXPECT_NE(scored.config.family, Family::Tma) << scored.config.name();
+}
+
+}  // namespace
+}  // namespace skinnygemm
