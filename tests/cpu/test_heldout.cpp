@@ -92,12 +92,20 @@ TEST(Heldout, FifthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
                                                      "model:heldout_third:tp1", "model:heldout_fourth:tp1"});
 }
 
+// The sixth set (models/heldout_sixth.json): written in session 9 (2026-12-01) for issue 18, before any
+// measurement on it; never to be tuned or stored in a table.
+TEST(Heldout, SixthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_sixth:tp1",
+                         {"model:heldout:tp1", "model:heldout_blind:tp1", "model:heldout_third:tp1",
+                          "model:heldout_fourth:tp1", "model:heldout_fifth:tp1"});
+}
+
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points).
 TEST(Heldout, NoShippedTableHasAHeldoutShape) {
   std::set<Shape> heldout;
   for (const char* set :
        {"model:heldout:tp1", "model:heldout_blind:tp1", "model:heldout_third:tp1", "model:heldout_fourth:tp1",
-        "model:heldout_fifth:tp1"})
+        "model:heldout_fifth:tp1", "model:heldout_sixth:tp1"})
     for (const models::Projection& p : models::parse_shapes(set)) heldout.insert({p.n, p.k});
   for (const auto& file : fs::directory_iterator(fs::path(SKINNYGEMM_SOURCE_DIR) / "tables")) {
     if (file.path().extension() != ".json") continue;
