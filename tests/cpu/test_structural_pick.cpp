@@ -31,10 +31,10 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
     int64_t m, n, k;
     const char* pick;
   };
-  // One of each rule of tma_family.h's first cut: the 8-CTA cluster (narrow and one wave), the lead split where only
+  // One of each rule of tma_family.h's first cut: the 8-CTA cluster (14 and 33 row tiles), the lead split where only
   // a cluster of two fits (a one-part tile at 7168 x 768), stream-K at 128 MiB and more, the 16-token tile.
   const Point points[] = {
-      {1, 144, 7168, "tma_m8_r64_b2_s4_x8"},      {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
+      {1, 896, 7168, "tma_m8_r64_b2_s4_x8"},      {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
       {16, 2112, 7168, "tma_m16_r64_b2_s3_x8"},   {4, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {12, 6288, 7168, "tma_m16_r64_b2_s4_c2_d6"},
       {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"}, {5, 7168, 14336, "tma_m8_r64_b2_s4_c2_u1"},
@@ -63,6 +63,11 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
   Config pick;
   std::string why;
   EXPECT_FALSE(tma::structural_pick(Problem{17, 2112, 7168, DType::BF16}, h200, &pick, &why));
+  // Narrow rows: 3 row tiles x a cluster of 8 is 24 CTAs on 132 SMs (2 MiB of weights): the stage ring decides.
+  EXPECT_FALSE(tma::structural_pick(Problem{1, 144, 7168, DType::BF16}, h200, &pick, &why));
+  EXPECT_EQ(pick_on(h200, 1, 144, 7168).config.family, Family::Bulk) << pick_on(h200, 1, 144, 7168).config.name();
+  // ... but under 1 MiB the family's lower fixed cost wins: 1536 x 128 is 24 stream-K CTAs.
+  EXPECT_TRUE(tma::structural_pick(Problem{1, 1536, 128, DType::BF16}, h200, &pick, &why));
   // K % 8 != 0: the copy engine cannot take the rows, so the pick does not fit and the scored heuristic decides.
   EXPECT_NE(pick_on(h200, 1, 2112, 7170).config.family, Family::Tma);
   DeviceInfo ada = h200;

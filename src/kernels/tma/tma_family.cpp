@@ -95,8 +95,14 @@ GridShape grid_shape(const Config& c, const Problem& p, int sms) {
 
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason) {
   if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || p.m > 16 || dev.sms <= 0) return false;
-  *pick = first_cut_config(p, dev.sms);
-  const GridShape g = grid_shape(*pick, p, dev.sms);
+  const Config first = first_cut_config(p, dev.sms);
+  const GridShape g = grid_shape(first, p, dev.sms);
+  // A grid on fewer than half the SMs streams at one ring per CTA; the scored families split such narrow rows over
+  // more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
+  // at M = 4: 2.38 vs 3.82; tune at 9d9b7ef), also in the whole step (the step search kept the stage ring for
+  // 144 x 7168 at 717be70). Under 1 MiB the fixed cost decides and the family's is lower (1536 x 128: 1.43 vs 1.93).
+  if (g.ctas < dev.sms / 2 && p.weight_bytes() >= (int64_t{1} << 20)) return false;
+  *pick = first;
   char text[256];
   const double kib_per_cta = static_cast<double>(p.weight_bytes()) / static_cast<double>(g.ctas) / 1024.0;
   if (g.per_tile > 0)
