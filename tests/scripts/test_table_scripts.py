@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ctest Scripts.TableScripts: scripts/bucket_study.py and scripts/table_take_m.py on small *synthetic* files
+"""ctest Scripts.TableScripts: scripts/bucket_study.py, table_take_m.py and table_drop_unjudged.py on small *synthetic* files
 (made-up times, written to a temporary folder, never committed as results).
 
 - bucket_study: a point between buckets is charged the time, at its own M, of the config stored for the bucket
@@ -81,6 +81,34 @@ def main(scripts):
         r = run(take, base, "--from", alien)
         check(r.returncode != 0 and "gpu differs" in (r.stdout + r.stderr), "another device's table refused",
               failures)
+
+        # table_drop_unjudged: an entry of another family where the dump's pick is structural is dropped; the
+        # structural family's own entries and points the heuristic scores are kept; a dump of another device or
+        # without the table's points is refused.
+        def dump(points, gpu="NVIDIA H200"):
+            return {"device": {"name": gpu, "sms": 132}, "points": [
+                {"dtype": "bf16", "n": n, "k": 256, "m": m, "pick": pick, "reason": reason}
+                for n, m, pick, reason in points]}
+        structural = "heuristic: tma structural pick tma_m8_x: ..."
+        json.dump(table([(100, 1, "cublaslt"), (100, 2, "tma_m8_y"), (100, 32, "cublaslt"), (200, 1, "bulk_m8_z")]),
+                  open(base, "w"))
+        dumped, alien_dump, short_dump = (os.path.join(tmp, f) for f in ("d.json", "ad.json", "sd.json"))
+        points = [(100, 1, "tma_m8_x", structural), (100, 2, "tma_m8_x", structural),
+                  (100, 32, "cublaslt", "heuristic: cuBLASLt predicted ..."), (200, 1, "bulk_m8_z", "heuristic: ...")]
+        json.dump(dump(points), open(dumped, "w"))
+        json.dump(dump(points, gpu="other"), open(alien_dump, "w"))
+        json.dump(dump(points[1:]), open(short_dump, "w"))
+        drop = os.path.join(scripts, "table_drop_unjudged.py")
+        pruned = os.path.join(tmp, "pruned.json")
+        r = run(drop, base, "--dump", dumped, "--out", pruned)
+        got = {(e["n"], e["m"]): e["config"] for e in json.load(open(pruned))["entries"]} if r.returncode == 0 else {}
+        check(got == {(100, 2): "tma_m8_y", (100, 32): "cublaslt", (200, 1): "bulk_m8_z"},
+              f"table_drop_unjudged kept {got}", failures)
+        check("dropped 1 cublaslt entries where the heuristic's structural pick is tma" in r.stdout,
+              f"table_drop_unjudged said {r.stdout!r}", failures)
+        for bad, why in ((alien_dump, "the dump is for other"), (short_dump, "not in the dump")):
+            r = run(drop, base, "--dump", bad, "--out", pruned)
+            check(r.returncode == 2 and why in r.stderr, f"table_drop_unjudged on a bad dump: {r.stderr!r}", failures)
     for f in failures:
         print("FAIL:", f)
     print("ok" if not failures else f"{len(failures)} failure(s)")
