@@ -1,11 +1,13 @@
 // `skinnygemm tune`: measure every candidate config per (shape, M) and merge the winners into a table
 // (lab/tuner.h, docs/tuning.md). Progress goes to stderr, one line per point; the summary to stdout.
+// --near-heuristic and --refine make the table a refinement of the heuristic (issue 18).
 // --heuristic-report with --no-store is the held-out evaluation of the heuristic (issue 4).
 // --migrate-cublaslt-names measures nothing: it renames a table's positional cuBLASLt entries by identity.
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +25,8 @@ struct TuneArgs {
   int samples = 5;
   int replays = 20;
   double margin = 0.03;
+  std::optional<int> near_heuristic;
+  bool refine = false;
   bool force = false;
   bool no_store = false;
   bool migrate_cublaslt_names = false;
@@ -53,13 +57,14 @@ void print_event(const tune::TuneEvent& ev) {
       std::cerr << point_text(ev) << ": " << ev.candidates << " candidates ..." << std::flush;
       break;
     case Kind::Skipped:
-      std::cerr << point_text(ev) << ": in the table (" << ev.message << "), skipped\n";
+      std::cerr << point_text(ev) << ": " << ev.message << ", skipped\n";
       break;
     case Kind::Failed:
       std::cerr << " FAILED: " << ev.message << "\n";
       break;
     case Kind::Stored:
-    case Kind::Measured: {
+    case Kind::Measured:
+    case Kind::Kept: {
       const tune::TuneResult& r = *ev.result;
       // The fastest kernel (not cuBLASLt) is what the reader wants to see against cuBLASLt.
       const tune::BenchRow* best = nullptr;
@@ -68,8 +73,13 @@ void print_event(const tune::TuneEvent& ev) {
       if (!best) best = &r.rows[r.stored];
       std::cerr << " best " << best->config << " " << fixed(best->us, 2) << " us";
       if (r.entry.cublaslt_us > 0) std::cerr << " (cuBLASLt " << fixed(r.entry.cublaslt_us, 2) << " us)";
-      std::cerr << (ev.kind == Kind::Stored ? " -> stored" : " -> would store");
-      if (r.entry.config.name() != best->config) std::cerr << " " << r.entry.config.name() << " (" << r.reason << ")";
+      if (ev.kind == Kind::Kept) {
+        std::cerr << " -> nothing stored, " << r.reason;  // "heuristic kept: <why>"
+        if (!ev.message.empty()) std::cerr << " (" << ev.message << ")";
+      } else {
+        std::cerr << (ev.kind == Kind::Stored ? " -> stored" : " -> would store");
+        if (r.entry.config.name() != best->config) std::cerr << " " << r.entry.config.name() << " (" << r.reason << ")";
+      }
       if (!r.rejected.empty()) std::cerr << "; " << r.rejected.size() << " rejected";
       std::cerr << "; heuristic " << r.heuristic.choice.config.name();
       if (r.heuristic.error.empty())  // the loss of this one point, as the report computes it
@@ -90,7 +100,7 @@ std::string tune_json(const tune::BenchMeta& meta, const tune::TuneSummary& s) {
   for (const tune::TuneResult& r : s.results)
     for (std::size_t i = 0; i < r.rows.size(); ++i) {
       rows.push_back(r.rows[i]);
-      stored.push_back(i == r.stored);
+      stored.push_back(i == r.stored && !r.heuristic_kept);
       const std::string entry = r.entry.config.name();
       stored_as.push_back(i == r.stored && entry != r.rows[i].config ? entry : "");
     }
@@ -133,6 +143,8 @@ int run_migrate(const TuneArgs& args) {
 int run_tune(const TuneArgs& args) {
   SKINNYGEMM_CHECK(!args.shapes.empty() && !args.m.empty(),
                    "tune needs --shapes and --m (unless --migrate-cublaslt-names)");
+  SKINNYGEMM_CHECK(!args.near_heuristic || *args.near_heuristic >= 0,
+                   "--near-heuristic " << *args.near_heuristic << ": expected a number of name tokens >= 0");
   const Backend backend = resolve_backend(parse_backend(args.backend));
   const DeviceInfo dev = device_info(backend);
   const auto shapes = models::parse_shapes(args.shapes);
@@ -164,6 +176,8 @@ int run_tune(const TuneArgs& args) {
   options.samples = args.samples;
   options.replays = args.replays;
   options.margin = args.margin;
+  options.near_heuristic = args.near_heuristic;
+  options.refine = args.refine;
   options.force = args.force;
   options.store = !args.no_store;
 
@@ -184,19 +198,24 @@ int run_tune(const TuneArgs& args) {
   if (backend == Backend::Cpu)
     std::cout << "NOTICE: CPU backend: no GPU was used; the table is for " << dev.signature()
               << " and the fastest cpu config is " << (args.no_store ? "picked" : "stored")
+              << (args.refine ? " where it beats the heuristic's pick by the margin" : "")
               << " (no cuBLASLt margin).\n";
   std::ostringstream margin;
-  margin << ", margin " << args.margin * 100 << "%";
+  if (backend != Backend::Cpu || args.refine) margin << ", margin " << args.margin * 100 << "%";
+  if (args.near_heuristic)
+    margin << ", candidates within " << *args.near_heuristic << " name tokens of the heuristic's pick";
+  if (args.refine) margin << ", refine (entries only where they beat the heuristic)";
   std::cout << "tune on " << dev.signature() << " (" << backend_name(backend) << "), " << dtype_name(dtype) << ", "
             << shapes.size() * ms.size() << " points, samples " << args.samples << " x " << args.replays
-            << (backend == Backend::Cpu ? "" : margin.str())
-            << (args.force ? ", force" : "") << "\ntable " << (args.no_store ? "none (--no-store)" : path) << std::endl;
+            << margin.str() << (args.force ? ", force" : "") << "\ntable "
+            << (args.no_store ? "none (--no-store)" : path) << std::endl;
 
   const tune::TuneSummary s = tune::tune_into_table(shapes, ms, dtype, options, path);
 
+  const tune::EntrySummary entries = tune::summarize_entries(s.results);
   std::size_t kernels = 0, rejected = 0;
   for (const tune::TuneResult& r : s.results) {
-    kernels += r.entry.config.family != Family::Cublaslt;
+    kernels += !r.heuristic_kept && r.entry.config.family != Family::Cublaslt;
     rejected += r.rejected.size();
   }
   if (args.no_store)
@@ -204,8 +223,18 @@ int run_tune(const TuneArgs& args) {
   else
     std::cout << "tuned " << s.tuned << ", skipped " << s.skipped << " (already in the table), failed " << s.failed
               << " of " << s.points << " points";
-  if (backend != Backend::Cpu) std::cout << "; stored " << kernels << " kernels, " << s.tuned - kernels << " cuBLASLt";
+  if (backend != Backend::Cpu)
+    std::cout << "; " << (args.no_store ? "would store " : "stored ") << kernels << " kernels, "
+              << entries.entries - kernels << " cuBLASLt";
   std::cout << "; " << rejected << " candidates rejected\n";
+  // What the table gains over the heuristic alone: the case for each entry it ships.
+  std::cout << "entries over the heuristic: " << entries.entries << " of " << s.tuned << " tuned points "
+            << (args.no_store ? "would get one" : "got one") << ", the heuristic kept at " << entries.heuristic_kept;
+  if (entries.gain_points)
+    std::cout << "; gain (heuristic us / entry us) geomean " << fixed(entries.gain_geomean, 3) << "x, max "
+              << fixed(entries.gain_max, 3) << "x (" << entries.gain_max_point << ") over the " << entries.gain_points
+              << " entries whose heuristic pick has a time";
+  std::cout << "\n";
   for (const std::string& f : s.failures) std::cout << "FAILED " << f << "\n";
   std::cout << "table " << (args.no_store ? "none: nothing stored (--no-store)" : path) << "\n";
   if (!args.heuristic_report.empty()) {
@@ -244,8 +273,17 @@ Command add_tune(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--replays", args->replays, "graph replays (GPU) or calls (CPU) per sample")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--margin", args->margin, "GPU: a kernel is stored only if this much faster than cuBLASLt")
+  sub->add_option("--margin", args->margin,
+                  "GPU: a kernel is stored only if this much faster than cuBLASLt; --refine: an entry only if this "
+                  "much faster than the heuristic's pick")
       ->check(CLI::Range(0.0, 0.99))->capture_default_str();
+  sub->add_option("--near-heuristic", args->near_heuristic,
+                  "measure per point only the heuristic's pick, the configs of its family and token tile within D "
+                  "name tokens of it (and matching --candidates), and cuBLASLt (default: off, every candidate)")
+      ->type_name("D");
+  sub->add_flag("--refine", args->refine,
+                "store an entry only where the winner beats the heuristic's pick by --margin in every sample; "
+                "elsewhere the heuristic stays (no entry)");
   sub->add_flag("--force", args->force, "re-measure points the table already has");
   CLI::Option* no_store = sub->add_flag("--no-store", args->no_store,
                                         "measure only: read and write no table (held-out shapes must stay out of it)");
@@ -259,7 +297,8 @@ Command add_tune(CLI::App& app) {
       "measure nothing: rewrite the table's cublaslt_a<i> entries as the identities of the algorithms cuBLASLt lists "
       "at those positions (on the table's GPU, under the cuBLASLt version it records)");
   for (const char* measuring : {"--shapes", "--m", "--dtype", "--candidates", "--samples", "--replays", "--margin",
-                                "--force", "--no-store", "--heuristic-report", "--json"})
+                                "--near-heuristic", "--refine", "--force", "--no-store", "--heuristic-report",
+                                "--json"})
     migrate->excludes(sub->get_option(measuring));
   return {sub, [args] { return args->migrate_cublaslt_names ? run_migrate(*args) : run_tune(*args); }};
 }

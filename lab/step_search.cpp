@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "kernels/family.h"
@@ -13,13 +12,6 @@
 namespace skinnygemm::tune {
 
 namespace {
-
-std::vector<std::string> tokens(const std::string& name) {
-  std::vector<std::string> out;
-  std::istringstream in(name);
-  for (std::string t; std::getline(in, t, '_');) out.push_back(t);
-  return out;
-}
 
 // The unfused ops of one GEMM shape.
 struct ShapeGroup {
@@ -163,21 +155,6 @@ class ShapeSearch {
 std::string shape_str(const Problem& p) { return std::to_string(p.n) + "x" + std::to_string(p.k); }
 
 }  // namespace
-
-int name_distance(const std::string& a, const std::string& b) {
-  const std::vector<std::string> ta = tokens(a), tb = tokens(b);
-  auto missing = [](const std::vector<std::string>& from, const std::vector<std::string>& in) {
-    std::multiset<std::string> left(in.begin(), in.end());
-    int n = 0;
-    for (const std::string& t : from) {
-      auto it = left.find(t);
-      if (it == left.end()) ++n;
-      else left.erase(it);
-    }
-    return n;
-  };
-  return std::max(missing(ta, tb), missing(tb, ta));
-}
 
 StepSearchReport search_step(const StepSearchOptions& o, const StepModel& model, StepDevice& dev) {
   const bool gpu = dev.memory().backend == Backend::Cuda;

@@ -11,8 +11,9 @@
 // capture first, its first op checked against the reference); the fastest is kept if it saves at least `margin`
 // of the step in a confirmation timed in ABBA order (incumbent, winner, winner, incumbent). Greedy, one pass.
 // Candidates: the configs `skinnygemm tune` would measure for the shape (tune_candidates over the globs) whose
-// names differ from the base config's in at most `distance` underscore tokens, cuBLASLt's default (GPU), and the
-// table's entry for the point if there is one (so that a kept base was judged against what selection had).
+// names differ from the base config's in at most `distance` underscore tokens (name_distance, lab/tuner.h),
+// cuBLASLt's default (GPU), and the table's entry for the point if there is one (so that a kept base was judged
+// against what selection had).
 #pragma once
 
 #include <cstdint>
@@ -85,9 +86,5 @@ StepSearchReport search_step(const StepSearchOptions& options, const StepModel& 
 // differ by less than the step's noise (at 717be70 the margin, 0.2% of 7.4 ms = 15 us, against alone
 // differences of 1-6 us on lm_head and the dense FFN), so its entry is left to the table tuned alone.
 Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, int min_launches = 2);
-
-// How many underscore-separated tokens a and b do not share (the larger of the two one-sided counts):
-// tma_m8_r64_b2_s4_x8 vs tma_m8_r64_b2_s3_x8 is 1, vs tma_m8_r32_b2_s7_c2_d9 is 4.
-int name_distance(const std::string& a, const std::string& b);
 
 }  // namespace skinnygemm::tune

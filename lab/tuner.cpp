@@ -1,5 +1,5 @@
 // tune::tune_problem / tune_into_table: measure candidates, reject wrong ones, store the winner by the margin
-// rule, merge into the table file after every point.
+// rule (with refine: only where it beats the heuristic's pick too), merge into the table file after every point.
 #include "lab/tuner.h"
 
 #include "kernels/family.h"
@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -24,6 +25,11 @@
 namespace skinnygemm::tune {
 
 namespace {
+
+// The operand alignment the candidates are listed for and the heuristic picks at: the bench's operands are at
+// least this aligned.
+constexpr int kCandidateAlignment = 16;
+constexpr double kEps = 1e-9;  // a margin compares ratios: 10.3 / 10 - 1 is not exactly 0.03 in binary
 
 std::vector<std::string> split_globs(const std::string& globs) {
   std::vector<std::string> out;
@@ -52,6 +58,17 @@ std::string us_text(double us) {
   os.precision(4);
   os << us << " us";
   return os.str();
+}
+
+// What selection runs at p without a table: the heuristic's pick, or the fallback where no kernel supports p.
+Choice untuned_choice(const Problem& p, const DeviceInfo& dev) {
+  return select(p, dev, nullptr, kCandidateAlignment);
+}
+
+void check_time(const BenchRow& r) {
+  SKINNYGEMM_CHECK(std::isfinite(r.us) && r.us > 0 && std::isfinite(r.spread) && r.spread >= 0,
+                   r.config << ": time " << r.us << " us, spread " << r.spread
+                            << "; expected a positive time and a spread >= 0");
 }
 
 bool is_cublaslt(const BenchRow& row) { return Config::parse(row.config).family == Family::Cublaslt; }
@@ -121,15 +138,62 @@ std::string point_name(const TuneResult& r) {
          std::to_string(p.m);
 }
 
+void check_near_heuristic(std::optional<int> distance) {
+  SKINNYGEMM_CHECK(!distance || *distance >= 0,
+                   "near-heuristic distance " << *distance << ": expected a number of name tokens >= 0");
+}
+
 void check_options(const TuneOptions& o) {
   SKINNYGEMM_CHECK(o.samples >= 1 && o.replays >= 1,
                    "samples " << o.samples << " and replays " << o.replays << " must both be >= 1");
   SKINNYGEMM_CHECK(o.margin >= 0 && o.margin < 1, "margin " << o.margin << " must be in [0, 1) (0.03 = 3%)");
+  check_near_heuristic(o.near_heuristic);
+}
+
+// TuneOptions::near_heuristic: the heuristic's pick, then those of `listed` (the kernels the globs name, and
+// cuBLASLt) that are cuBLASLt or of the pick's family at its token tile within distance name tokens of it.
+std::vector<Config> near_heuristic_candidates(const Problem& p, const DeviceInfo& dev,
+                                              const std::vector<Config>& listed, int distance) {
+  const Config pick = untuned_choice(p, dev).config;
+  const std::string pick_name = pick.name();
+  std::vector<Config> out{pick};
+  for (const Config& c : listed) {
+    const std::string name = c.name();
+    const bool near = c.family == pick.family && (!family(c.family).tiled || c.tile_m == pick.tile_m) &&
+                      name_distance(name, pick_name) <= distance;
+    if ((near || c.family == Family::Cublaslt) && name != pick_name && supports(c, p, dev, kCandidateAlignment))
+      out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::string> name_tokens(const std::string& name) {
+  std::vector<std::string> out;
+  std::istringstream in(name);
+  for (std::string t; std::getline(in, t, '_');) out.push_back(t);
+  return out;
 }
 
 }  // namespace
 
-std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, const std::string& globs) {
+int name_distance(const std::string& a, const std::string& b) {
+  const std::vector<std::string> ta = name_tokens(a), tb = name_tokens(b);
+  auto missing = [](const std::vector<std::string>& from, const std::vector<std::string>& in) {
+    std::multiset<std::string> left(in.begin(), in.end());
+    int n = 0;
+    for (const std::string& t : from) {
+      auto it = left.find(t);
+      if (it == left.end()) ++n;
+      else left.erase(it);
+    }
+    return n;
+  };
+  return std::max(missing(ta, tb), missing(tb, ta));
+}
+
+std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, const std::string& globs,
+                                    std::optional<int> near_heuristic) {
+  check_near_heuristic(near_heuristic);
   const std::vector<std::string> patterns = split_globs(globs);
   // Every kernel family of the device (GPU: all but cpu and cublaslt, so a new family is tuned once listed).
   std::vector<Config> listed;
@@ -143,6 +207,7 @@ std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, con
   SKINNYGEMM_CHECK(!listed.empty(), "--candidates '" << globs << "' matches no listed config of " << dev.name
                                                      << " (expected globs such as "
                                                      << (dev.is_cpu ? "cpu_r*" : "mma_m8_*,simt_*") << ")");
+  if (near_heuristic) return near_heuristic_candidates(p, dev, listed, *near_heuristic);
   // Only the smallest token tile of each family that holds M (among the configs the globs name): a larger
   // tile does the same streaming with more MMAs and x traffic (every H200 sweep of 2026-11-29: best m16 /
   // best m8 = 1.5x at M <= 8), and it cuts the candidates per point ~4x (docs/kernels.md). A glob that names
@@ -156,17 +221,14 @@ std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, con
   std::vector<Config> out;
   for (const Config& c : listed) {
     if (family(c.family).tiled && c.tile_m != smallest_tile(c.family)) continue;
-    if (supports(c, p, dev, 16)) out.push_back(c);
+    if (supports(c, p, dev, kCandidateAlignment)) out.push_back(c);
   }
   return out;
 }
 
 Decision decide(const std::vector<BenchRow>& rows, bool gpu, double margin) {
   SKINNYGEMM_CHECK(!rows.empty(), "no measured candidate to decide from");
-  for (const BenchRow& r : rows)
-    SKINNYGEMM_CHECK(std::isfinite(r.us) && r.us > 0 && std::isfinite(r.spread) && r.spread >= 0,
-                     r.config << ": time " << r.us << " us, spread " << r.spread
-                              << "; expected a positive time and a spread >= 0");
+  for (const BenchRow& r : rows) check_time(r);
   const std::size_t kernel = fastest(rows, [](const BenchRow& r) { return !is_cublaslt(r); });
   const std::size_t lt = fastest(rows, is_cublaslt);
   Decision d;
@@ -203,7 +265,6 @@ Decision decide(const std::vector<BenchRow>& rows, bool gpu, double margin) {
   const double gain = l.us / k.us - 1;
   const double worst = k.us * (1 + k.spread);  // >= the slowest sample: max - min <= spread * median
   const std::string versus = k.config + " " + us_text(k.us) + " vs " + l.config + " " + us_text(l.us);
-  constexpr double kEps = 1e-9;  // 10.3 / 10 - 1 is not exactly 0.03 in binary
   if (gain + kEps < margin) {
     store(lt_pick, versus + ": gain " + percent(gain) + " below the margin " + percent(margin));
   } else if (worst > l.us * (1 + kEps)) {
@@ -216,12 +277,29 @@ Decision decide(const std::vector<BenchRow>& rows, bool gpu, double margin) {
   return d;
 }
 
+std::optional<std::string> why_keep_heuristic(const BenchRow& winner, const BenchRow& heuristic, double margin) {
+  check_time(winner);
+  check_time(heuristic);
+  if (winner.config == heuristic.config) return "heuristic kept: its pick " + heuristic.config + " is the winner";
+  // The rule of decide() against cuBLASLt, now against the pick: a table entry must be a repeatable win over it.
+  const double gain = heuristic.us / winner.us - 1;
+  const double worst = winner.us * (1 + winner.spread);
+  const std::string versus = winner.config + " " + us_text(winner.us) + " vs the heuristic's " + heuristic.config +
+                             " " + us_text(heuristic.us);
+  if (gain + kEps < margin)
+    return "heuristic kept: " + versus + ": gain " + percent(gain) + " below the margin " + percent(margin);
+  if (worst > heuristic.us * (1 + kEps))
+    return "heuristic kept: " + versus + ": gain " + percent(gain) + " does not repeat (worst sample " +
+           us_text(worst) + " is slower than the heuristic's median)";
+  return std::nullopt;
+}
+
 TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
   validate(p);
   check_options(o);
   const Backend backend = resolve_backend(o.backend);
   const DeviceInfo dev = device_info(backend);
-  const std::vector<Config> candidates = tune_candidates(p, dev, o.candidates);
+  const std::vector<Config> candidates = tune_candidates(p, dev, o.candidates, o.near_heuristic);
   SKINNYGEMM_CHECK(!candidates.empty(), "no candidate matching '" << o.candidates << "' supports " << p.str()
                                                                   << " on " << dev.signature());
   const MeasureFn& measure = o.measure ? o.measure : MeasureFn(bench_problem);
@@ -252,7 +330,7 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
   // What an untuned shape would run: without a table, select() is heuristic_choice, else the fallback. It is
   // judged on the same protocol as the candidates; one they did not include is measured now.
   HeuristicPick& h = result.heuristic;
-  h.choice = select(p, dev, nullptr, 16);  // 16: the alignment the candidates were listed for
+  h.choice = untuned_choice(p, dev);
   const std::string pick = h.choice.config.name();
   const auto same = [&pick](const auto& x) { return x.config == pick; };
   const auto row = std::find_if(result.rows.begin(), result.rows.end(), same);
@@ -273,6 +351,14 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
   if (names_position(d.entry.config)) result.entry.config = measured_cublaslt_identity(p, d.entry.config.algo);
   result.stored = d.stored;
   result.reason = d.reason;
+  if (o.refine && h.error.empty()) {
+    if (std::optional<std::string> kept = why_keep_heuristic(result.rows[d.stored], h.row, o.margin)) {
+      result.heuristic_kept = true;
+      result.reason = std::move(*kept);
+    } else {
+      result.reason += "; beats the heuristic's " + pick + " " + us_text(h.row.us);
+    }
+  }
   return result;
 }
 
@@ -285,7 +371,7 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
   SKINNYGEMM_CHECK(!o.store || parent.empty() || fs::is_directory(parent),
                    "table folder '" << parent.string() << "' for '" << path << "' does not exist; create it first");
   // Checked before measuring anything: finding out after an hour of tuning wastes the hour.
-  Table known;  // without store: only this run's points, so that a repeated M is measured once
+  Table known;  // the file's entries (none without store)
   known.meta = Table::meta_for(dev);
   if (o.store && fs::exists(path)) {
     known = Table::load(path);
@@ -298,7 +384,9 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
   TuneSummary s;
   if (o.store) s.table_path = path;
   s.points = shapes.size() * ms.size();
-  std::set<TableKey> done;  // tuned in this run: a repeated M is not measured twice, even with force
+  // Tuned in this run, with what it decided: a repeated M is not measured twice, even with force, nor a point
+  // where refine kept the heuristic (it has no entry to find).
+  std::map<TableKey, std::string> done;
   std::size_t index = 0;
   for (const models::Projection& shape : shapes) {
     for (const int64_t m : ms) {
@@ -312,14 +400,17 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
       ev.problem.dtype = dtype;
       const TableKey key{dtype, shape.n, shape.k, m};
       const auto existing = known.find(dtype, shape.n, shape.k, m);
-      if (existing && (!o.force || done.count(key))) {
+      const auto repeated = done.find(key);
+      if (repeated != done.end() || (existing && !o.force)) {
         ev.kind = TuneEvent::Kind::Skipped;
-        ev.message = existing->config.name() + " " + us_text(existing->us);
+        ev.message = repeated != done.end()
+                         ? "tuned earlier in this run (" + repeated->second + ")"
+                         : "in the table (" + existing->config.name() + " " + us_text(existing->us) + ")";
         ++s.skipped;
         if (o.progress) o.progress(ev);
         continue;
       }
-      ev.candidates = tune_candidates(ev.problem, dev, o.candidates).size();
+      ev.candidates = tune_candidates(ev.problem, dev, o.candidates, o.near_heuristic).size();
       if (o.progress) o.progress(ev);
       TuneResult r;
       try {
@@ -334,17 +425,24 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
       }
       for (BenchRow& row : r.rows) row.name = shape.name;
       r.heuristic.row.name = shape.name;
-      if (o.store) {
-        Table one;
-        one.meta = Table::meta_for(dev);
-        one.put(key, r.entry);
-        one.save_merge(path);  // atomic; errors here (disk, a foreign file written meanwhile) end the run
+      if (r.heuristic_kept) {
+        done[key] = "heuristic kept";
+        // A table has no removal: an entry of the file that refine finds no better than the heuristic stays.
+        if (existing) ev.message = "the table's entry " + existing->config.name() + " stays";
+      } else {
+        if (o.store) {
+          Table one;
+          one.meta = Table::meta_for(dev);
+          one.put(key, r.entry);
+          one.save_merge(path);  // atomic; errors here (disk, a foreign file written meanwhile) end the run
+        }
+        done[key] = r.entry.config.name() + " " + us_text(r.entry.us);
       }
-      known.put(key, r.entry);
-      done.insert(key);
       ++s.tuned;
       s.results.push_back(std::move(r));
-      ev.kind = o.store ? TuneEvent::Kind::Stored : TuneEvent::Kind::Measured;
+      ev.kind = s.results.back().heuristic_kept ? TuneEvent::Kind::Kept
+                : o.store                       ? TuneEvent::Kind::Stored
+                                                : TuneEvent::Kind::Measured;
       ev.result = &s.results.back();
       if (o.progress) o.progress(ev);
     }
@@ -379,6 +477,28 @@ HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results) {
     const std::size_t mid = losses.size() / 2;
     s.median_loss = losses.size() % 2 ? losses[mid] : (losses[mid - 1] + losses[mid]) / 2;
   }
+  return s;
+}
+
+EntrySummary summarize_entries(const std::vector<TuneResult>& results) {
+  EntrySummary s;
+  double log_gains = 0;
+  for (const TuneResult& r : results) {
+    if (r.heuristic_kept) {
+      ++s.heuristic_kept;
+      continue;
+    }
+    ++s.entries;
+    if (!r.heuristic.error.empty()) continue;
+    const double gain = r.heuristic.row.us / r.entry.us;
+    if (s.gain_points == 0 || gain > s.gain_max) {
+      s.gain_max = gain;
+      s.gain_max_point = point_name(r);
+    }
+    log_gains += std::log(gain);
+    ++s.gain_points;
+  }
+  if (s.gain_points) s.gain_geomean = std::exp(log_gains / static_cast<double>(s.gain_points));
   return s;
 }
 
@@ -421,6 +541,15 @@ std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneR
                   {"worst_point", s.worst_point},
                   {"slower_than_cublaslt", s.slower_than_cublaslt},
                   {"cublaslt_points", s.cublaslt_points}};
+  const EntrySummary e = summarize_entries(results);
+  const auto gain = [&e](double value) { return e.gain_points ? ordered_json(json_round(value)) : ordered_json(); };
+  ordered_json& summary = j["summary"];
+  summary["entries"] = e.entries;
+  summary["heuristic_kept"] = e.heuristic_kept;
+  summary["entry_gain_points"] = e.gain_points;
+  summary["entry_gain_geomean"] = gain(e.gain_geomean);
+  summary["entry_gain_max"] = gain(e.gain_max);
+  summary["entry_gain_max_point"] = e.gain_max_point;
   return j.dump(1) + "\n";
 }
 

@@ -2,12 +2,14 @@
 // problem with the bench protocol (lab/bench.h), reject any whose output check fails, and store the winner
 // in a table. On a GPU a kernel is stored only where it beats the best cuBLASLt algorithm by a margin that
 // holds across samples; otherwise that cuBLASLt algorithm is stored, so a table entry is never a loss.
-// docs/tuning.md describes the rules and the command.
+// With TuneOptions::refine the table refines the heuristic (issue 18): a point gets an entry only where the winner
+// beats the heuristic's pick by the same kind of margin. docs/tuning.md describes the rules and the command.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +27,8 @@ struct TuneEvent {
     Measuring,  // about to measure `candidates` configs
     Stored,     // measured; result->entry was merged into the table file
     Measured,   // measured, nothing written: TuneOptions::store is off (result as for Stored)
-    Skipped,    // the table already has this point (resume) and force is off
+    Kept,       // measured; the heuristic's pick was kept (TuneOptions::refine), so nothing is written
+    Skipped,    // the table already has this point (resume) and force is off, or this run tuned it already
     Failed,     // no candidate passed (message says why); the run goes on
   };
   Kind kind = Kind::Measuring;
@@ -33,8 +36,9 @@ struct TuneEvent {
   std::string name;                  // the projection's name when it came from a model, else empty
   Problem problem;
   std::size_t candidates = 0;          // Measuring
-  const TuneResult* result = nullptr;  // Stored, Measured
-  std::string message;                 // Skipped: the entry already there; Failed: the error
+  const TuneResult* result = nullptr;  // Stored, Measured, Kept
+  std::string message;  // Skipped: why ("in the table (<entry>)"); Kept: the file's entry that stays (with force),
+                        // if any; Failed: the error
 };
 
 using MeasureFn = std::function<BenchRow(const Problem&, const BenchOptions&)>;
@@ -46,9 +50,19 @@ struct TuneOptions {
   // (default and cublaslt_a0..a7) is always measured too: it is what the margin is measured against. A
   // cublaslt_a<i> pick is stored by its identity (measured_cublaslt_identity).
   std::string candidates;
+  // Set: per point only the heuristic's pick (select without a table; measured whatever `candidates` says), the
+  // configs of its family at its token tile whose names differ from it in at most this many tokens (name_distance)
+  // and match `candidates`, and on a GPU cuBLASLt. Unset: every candidate the globs name.
+  std::optional<int> near_heuristic;
   int samples = 5;
   int replays = 20;
-  double margin = 0.03;  // GPU: a kernel must be >= 3% faster than the best cuBLASLt algorithm (median)
+  // GPU: a kernel must be >= 3% faster than the best cuBLASLt algorithm (median); with refine (both backends), the
+  // winner must also be this much faster than the heuristic's pick.
+  double margin = 0.03;
+  // Store an entry only where the winner beats the heuristic's measured pick by the margin, in every sample; at
+  // the other points selection keeps the heuristic, so nothing is stored (TuneResult::heuristic_kept). Where the
+  // pick has no time (its check failed) the winner is stored as without refine.
+  bool refine = false;
   bool force = false;    // re-tune points the table already has
   // false: measure and report only; the table file is neither read nor written. Held-out shapes are measured
   // this way: issue 4 forbids them in the shipped table, or the heuristic would be judged on tuned points.
@@ -81,9 +95,10 @@ struct HeuristicPick {
 
 struct TuneResult {
   Problem problem;
-  TableEntry entry;
+  TableEntry entry;                // what the margin rule picks; not stored where heuristic_kept
   std::size_t stored = 0;          // index into rows of entry.config
-  std::string reason;
+  std::string reason;              // "heuristic kept: <why>" where heuristic_kept
+  bool heuristic_kept = false;     // refine: the entry does not beat the heuristic's pick, so none is stored
   std::vector<BenchRow> rows;      // every candidate that passed its check, in candidate order (GPU rows
                                    // carry the cuBLASLt default / best times of the same point)
   std::vector<Rejected> rejected;  // candidates that failed their check or could not run
@@ -97,13 +112,24 @@ struct TuneSummary {
   std::vector<std::string> failures;  // "<problem>: <error>" per failed point
 };
 
-// The configs tune_problem measures for problem on device, in a fixed order (kernels, then cuBLASLt).
-// Throws Error when the glob names no listed config of the device's families.
-std::vector<Config> tune_candidates(const Problem& problem, const DeviceInfo& device, const std::string& globs);
+// The configs tune_problem measures for problem on device, in a fixed order (kernels, then cuBLASLt; with
+// near_heuristic the heuristic's pick first, so that a tie goes to it). near_heuristic as TuneOptions'.
+// Throws Error when the glob names no listed config of the device's families, or near_heuristic is negative.
+std::vector<Config> tune_candidates(const Problem& problem, const DeviceInfo& device, const std::string& globs,
+                                    std::optional<int> near_heuristic = std::nullopt);
+
+// How many underscore-separated tokens a and b do not share (the larger of the two one-sided counts):
+// tma_m8_r64_b2_s4_x8 vs tma_m8_r64_b2_s3_x8 is 1, vs tma_m8_r32_b2_s7_c2_d9 is 4.
+int name_distance(const std::string& a, const std::string& b);
 
 // Picks what to store from checked rows (see TuneOptions::margin). gpu = apply the cuBLASLt margin rule;
 // on the CPU the fastest median wins. Throws Error when nothing can be stored.
 Decision decide(const std::vector<BenchRow>& rows, bool gpu, double margin);
+
+// TuneOptions::refine: why the heuristic's measured pick is kept rather than the winner decide() picked, or
+// nullopt when the winner is to be stored: another config whose median beats the pick's by the margin and whose
+// worst sample (us * (1 + spread)) is faster than the pick's median.
+std::optional<std::string> why_keep_heuristic(const BenchRow& winner, const BenchRow& heuristic, double margin);
 
 // Measures every candidate of one problem (forced config, check on, no baselines) and decides.
 // Throws Error when no candidate passed its check.
@@ -128,9 +154,22 @@ struct HeuristicSummary {
 };
 HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results);
 
+// What the table adds to the heuristic alone over tuned points (issue 18): where an entry was stored (or, with
+// store off, would be) and where the heuristic was kept, and the gain of the entries, heuristic_us / entry us,
+// over those whose heuristic pick has a time.
+struct EntrySummary {
+  std::size_t entries = 0, heuristic_kept = 0;
+  std::size_t gain_points = 0;            // entries whose heuristic pick has a time: the gains are over these
+  double gain_geomean = 0, gain_max = 0;  // 0 when gain_points is 0
+  std::string gain_max_point;             // "<name> NxK m=M" of gain_max
+};
+EntrySummary summarize_entries(const std::vector<TuneResult>& results);
+
 // The shared result schema with one row of kind "heuristic" per point: the heuristic pick's gemm row plus
 // heuristic_config, heuristic_us, best_config, best_us and loss (heuristic_us and loss null, and
-// heuristic_error set, where the pick has no time), and a top-level "summary" (HeuristicSummary).
+// heuristic_error set, where the pick has no time), and a top-level "summary" (HeuristicSummary, then
+// EntrySummary as entries, heuristic_kept, entry_gain_points, entry_gain_geomean, entry_gain_max (both null
+// without gain points) and entry_gain_max_point).
 std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneResult>& results);
 
 // "nvidia-h200.json" for "NVIDIA H200"; the CPU's file names its thread count ("cpu-2t.json") because a table

@@ -1,5 +1,5 @@
 // The step search (lab/step_search.h) on the CPU backend: every shape searched once per M, picks drawn from the
-// trials or kept, the table it writes, and the name distance that bounds the candidates on the GPU.
+// trials or kept, and the table it writes. (name_distance, which bounds its candidates, is tested in test_tune.cpp.)
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -13,14 +13,6 @@
 
 namespace skinnygemm::tune {
 namespace {
-
-TEST(StepSearch, NameDistanceCountsTheTokensThatDiffer) {
-  EXPECT_EQ(name_distance("tma_m8_r64_b2_s4_x8", "tma_m8_r64_b2_s4_x8"), 0);
-  EXPECT_EQ(name_distance("tma_m8_r64_b2_s4_x8", "tma_m8_r64_b2_s3_x8"), 1);
-  EXPECT_EQ(name_distance("tma_m8_r64_b2_s4_x8", "tma_m8_r64_b2_s4_c2_u1"), 2);  // x8 -> c2 u1: 1 out, 2 in
-  EXPECT_EQ(name_distance("tma_m8_r64_b2_s4_x8", "tma_m8_r32_b2_s7_c2_d9"), 4);
-  EXPECT_EQ(name_distance("cpu_r2", "cpu_r8"), 1);
-}
 
 // Selection's picks on a scaled step at M = 1 and 3, every CPU config a candidate, one sample per timing.
 StepSearchOptions cpu_search_options() {

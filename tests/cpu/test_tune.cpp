@@ -1,5 +1,6 @@
 // The tuner on the CPU backend: a real run writes a table that selection uses, resume and --force, a foreign
-// table is refused, a wrong candidate never wins, the GPU margin rule on synthetic rows, and the CLI.
+// table is refused, a wrong candidate never wins, the GPU margin rule on synthetic rows, the candidates near the
+// heuristic's pick, refine (an entry only where it beats the heuristic) with its summary, and the CLI.
 // (A table of another signature being skipped by selection with a warning is tested in test_select.cpp.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,8 +17,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "lab/device_presets.h"
 #include "lab/models.h"
 #include "common/test_util.h"
+#include "runtime/backends.h"
 #include "skinnygemm/skinnygemm.h"
 #include "lab/tuner.h"
 
@@ -58,6 +64,24 @@ tune::BenchRow fake_row(const Problem& p, const std::string& config, double us, 
   tune::BenchRow r;
   r.problem = p, r.config = config, r.us = us, r.spread = spread, r.checked = true;
   return r;
+}
+
+// What tune_problem judges as the heuristic: selection without a table.
+std::string untuned_pick(const Problem& p, const DeviceInfo& dev) { return select(p, dev, nullptr, 16).config.name(); }
+
+std::vector<std::string> names(const std::vector<Config>& configs) {
+  std::vector<std::string> out;
+  for (const Config& c : configs) out.push_back(c.name());
+  return out;
+}
+
+// A measure that times each config as `us` says (unlisted configs at 12 us), with spreads from `spread`.
+tune::MeasureFn scripted(const std::map<std::string, double>& us, const std::map<std::string, double>& spread = {}) {
+  return [us, spread](const Problem& p, const tune::BenchOptions& bo) {
+    const auto t = us.find(bo.config);
+    const auto s = spread.find(bo.config);
+    return fake_row(p, bo.config, t == us.end() ? 12.0 : t->second, s == spread.end() ? 0 : s->second);
+  };
 }
 
 class TuneFiles : public ::testing::Test {
@@ -259,6 +283,222 @@ TEST(TuneCandidates, GlobsAndTheAlwaysMeasuredBaseline) {
   EXPECT_EQ(names.size(), 1u + kCublasltAlgos);
 }
 
+TEST(TuneNameDistance, CountsTheTokensThatDiffer) {
+  EXPECT_EQ(tune::name_distance("tma_m8_r64_b2_s4_x8", "tma_m8_r64_b2_s4_x8"), 0);
+  EXPECT_EQ(tune::name_distance("tma_m8_r64_b2_s4_x8", "tma_m8_r64_b2_s3_x8"), 1);
+  EXPECT_EQ(tune::name_distance("tma_m8_r64_b2_s4_x8", "tma_m8_r64_b2_s4_c2_u1"), 2);  // x8 -> c2 u1: 1 out, 2 in
+  EXPECT_EQ(tune::name_distance("tma_m8_r64_b2_s4_x8", "tma_m8_r32_b2_s7_c2_d9"), 4);
+  EXPECT_EQ(tune::name_distance("cpu_r2", "cpu_r8"), 1);
+}
+
+TEST(TuneCandidates, NearTheHeuristicsPick) {
+  const Problem p{1, 64, 256, DType::BF16};
+  const DeviceInfo cpu = cpu_device_info();
+  // The CPU model ties r2 and r4 at M = 1; the earlier listed is the pick.
+  ASSERT_EQ(untuned_pick(p, cpu), "cpu_r2");
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names(tune::tune_candidates(p, cpu, "", 0)), Names{"cpu_r2"});
+  // Every cpu name is one token from another; the pick first, then the list order.
+  EXPECT_EQ(names(tune::tune_candidates(p, cpu, "", 1)), (Names{"cpu_r2", "cpu_r1", "cpu_r4", "cpu_r8"}));
+  // Globs and nearness both hold for the other configs; the pick is measured whatever the globs say.
+  EXPECT_EQ(names(tune::tune_candidates(p, cpu, "cpu_r1,cpu_r8", 1)), (Names{"cpu_r2", "cpu_r1", "cpu_r8"}));
+  EXPECT_EQ(names(tune::tune_candidates(Problem{8, 64, 256, DType::BF16}, cpu, "", 0)), Names{"cpu_r8"});
+  try {
+    tune::tune_candidates(p, cpu, "", -1);
+    FAIL() << "a negative distance was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("near-heuristic distance -1: expected a number of name tokens >= 0"));
+  }
+
+  // A GPU: cuBLASLt always, the pick first, every other kernel of the pick's family and tile within D tokens.
+  const DeviceInfo gpu = tune::device_preset("h200");
+  const Problem q{4, 1536, 7168, DType::BF16};
+  const Config pick = select(q, gpu, nullptr, 16).config;
+  for (const int distance : {0, 2}) {
+    const std::vector<Config> near = tune::tune_candidates(q, gpu, "", distance);
+    ASSERT_FALSE(near.empty());
+    EXPECT_EQ(near[0], pick);
+    std::size_t cublaslt = 0;
+    for (std::size_t i = 1; i < near.size(); ++i) {
+      const Config& c = near[i];
+      if (c.family == Family::Cublaslt) {
+        ++cublaslt;
+        continue;
+      }
+      EXPECT_EQ(c.family, pick.family) << c.name();
+      EXPECT_EQ(c.tile_m, pick.tile_m) << c.name();
+      EXPECT_LE(tune::name_distance(c.name(), pick.name()), distance) << c.name();
+      EXPECT_NE(distance, 0) << c.name() << ": only the pick is at distance 0";
+    }
+    EXPECT_EQ(cublaslt + (pick.family == Family::Cublaslt), 1u + kCublasltAlgos);
+    if (!cuda::built()) {  // no kernel instance: the pick is cuBLASLt's default, so cuBLASLt's are the candidates
+      EXPECT_EQ(pick.name(), "cublaslt");
+      EXPECT_EQ(near.size(), 1u + kCublasltAlgos);
+    }
+  }
+}
+
+TEST(TuneRefine, StoresOnlyWhatBeatsTheHeuristicInEverySample) {
+  const Problem p{1, 64, 256, DType::BF16};
+  ASSERT_EQ(untuned_pick(p, cpu_device_info()), "cpu_r2");
+  tune::TuneOptions o;
+  o.backend = Backend::Cpu, o.refine = true;  // margin 3%
+  auto tune = [&](double r8_us, double r8_spread) {
+    o.measure = scripted({{"cpu_r2", 10.0}, {"cpu_r8", r8_us}}, {{"cpu_r8", r8_spread}});
+    return tune::tune_problem(p, o);
+  };
+  tune::TuneResult r = tune(9.8, 0);  // 2% faster than the pick: within the margin
+  EXPECT_TRUE(r.heuristic_kept);
+  EXPECT_EQ(r.entry.config.name(), "cpu_r8");  // what would have been stored
+  EXPECT_THAT(r.reason, HasSubstr("heuristic kept: cpu_r8 9.8 us vs the heuristic's cpu_r2 10 us: gain 2.04% below "
+                                  "the margin 3%"));
+  r = tune(9.0, 0.05);  // 11% faster; the slowest sample 9.45 us is still faster than the pick's median
+  EXPECT_FALSE(r.heuristic_kept) << r.reason;
+  EXPECT_EQ(r.entry.config.name(), "cpu_r8");
+  EXPECT_EQ(r.entry.us, 9.0);
+  EXPECT_THAT(r.reason, HasSubstr("beats the heuristic's cpu_r2 10 us"));
+  r = tune(9.0, 0.2);  // the same median, but a sample reaches 10.8 us: not a win that repeats
+  EXPECT_TRUE(r.heuristic_kept);
+  EXPECT_THAT(r.reason, HasSubstr("does not repeat (worst sample 10.8 us is slower than the heuristic's median)"));
+  r = tune(10.0 / 1.03, 0);  // exactly the margin counts
+  EXPECT_FALSE(r.heuristic_kept) << r.reason;
+  r = tune(11.0, 0);  // the pick is the fastest
+  EXPECT_TRUE(r.heuristic_kept);
+  EXPECT_EQ(r.reason, "heuristic kept: its pick cpu_r2 is the winner");
+
+  o.refine = false;  // the same rows as the first: stored as before refine
+  o.measure = scripted({{"cpu_r2", 10.0}, {"cpu_r8", 9.8}});
+  r = tune::tune_problem(p, o);
+  EXPECT_FALSE(r.heuristic_kept);
+  EXPECT_EQ(r.entry.config.name(), "cpu_r8");
+
+  // A pick that fails its check has no time to refine against: the winner is stored.
+  o.refine = true;
+  o.measure = [](const Problem& q, const tune::BenchOptions& bo) {
+    SKINNYGEMM_CHECK(bo.config != "cpu_r2", "wrong output");
+    return fake_row(q, bo.config, bo.config == "cpu_r8" ? 9.99 : 12.0);
+  };
+  r = tune::tune_problem(p, o);
+  EXPECT_FALSE(r.heuristic.error.empty());
+  EXPECT_FALSE(r.heuristic_kept) << r.reason;
+  EXPECT_EQ(r.entry.config.name(), "cpu_r8");
+
+  // GPU rows (no GPU here): a cuBLASLt algorithm the margin rule stored over the heuristic's kernel.
+  const Problem q{4, 1536, 7168, DType::BF16};
+  EXPECT_EQ(tune::why_keep_heuristic(fake_row(q, "cublaslt_a3", 9.0, 0.02), fake_row(q, "reg_m8_w1x8_u4", 10.0), 0.03),
+            std::nullopt);
+  EXPECT_THAT(
+      tune::why_keep_heuristic(fake_row(q, "cublaslt_a3", 9.0, 0.02), fake_row(q, "reg_m8_w1x8_u4", 9.2), 0.03).value(),
+      HasSubstr("below the margin 3%"));
+  EXPECT_THROW(tune::why_keep_heuristic(fake_row(q, "cublaslt", 9.0), fake_row(q, "reg_m8_w1x8_u4", 0.0), 0.03), Error);
+}
+
+TEST(TuneEntrySummary, CountsAndGainsOverTheHeuristic) {
+  auto point = [](int64_t m, double heuristic_us, double entry_us) {
+    tune::TuneResult r;
+    r.problem = Problem{m, 1000, 2048, DType::BF16};
+    r.rows = {fake_row(r.problem, "cpu_r8", entry_us)};
+    r.rows[0].name = "odd.n1000_k2048";
+    r.entry = TableEntry{Config::parse("cpu_r8"), entry_us, 0};
+    r.heuristic.choice.config = Config::parse("cpu_r2");
+    r.heuristic.row = fake_row(r.problem, "cpu_r2", heuristic_us);
+    return r;
+  };
+  tune::TuneResult kept = point(4, 10.0, 9.9);
+  kept.heuristic_kept = true;
+  tune::TuneResult failed = point(8, 10.0, 1.0);  // no heuristic time: an entry, but no gain to count
+  failed.heuristic.error = "wrong output";
+  const std::vector<tune::TuneResult> results = {point(1, 10.0, 5.0), point(2, 10.0, 8.0), kept, failed};
+  const tune::EntrySummary s = tune::summarize_entries(results);
+  EXPECT_EQ(s.entries, 3u);
+  EXPECT_EQ(s.heuristic_kept, 1u);
+  EXPECT_EQ(s.gain_points, 2u);
+  EXPECT_DOUBLE_EQ(s.gain_geomean, std::sqrt(2.0 * 1.25));
+  EXPECT_DOUBLE_EQ(s.gain_max, 2.0);
+  EXPECT_EQ(s.gain_max_point, "odd.n1000_k2048 1000x2048 m=1");
+
+  const nlohmann::json j = nlohmann::json::parse(tune::heuristic_report_json(tune::BenchMeta{}, results));
+  const nlohmann::json& summary = j["summary"];
+  EXPECT_EQ(summary["points"], 3);  // the heuristic's own summary is still there
+  EXPECT_EQ(summary["entries"], 3);
+  EXPECT_EQ(summary["heuristic_kept"], 1);
+  EXPECT_EQ(summary["entry_gain_points"], 2);
+  EXPECT_EQ(summary["entry_gain_geomean"], 1.581);
+  EXPECT_EQ(summary["entry_gain_max"], 2.0);
+  EXPECT_EQ(summary["entry_gain_max_point"], "odd.n1000_k2048 1000x2048 m=1");
+
+  const nlohmann::json none = nlohmann::json::parse(tune::heuristic_report_json(tune::BenchMeta{}, {kept}));
+  EXPECT_EQ(none["summary"]["entries"], 0);
+  EXPECT_TRUE(none["summary"]["entry_gain_geomean"].is_null());
+  EXPECT_TRUE(none["summary"]["entry_gain_max"].is_null());
+}
+
+TEST_F(TuneFiles, RefineWritesOnlyTheEntriesThatBeatTheHeuristic) {
+  // The pick (cpu_r2 at M = 1, 2) takes 10 us everywhere; cpu_r8 is 2x faster at 64x256 m=1, 1.25x at m=2,
+  // within the margin at 96x128 m=1 and slower at m=2.
+  for (const Problem& p : {Problem{1, 64, 256, DType::BF16}, Problem{2, 96, 128, DType::BF16}})
+    ASSERT_EQ(untuned_pick(p, cpu_device_info()), "cpu_r2");
+  std::map<Kind, int> events;
+  tune::TuneOptions o = cpu_options(&events);
+  o.refine = true;
+  int calls = 0;
+  o.measure = [&calls](const Problem& p, const tune::BenchOptions& bo) {
+    ++calls;
+    const double r8 = p.n == 64 ? (p.m == 1 ? 5.0 : 8.0) : (p.m == 1 ? 9.9 : 11.0);
+    return fake_row(p, bo.config, bo.config == "cpu_r2" ? 10.0 : bo.config == "cpu_r8" ? r8 : 12.0);
+  };
+  tune::TuneSummary s = tune::tune_into_table(kShapes, {1, 2, 2}, DType::BF16, o, path_);
+  EXPECT_EQ(s.tuned, 4u);
+  EXPECT_EQ(s.skipped, 2u);  // the repeated M, kept or stored, is measured once
+  EXPECT_EQ(events[Kind::Stored], 2);
+  EXPECT_EQ(events[Kind::Kept], 2);
+  EXPECT_EQ(calls, 4 * static_cast<int>(std::size(kCpuRows)));  // the pick is a candidate: measured once
+  Table t = Table::load(path_);
+  ASSERT_EQ(t.entries.size(), 2u);
+  EXPECT_EQ(t.find(DType::BF16, 64, 256, 1)->us, 5.0);
+  EXPECT_EQ(t.find(DType::BF16, 64, 256, 2)->us, 8.0);
+  EXPECT_FALSE(t.find(DType::BF16, 96, 128, 1).has_value());
+  const tune::EntrySummary e = tune::summarize_entries(s.results);
+  EXPECT_EQ(e.entries, 2u);
+  EXPECT_EQ(e.heuristic_kept, 2u);
+  EXPECT_DOUBLE_EQ(e.gain_geomean, std::sqrt(2.0 * 1.25));
+  EXPECT_EQ(e.gain_max_point, "64x256 m=1");
+
+  // Resumed: the kept points have no entry, so they are measured again (and kept again).
+  events.clear();
+  calls = 0;
+  s = tune::tune_into_table(kShapes, {1, 2, 2}, DType::BF16, o, path_);
+  EXPECT_EQ(s.tuned, 2u);
+  EXPECT_EQ(events[Kind::Kept], 2);
+  EXPECT_EQ(calls, 2 * static_cast<int>(std::size(kCpuRows)));
+  EXPECT_EQ(Table::load(path_).entries.size(), 2u);
+
+  // A table has no removal: with force, an entry the file has stays where the heuristic is now kept, and says so.
+  Table seeded;
+  seeded.meta = Table::meta_for(cpu_device_info());
+  seeded.put(TableKey{DType::BF16, 96, 128, 1}, TableEntry{Config::parse("cpu_r4"), 123.0, 0});
+  seeded.save_merge(path_);
+  std::vector<std::string> kept;
+  tune::TuneOptions forced = o;
+  forced.force = true;
+  forced.progress = [&kept](const tune::TuneEvent& ev) {
+    if (ev.kind == Kind::Kept) kept.push_back(ev.message);
+  };
+  tune::tune_into_table(models::parse_shapes("96x128"), {1}, DType::BF16, forced, path_);
+  EXPECT_EQ(kept, std::vector<std::string>{"the table's entry cpu_r4 stays"});
+  EXPECT_EQ(Table::load(path_).find(DType::BF16, 96, 128, 1)->us, 123.0);
+
+  // Without refine every point gets an entry, also where it is no faster than the heuristic's pick.
+  fs::remove(path_);
+  o.refine = false;
+  s = tune::tune_into_table(kShapes, {1, 2}, DType::BF16, o, path_);
+  EXPECT_EQ(Table::load(path_).entries.size(), 4u);
+  const tune::EntrySummary all = tune::summarize_entries(s.results);
+  EXPECT_EQ(all.entries, 4u);
+  EXPECT_EQ(all.heuristic_kept, 0u);
+  EXPECT_DOUBLE_EQ(all.gain_geomean, std::pow(2.0 * 1.25 * (10.0 / 9.9) * 1.0, 0.25));
+}
+
 TEST(TuneFileName, FromTheDeviceName) {
   EXPECT_EQ(tune::table_file_name(h200()), "nvidia-h200.json");
   DeviceInfo h100 = h200();
@@ -295,6 +535,29 @@ TEST_F(TuneFiles, CliTunesResumesAndWritesJson) {
   out = run_cli("tune --backend cpu --shapes 64x256 --m 1 --candidates 'simt_*' --table '" + path_ + "'", &status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_THAT(out, HasSubstr("simt_*"));
+}
+
+TEST_F(TuneFiles, CliRefinesTheHeuristic) {
+  // Distance 0: the heuristic's pick is the only candidate, so it wins and nothing is stored.
+  const std::string table = (dir_ / "refined.json").string();
+  const std::string report = (dir_ / "heuristic.json").string();
+  int status = -1;
+  std::string out = run_cli("tune --backend cpu --shapes 64x256 --m 1,2 --samples 1 --replays 1 --near-heuristic 0 "
+                            "--refine --table '" + table + "' --heuristic-report '" + report + "'",
+                            &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("[2/2] 64x256 m=2: 1 candidates ..."));
+  EXPECT_THAT(out, HasSubstr("-> nothing stored, heuristic kept: its pick cpu_r2 is the winner"));
+  EXPECT_THAT(out, HasSubstr("entries over the heuristic: 0 of 2 tuned points got one, the heuristic kept at 2\n"));
+  EXPECT_FALSE(fs::exists(table));
+  const nlohmann::json j = nlohmann::json::parse(read_all(report));
+  EXPECT_EQ(j["summary"]["entries"], 0);
+  EXPECT_EQ(j["summary"]["heuristic_kept"], 2);
+
+  out = run_cli("tune --backend cpu --shapes 64x256 --m 1 --near-heuristic -1 --no-store", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("--near-heuristic -1: expected a number of name tokens >= 0"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("tune on")));  // refused before anything is measured
 }
 
 }  // namespace
