@@ -178,6 +178,7 @@ int run_tune(const TuneArgs& args) {
   options.margin = args.margin;
   options.near_heuristic = args.near_heuristic;
   options.refine = args.refine;
+  options.torch_baseline = !args.heuristic_report.empty();  // the report compares with both cuBLASLt configurations
   options.force = args.force;
   options.store = !args.no_store;
 
@@ -242,8 +243,10 @@ int run_tune(const TuneArgs& args) {
     const tune::HeuristicSummary h = tune::summarize_heuristic(s.results);
     std::cout << "heuristic over " << h.points << " points: median loss " << percent(h.median_loss, 2) << ", worst "
               << percent(h.worst_loss, 2) << " (" << h.worst_point << ")";
-    if (h.cublaslt_points) std::cout << "; slower than cuBLASLt's default at " << h.slower_than_cublaslt << " of "
-                                     << h.cublaslt_points << " points";
+    if (h.cublaslt_points)
+      std::cout << "; slower than cuBLASLt's default at " << h.slower_than_cublaslt << " of " << h.cublaslt_points
+                << " points, over 3% slower than the faster of it and cublaslt_torch at " << h.over_faster_cublaslt
+                << " (worst " << fixed(h.worst_vs_faster_cublaslt, 3) << "x, " << h.worst_vs_faster_cublaslt_point << ")";
     if (h.failed) std::cout << "; its pick FAILED its check at " << h.failed << " points";
     std::cout << "\nwrote " << args.heuristic_report << "\n";
   }

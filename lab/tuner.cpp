@@ -345,6 +345,10 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
     if (!dev.is_cpu) set_cublaslt_columns(result.rows, h.row);
   }
   h.row.source = source_name(h.choice.source);
+  if (o.torch_baseline && !dev.is_cpu && h.error.empty()) {
+    std::string why;  // a torch configuration that fails the check has no time: the column stays empty
+    if (auto torch = measure_checked(measure, p, bo, "cublaslt_torch", &why)) h.row.cublaslt_torch_us = torch->us;
+  }
 
   const Decision d = decide(result.rows, !dev.is_cpu, o.margin);
   result.entry = d.entry;
@@ -469,6 +473,14 @@ HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results) {
     if (lt != std::string::npos) {
       ++s.cublaslt_points;
       s.slower_than_cublaslt += h.row.us > r.rows[lt].us;  // strict: issue 4 says never slower
+      const double torch = h.row.cublaslt_torch_us;
+      const double faster = torch > 0 ? std::min(torch, r.rows[lt].us) : r.rows[lt].us;
+      const double ratio = h.row.us / faster;
+      s.over_faster_cublaslt += ratio > 1 + HeuristicSummary::kCublasltTolerance;
+      if (ratio > s.worst_vs_faster_cublaslt) {
+        s.worst_vs_faster_cublaslt = ratio;
+        s.worst_vs_faster_cublaslt_point = point_name(r);
+      }
     }
   }
   s.points = losses.size();
@@ -540,7 +552,10 @@ std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneR
                   {"worst_loss", json_round(s.worst_loss)},
                   {"worst_point", s.worst_point},
                   {"slower_than_cublaslt", s.slower_than_cublaslt},
-                  {"cublaslt_points", s.cublaslt_points}};
+                  {"cublaslt_points", s.cublaslt_points},
+                  {"over_faster_cublaslt_3pct", s.over_faster_cublaslt},
+                  {"worst_vs_faster_cublaslt", json_round(s.worst_vs_faster_cublaslt)},
+                  {"worst_vs_faster_cublaslt_point", s.worst_vs_faster_cublaslt_point}};
   const EntrySummary e = summarize_entries(results);
   const auto gain = [&e](double value) { return e.gain_points ? ordered_json(json_round(value)) : ordered_json(); };
   ordered_json& summary = j["summary"];

@@ -63,6 +63,9 @@ struct TuneOptions {
   // the other points selection keeps the heuristic, so nothing is stored (TuneResult::heuristic_kept). Where the
   // pick has no time (its check failed) the winner is stored as without refine.
   bool refine = false;
+  // GPU: also time cuBLASLt as torch's F.linear configures it (cublaslt_torch, a baseline never stored) once per
+  // point, into the heuristic row's cublaslt_torch_us (issue 18 judges the heuristic against the faster of the two).
+  bool torch_baseline = false;
   bool force = false;    // re-tune points the table already has
   // false: measure and report only; the table file is neither read nor written. Held-out shapes are measured
   // this way: issue 4 forbids them in the shipped table, or the heuristic would be judged on tuned points.
@@ -151,6 +154,12 @@ struct HeuristicSummary {
   std::string worst_point;              // "<name> NxK m=M" of the worst loss
   std::size_t slower_than_cublaslt = 0; // points where the pick is slower than cuBLASLt's default
   std::size_t cublaslt_points = 0;      // points where cuBLASLt's default was measured (0 on the CPU)
+  // Issue 18: points where the pick is more than kCublasltTolerance slower than the faster of cuBLASLt's default
+  // and cublaslt_torch (where TuneOptions::torch_baseline timed it), the worst ratio and its point.
+  std::size_t over_faster_cublaslt = 0;
+  double worst_vs_faster_cublaslt = 0;
+  std::string worst_vs_faster_cublaslt_point;
+  static constexpr double kCublasltTolerance = 0.03;
 };
 HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results);
 

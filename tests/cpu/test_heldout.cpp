@@ -190,6 +190,27 @@ TEST(HeuristicSummary, LossesAndTheCublasltCount) {
   EXPECT_DOUBLE_EQ(s.median_loss, (10.5 / 8 - 1 + 10.0 / 8 - 1) / 2);  // even count: the middle two
 }
 
+TEST(HeuristicSummary, OverThreePercentAgainstTheFasterOfCublasltAndTorch) {
+  auto point = [](int64_t m, double pick_us, double torch_us) {
+    tune::TuneResult r;
+    r.problem = Problem{m, 1000, 2048, DType::BF16};
+    r.rows = {fake_row(r.problem, "cublaslt", 10.0)};
+    r.heuristic.choice.config = Config::parse("tma_m8_r64_b2_s4_x8");
+    r.heuristic.row = fake_row(r.problem, "tma_m8_r64_b2_s4_x8", pick_us);
+    r.heuristic.row.cublaslt_torch_us = torch_us;  // 0: torch's configuration was not timed
+    return r;
+  };
+  // 10.25 vs the default's 10.0: 2.5%, within; 10.25 vs torch's 9.9: 3.5%, over; 10.4 without torch: 4%, over.
+  const tune::HeuristicSummary s = tune::summarize_heuristic({point(1, 10.25, 0), point(2, 10.25, 9.9),
+                                                              point(4, 10.4, 0), point(8, 9.0, 9.5)});
+  EXPECT_EQ(s.over_faster_cublaslt, 2u);
+  EXPECT_DOUBLE_EQ(s.worst_vs_faster_cublaslt, 10.4 / 10.0);
+  EXPECT_EQ(s.worst_vs_faster_cublaslt_point, "1000x2048 m=4");
+  const json j = json::parse(tune::heuristic_report_json(tune::BenchMeta{}, {point(2, 10.25, 9.9)}));
+  EXPECT_EQ(j["summary"]["over_faster_cublaslt_3pct"], 1);
+  EXPECT_EQ(j["rows"][0]["cublaslt_torch_us"], 9.9);
+}
+
 std::string read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
