@@ -7,7 +7,11 @@ judged without that pick among its candidates (the shipped H200 table's reg, bul
 predate the TMA family), so it is dropped and the heuristic runs there; every other entry is kept. The dump is
 `skinnygemm heuristic --device <preset> --shapes <the table's NxK> --m <its Ms> --json DUMP` for the table's device.
 
-    scripts/table_drop_unjudged.py tables/nvidia-h200.json --dump dump.json [--out FILE]
+    scripts/table_drop_unjudged.py tables/nvidia-h200.json --dump dump.json [--out FILE] [--all-families]
+
+--all-families also drops the structural family's own entries there: entries chosen against an older version of
+its rules (the H200 table's step-searched TMA entries of 717be70 lost the whole step to today's structural pick
+at every M <= 16 at 516a0f1: docs/step.md, session 9).
 
 Exit 0 with a count per family of what was dropped; 2 on bad input (another device, a dump without the points).
 """
@@ -26,6 +30,8 @@ def main():
     ap.add_argument("table")
     ap.add_argument("--dump", required=True, help="`skinnygemm heuristic --json` over the table's points")
     ap.add_argument("--out", help="where to write (default: overwrite TABLE)")
+    ap.add_argument("--all-families", action="store_true",
+                    help="drop the structural family's own entries at those points too")
     args = ap.parse_args()
     table, dump = json.load(open(args.table)), json.load(open(args.dump))
     if dump["device"]["name"] != table["meta"]["gpu"] or dump["device"]["sms"] != table["meta"]["sms"]:
@@ -42,7 +48,7 @@ def main():
     kept, dropped = [], collections.Counter()
     for e in table["entries"]:
         pick = picks[key(e)]
-        if "structural pick" in pick["reason"] and family(e["config"]) != family(pick["pick"]):
+        if "structural pick" in pick["reason"] and (args.all_families or family(e["config"]) != family(pick["pick"])):
             dropped[(family(e["config"]), family(pick["pick"]))] += 1
         else:
             kept.append(e)

@@ -106,6 +106,9 @@ def main(scripts):
               f"table_drop_unjudged kept {got}", failures)
         check("dropped 1 cublaslt entries where the heuristic's structural pick is tma" in r.stdout,
               f"table_drop_unjudged said {r.stdout!r}", failures)
+        r = run(drop, base, "--dump", dumped, "--out", pruned, "--all-families")
+        got = {(e["n"], e["m"]): e["config"] for e in json.load(open(pruned))["entries"]} if r.returncode == 0 else {}
+        check(got == {(100, 32): "cublaslt", (200, 1): "bulk_m8_z"}, f"--all-families kept {got}", failures)
         for bad, why in ((alien_dump, "the dump is for other"), (short_dump, "not in the dump")):
             r = run(drop, base, "--dump", bad, "--out", pruned)
             check(r.returncode == 2 and why in r.stderr, f"table_drop_unjudged on a bad dump: {r.stderr!r}", failures)

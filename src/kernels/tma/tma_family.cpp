@@ -45,21 +45,45 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
   }
   c.rows = 64;
   const int slots = 2 * sms;  // two CTAs per SM
+  // The lead split of 64-row tiles (tma_family.h: judged in the step), or of 32-row tiles where K is short and the
+  // 64-row split would leave its other parts a single stage each (5128 x 1024 M = 1: 64 rows in 3 parts 4.66 us,
+  // 32 rows in 1 part 4.02; held-out set six at 516a0f1).
+  auto lead_split = [&](bool short_rows) {
+    c.cluster = 0, c.ctas_per_sm = 2, c.lead = lead < 0 ? 6 : lead, c.boxes = 2;
+    c.rows = short_rows ? 32 : 64;
+    c.stages = short_rows ? 6 : 4;
+    return c;
+  };
   if (p.weight_bytes() < (int64_t{128} << 20)) {
     c.boxes = c.tile_m == 64 ? 1 : 2;
     const Grid g = cluster_grid_for(p.n, p.k, c.rows, c.boxes, 1);
+    const bool short_k = g.k_stages * c.boxes < 32;  // K < 2048: fewer than 32 boxes of 64
     for (int x : {8, 4, 2}) {
       const int64_t ctas = static_cast<int64_t>(g.tiles) * x;
-      if (g.k_stages < x || ctas > slots) continue;
+      // Each CTA of a cluster keeps at least 1.75 stages (1536 x 1536, 12 stages, M = 1: clusters of 8 3.95 us,
+      // of 4 3.24; 1000 x 1024, 8 stages: 3.28 and 2.94; 1152 x 896, 7 stages: 4 CTAs still the best; held-out
+      // set six at 516a0f1).
+      if (4 * g.k_stages < 7 * x || ctas > slots) continue;
+      // Clusters on fewer CTAs than SMs with more than 192 KiB of weights each stream at one ring per SM; stream-K
+      // over two CTAs per SM is faster (1000 x 16384: 128 CTAs of 256 KiB 13.1 us, stream-K 11.3).
+      if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024) break;
       // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early
       // (2112x7168 M = 1 on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3).
       c.stages = ctas > slots - sms / 4 || smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024 ? 3 : 4;
       c.cluster = x;
-      if (x == 2 && c.tile_m <= 16) {  // the lead split instead (tma_family.h: judged in the step)
-        c.cluster = 0, c.stages = 4, c.ctas_per_sm = 2, c.lead = lead < 0 ? 6 : lead;
+      if (x == 2 && c.tile_m <= 16) {
+        const Grid split = lead_split_grid_for(p.n, p.k, 64, 2, 2, lead < 0 ? 6 : lead, sms);
+        const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
+        return lead_split(short_k && thin_parts);
       }
       return c;
     }
+    // No cluster fits, at M <= 16 with K of two or more stages: one CTA per row tile (the lead split's grid gives
+    // one part) where that fills nine tenths of the slots (16032 x 4096, 251 tiles: stream-K 34.4 us, 64-row lead
+    // split 32.3) or K is short and 32-row tiles (9728 x 896, 152 tiles of 64: stream-K 8.91 us, 304 of 32 5.54);
+    // stream-K otherwise (9216 x 7168, 144 tiles: stream-K within 0.5% of the best).
+    if (c.tile_m <= 16 && g.k_stages >= 2 && (short_k || 10 * int64_t{g.tiles} >= 9 * slots))
+      return lead_split(short_k);
   }
   c.boxes = 2;
   c.stages = c.tile_m == 64 ? 3 : 4;
@@ -97,11 +121,11 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || p.m > 16 || dev.sms <= 0) return false;
   const Config first = first_cut_config(p, dev.sms);
   const GridShape g = grid_shape(first, p, dev.sms);
-  // A grid on fewer than half the SMs streams at one ring per CTA; the scored families split such narrow rows over
+  // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows over
   // more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
   // at M = 4: 2.38 vs 3.82; tune at 9d9b7ef), also in the whole step (the step search kept the stage ring for
   // 144 x 7168 at 717be70). Under 1 MiB the fixed cost decides and the family's is lower (1536 x 128: 1.43 vs 1.93).
-  if (g.ctas < dev.sms / 2 && p.weight_bytes() >= (int64_t{1} << 20)) return false;
+  if (g.ctas < dev.sms / 4 && p.weight_bytes() >= (int64_t{1} << 20)) return false;
   *pick = first;
   char text[256];
   const double kib_per_cta = static_cast<double>(p.weight_bytes()) / static_cast<double>(g.ctas) / 1024.0;
