@@ -52,7 +52,7 @@ def main(path):
         l = r["heuristic_us"] / r["best_us"] - 1
         if l <= 0.10:
             break
-        print(f"| {r['name']} | {r['n']}×{r['k']} | {r['m']} | {r['heuristic_config']} | {r['heuristic_us']:.2f} | "
+        print(f"| {r.get('name') or 'shape'} | {r['n']}×{r['k']} | {r['m']} | {r['heuristic_config']} | {r['heuristic_us']:.2f} | "
               f"{r['best_config']} | {r['best_us']:.2f} | {r.get('cublaslt_us', 0):.2f} | {100 * l:.0f}% |")
 
 

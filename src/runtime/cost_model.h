@@ -75,6 +75,13 @@ bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::func
 // heuristic` passes fits_shape() in builds without the kernels: the picks of a build with every instance.
 bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
                             const std::function<bool(const Config&)>& runnable, Choice* out);
+// Where a table has no entry at p.m itself, its next entry (find_bucket) stands for p.m unless a family's structural
+// rules apply there: then their pick, in *out. A table that refines the heuristic (issue 18) leaves out the points
+// where the heuristic is right; an entry at M = 17 must not then stand for M = 1..16 (at 4eaa78f the shipped H200
+// table's M = 17 cuBLASLt entries did, and the whole step at M <= 16 ran cuBLASLt: 8853 us at M = 1, the heuristic
+// alone 7370 at 516a0f1).
+bool bucket_yields_to_structural_pick(const Problem& p, const DeviceInfo& dev,
+                                      const std::function<bool(const Config&)>& runnable, Choice* out);
 // The same without the families' structural rules (FamilyDescriptor::structural_pick): the scored heuristic alone,
 // what `skinnygemm heuristic` dumps as scored_pick for the offline fit of the scored models.
 bool scored_heuristic_choice_among(const Problem& p, const DeviceInfo& dev,

@@ -4,6 +4,7 @@
 #include <functional>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -143,6 +144,11 @@ bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Ch
   return heuristic_choice_among(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); }, out);
 }
 
+bool bucket_yields_to_structural_pick(const Problem& p, const DeviceInfo& dev,
+                                      const std::function<bool(const Config&)>& runnable, Choice* out) {
+  return structural_choice(p, dev, runnable, out);
+}
+
 namespace {
 
 // What a choice depends on, as plain values (no string is built per lookup): the device as a table matches it
@@ -213,7 +219,17 @@ Choice select_uncached(const Problem& p, const DeviceInfo& dev, const Table* tab
   std::string table_note;
   if (table && table->mismatch(dev, alignment).empty()) {
     int64_t bucket = p.m;
-    if (auto e = table->find_bucket(p.dtype, p.n, p.k, p.m, &bucket)) {
+    std::optional<TableEntry> e = table->find_bucket(p.dtype, p.n, p.k, p.m, &bucket);
+    Choice structural;
+    if (e && bucket != p.m &&
+        bucket_yields_to_structural_pick(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); },
+                                         &structural)) {
+      structural.reason = "table " + table->path + " has no entry at M=" + std::to_string(p.m) +
+                          " (its next, M=" + std::to_string(bucket) + ", stands for no structural point); " +
+                          structural.reason.str();
+      return structural;
+    }
+    if (e) {
       std::string why_not;
       const FamilyDescriptor& f = family(e->config.family);
       if (f.storable && !f.storable(e->config, &why_not)) {

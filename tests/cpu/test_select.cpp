@@ -10,6 +10,7 @@
 #include "runtime/backends.h"
 #include "common/test_util.h"
 #include "lab/device_presets.h"
+#include "lab/models.h"
 #include "runtime/cost_model.h"
 #include "skinnygemm/skinnygemm.h"
 
@@ -78,6 +79,64 @@ TEST_F(Selection, BucketsServeTheMsBetweenTunedOnes) {
   EXPECT_EQ(select(Problem{9, 256, 512, DType::BF16}, cpu, &t).config.name(), "cpu_r8");
   EXPECT_EQ(select(Problem{17, 256, 512, DType::BF16}, cpu, &t).source, Source::Heuristic);  // past the last
   EXPECT_EQ(select(Problem{3, 256, 1024, DType::BF16}, cpu, &t).source, Source::Heuristic);  // another shape
+}
+
+TEST_F(Selection, BucketEntriesYieldToTheStructuralPick) {
+  // Without the kernels the rule itself, over the shape arithmetic (what a build holding every instance runs).
+  const DeviceInfo gpu = h200();
+  Choice pick;
+  const Problem m1{1, 2112, 7168, DType::BF16};
+  EXPECT_TRUE(bucket_yields_to_structural_pick(m1, gpu, [&](const Config& c) { return fits_shape(c, m1, gpu); }, &pick));
+  EXPECT_EQ(pick.config.family, Family::Tma);
+  const Problem m17{17, 2112, 7168, DType::BF16}, narrow{1, 144, 7168, DType::BF16};
+  EXPECT_FALSE(bucket_yields_to_structural_pick(m17, gpu, [&](const Config& c) { return fits_shape(c, m17, gpu); },
+                                                &pick));
+  EXPECT_FALSE(bucket_yields_to_structural_pick(narrow, gpu,
+                                                [&](const Config& c) { return fits_shape(c, narrow, gpu); }, &pick));
+  if (!cuda::built()) GTEST_SKIP() << "built without CUDA: select() has no TMA instance to pick";
+  // Through select(): an entry at M = 17 stands for M = 17 and for the narrow shape's M = 1, not for 2112 x 7168's.
+  Table t = table_for(gpu, "h200-table.json");
+  put(t, m17, "cublaslt", 12.0);
+  put(t, Problem{17, 144, 7168, DType::BF16}, "cublaslt", 6.0);
+  const Choice c1 = select(m1, gpu, &t);
+  EXPECT_EQ(c1.source, Source::Heuristic);
+  EXPECT_EQ(c1.config.family, Family::Tma) << c1.config.name();
+  EXPECT_THAT(c1.reason, HasSubstr("has no entry at M=1 (its next, M=17"));
+  EXPECT_EQ(select(m17, gpu, &t).source, Source::Table);
+  EXPECT_EQ(select(narrow, gpu, &t).source, Source::Table);
+  put(t, m1, "cublaslt", 12.0);  // an entry measured at M = 1 itself refines the heuristic there
+  clear_selection_cache();
+  EXPECT_EQ(select(m1, gpu, &t).source, Source::Table);
+}
+
+TEST_F(Selection, TheShippedH200TableLeavesKimiK3ToTheHeuristicUpToM16) {
+  // Session 9 measured the whole step with the heuristic alone faster at every M <= 16 (docs/step.md) and pruned the
+  // table to match: for every Kimi-K3 TP8 projection and fusion at M <= 16 selection with the shipped table is the
+  // heuristic's pick, or an entry measured at that very M (the narrow rows the structural pick leaves alone), never
+  // a bucket; at M = 17..64 an entry of the table, measured at that M.
+  if (!cuda::built()) GTEST_SKIP() << "built without CUDA: supports() admits no kernel instance";
+  const DeviceInfo gpu = h200();
+  const Table shipped = Table::load(std::string(SKINNYGEMM_SOURCE_DIR) + "/tables/nvidia-h200.json");
+  ASSERT_TRUE(shipped.matches(gpu));
+  int structural = 0;
+  for (const models::Projection& proj : models::parse_shapes("model:kimi_k3:tp8:fusions"))
+    for (int64_t m = 1; m <= 64; ++m) {
+      const Problem p{m, proj.n, proj.k, DType::BF16};
+      const Choice with = select(p, gpu, &shipped);
+      if (m <= 16 && shipped.find(p.dtype, p.n, p.k, p.m)) {
+        EXPECT_EQ(with.source, Source::Table) << proj.name << " " << p.str() << ": " << with.reason;
+        EXPECT_NE(with.config.family, Family::Tma) << p.str();
+      } else if (m <= 16) {
+        Choice alone;
+        ASSERT_TRUE(heuristic_choice(p, gpu, 16, &alone)) << p.str();
+        EXPECT_EQ(with.config.name(), alone.config.name()) << proj.name << " " << p.str() << ": " << with.reason;
+        structural += with.config.family == Family::Tma;
+      } else {
+        EXPECT_EQ(with.source, Source::Table) << proj.name << " " << p.str() << ": " << with.reason;
+        EXPECT_THAT(with.reason, ::testing::Not(HasSubstr("bucket"))) << p.str();
+      }
+    }
+  EXPECT_GT(structural, 16 * 15) << "most Kimi-K3 points at M <= 16 take the TMA family's structural pick";
 }
 
 TEST_F(Selection, EntryThatDoesNotApplyFallsThroughWithTheReason) {
