@@ -60,8 +60,10 @@ struct TuneOptions {
   // winner must also be this much faster than the heuristic's pick.
   double margin = 0.03;
   // Store an entry only where the winner beats the heuristic's measured pick by the margin, in every sample; at
-  // the other points selection keeps the heuristic, so nothing is stored (TuneResult::heuristic_kept). Where the
-  // pick has no time (its check failed) the winner is stored as without refine.
+  // the other points nothing is stored (TuneResult::heuristic_kept). Selection then keeps the heuristic where a
+  // family's structural rules apply; elsewhere the table's next entry at a larger M stands for the point (a bucket,
+  // Table::find_bucket), so tune every M of a range, as the shipped table does, or those points take that entry.
+  // Where the pick has no time (its check failed) the winner is stored as without refine.
   bool refine = false;
   // GPU: also time cuBLASLt as torch's F.linear configures it (cublaslt_torch, a baseline never stored) once per
   // point, into the heuristic row's cublaslt_torch_us (issue 18 judges the heuristic against the faster of the two).

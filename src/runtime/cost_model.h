@@ -70,7 +70,8 @@ bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::func
                         Config* best, double* best_us);
 
 // select.cpp's heuristic over the configs `runnable` lets through (heuristic_choice: supports() at the operands'
-// alignment): the best scored kernel where it is predicted at most kHeuristicKernelMargin x cuBLASLt's time, else
+// alignment): first a family's structural pick (FamilyDescriptor::structural_pick, which weighs cuBLASLt itself: no
+// margin applies), else the best scored kernel where it is predicted at most kHeuristicKernelMargin x cuBLASLt's time, else
 // cuBLASLt on a GPU where some kernel is runnable. False where none is (selection falls back). `skinnygemm
 // heuristic` passes fits_shape() in builds without the kernels: the picks of a build with every instance.
 bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,

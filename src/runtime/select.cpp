@@ -99,6 +99,9 @@ bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Ch
 
 bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
                             const std::function<bool(const Config&)>& runnable, Choice* out) {
+  // An empty problem launches nothing: no kernel is scored for it (the GPU models divide by N and K), the fallback
+  // names what would run.
+  if (!dev.is_cpu && (p.m < 1 || p.n < 1 || p.k < 1)) return false;
   // A family's structural rules decide against cuBLASLt themselves (tma_family.h: measured where they apply).
   if (structural_choice(p, dev, runnable, out)) return true;
   if (!best_kernel_choice(p, dev, runnable, out)) {
@@ -225,7 +228,7 @@ Choice select_uncached(const Problem& p, const DeviceInfo& dev, const Table* tab
         bucket_yields_to_structural_pick(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); },
                                          &structural)) {
       structural.reason = "table " + table->path + " has no entry at M=" + std::to_string(p.m) +
-                          " (its next, M=" + std::to_string(bucket) + ", stands for no structural point); " +
+                          " (its next, M=" + std::to_string(bucket) + ", is not used where structural rules apply); " +
                           structural.reason.str();
       return structural;
     }

@@ -80,6 +80,11 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
   ada.cc_major = 8, ada.cc_minor = 9;  // the family is built for sm_90a only
   EXPECT_FALSE(tma::structural_pick(Problem{1, 2112, 7168, DType::BF16}, ada, &pick, &why));
   EXPECT_FALSE(tma::structural_pick(Problem{1, 2112, 7168, DType::BF16}, cpu_device_info(), &pick, &why));
+  // Empty problems have no grid (the first cut would divide by zero row tiles): no pick, and select() does not crash.
+  EXPECT_FALSE(tma::structural_pick(Problem{1, 0, 128, DType::BF16}, h200, &pick, &why));
+  EXPECT_FALSE(tma::structural_pick(Problem{0, 2112, 7168, DType::BF16}, h200, &pick, &why));
+  Choice empty;  // and the GPU heuristic leaves it to the fallback (its scored models divide by N)
+  EXPECT_FALSE(heuristic_choice_among(Problem{1, 0, 128, DType::BF16}, h200, [](const Config&) { return true; }, &empty));
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

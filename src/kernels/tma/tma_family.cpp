@@ -118,7 +118,8 @@ GridShape grid_shape(const Config& c, const Problem& p, int sms) {
 }  // namespace
 
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason) {
-  if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || p.m > 16 || dev.sms <= 0) return false;
+  if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || dev.sms <= 0) return false;
+  if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return false;  // empty problems launch nothing (no grid to divide)
   const Config first = first_cut_config(p, dev.sms);
   const GridShape g = grid_shape(first, p, dev.sms);
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows over
