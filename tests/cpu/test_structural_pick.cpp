@@ -43,7 +43,7 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
       // (12 stages: 4 CTAs, not 8); a cluster below one CTA per SM with > 192 KiB each is stream-K; where no cluster
       // fits, one CTA per row tile (64 rows where that fills 9/10 of the slots, 32 where K is short).
       {1, 1536, 1536, "tma_m8_r64_b2_s4_x4"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
-      {1, 16032, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {8, 9728, 896, "tma_m8_r32_b2_s6_c2_d6"},
+      {1, 16032, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {8, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},
       {16, 5128, 1024, "tma_m16_r32_b2_s6_c2_d6"}, {1, 9216, 7168, "tma_m8_r64_b2_s4_c2_u1"},
   };
   for (const Point& pt : points) {

@@ -47,11 +47,13 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
   const int slots = 2 * sms;  // two CTAs per SM
   // The lead split of 64-row tiles (tma_family.h: judged in the step), or of 32-row tiles where K is short and the
   // 64-row split would leave its other parts a single stage each (5128 x 1024 M = 1: 64 rows in 3 parts 4.66 us,
-  // 32 rows in 1 part 4.02; held-out set six at 516a0f1).
-  auto lead_split = [&](bool short_rows) {
+  // 32 rows in 1 part with 6 stages 4.02; held-out set six at 516a0f1) or no cluster fits (9728 x 896: 304 row tiles
+  // of 32, more than two per SM, so a 4-stage ring that fits five: 5.53-5.79 us at M <= 8 and 6.33 at M = 16, 6
+  // stages 5.98-6.24 and 8.83; 4eaa78f).
+  auto lead_split = [&](bool short_rows, bool many_tiles) {
     c.cluster = 0, c.ctas_per_sm = 2, c.lead = lead < 0 ? 6 : lead, c.boxes = 2;
     c.rows = short_rows ? 32 : 64;
-    c.stages = short_rows ? 6 : 4;
+    c.stages = short_rows && !many_tiles ? 6 : 4;
     return c;
   };
   if (p.weight_bytes() < (int64_t{128} << 20)) {
@@ -74,7 +76,7 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       if (x == 2 && c.tile_m <= 16) {
         const Grid split = lead_split_grid_for(p.n, p.k, 64, 2, 2, lead < 0 ? 6 : lead, sms);
         const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
-        return lead_split(short_k && thin_parts);
+        return lead_split(short_k && thin_parts, false);
       }
       return c;
     }
@@ -83,7 +85,7 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     // split 32.3) or K is short and 32-row tiles (9728 x 896, 152 tiles of 64: stream-K 8.91 us, 304 of 32 5.54);
     // stream-K otherwise (9216 x 7168, 144 tiles: stream-K within 0.5% of the best).
     if (c.tile_m <= 16 && g.k_stages >= 2 && (short_k || 10 * int64_t{g.tiles} >= 9 * slots))
-      return lead_split(short_k);
+      return lead_split(short_k, true);
   }
   c.boxes = 2;
   c.stages = c.tile_m == 64 ? 3 : 4;
