@@ -62,10 +62,11 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     const bool short_k = g.k_stages * c.boxes < 32;  // K < 2048: fewer than 32 boxes of 64
     for (int x : {8, 4, 2}) {
       const int64_t ctas = static_cast<int64_t>(g.tiles) * x;
-      // Each CTA of a cluster keeps at least 1.75 stages (1536 x 1536, 12 stages, M = 1: clusters of 8 3.95 us,
-      // of 4 3.24; 1000 x 1024, 8 stages: 3.28 and 2.94; 1152 x 896, 7 stages: 4 CTAs still the best; held-out
-      // set six at 516a0f1).
-      if (4 * g.k_stages < 7 * x || ctas > slots) continue;
+      // At M <= 16 each CTA of a cluster keeps at least 1.75 stages (1536 x 1536, 12 stages, M = 1: clusters of 8
+      // 3.95 us, of 4 3.24; 1000 x 1024, 8 stages: 3.28 and 2.94; 1152 x 896, 7 stages: 4 CTAs still the best;
+      // held-out set six at 516a0f1); the 32- and 64-token tiles keep the session-8 rule (one stage), unmeasured.
+      const int min_stages_x4 = c.tile_m <= 16 ? 7 : 4;  // stages per CTA, times 4
+      if (4 * g.k_stages < min_stages_x4 * x || ctas > slots) continue;
       // Clusters on fewer CTAs than SMs with more than 192 KiB of weights each stream at one ring per SM; stream-K
       // over two CTAs per SM is faster (1000 x 16384: 128 CTAs of 256 KiB 13.1 us, stream-K 11.3).
       if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024) break;
