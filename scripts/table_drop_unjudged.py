@@ -20,6 +20,8 @@ import collections
 import json
 import sys
 
+from table_file import write_table
+
 
 def family(config):
     return config.split("_", 1)[0]
@@ -54,11 +56,7 @@ def main():
             kept.append(e)
     table["entries"] = kept
     out = args.out or args.table
-    compact = lambda o: json.dumps(o, separators=(",", ":"))  # the layout skinnygemm tune writes
-    with open(out, "w") as f:
-        f.write('{\n  "meta": ' + compact(table["meta"]) + ',\n  "entries": [\n')
-        f.write(",\n".join("    " + compact(e) for e in kept))
-        f.write("\n  ]\n}\n")
+    write_table(out, table["meta"], kept)
     for (was, now), n in sorted(dropped.items()):
         print(f"dropped {n} {was} entries where the heuristic's structural pick is {now}")
     print(f"kept {len(kept)} of {len(kept) + sum(dropped.values())} entries -> {out}")

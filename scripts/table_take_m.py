@@ -13,6 +13,8 @@ import argparse
 import json
 import sys
 
+from table_file import write_table
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -34,11 +36,7 @@ def main():
     kept = [e for e in table["entries"] if key(e) not in replaced and (ms is None or e["m"] not in ms)]
     table["entries"] = sorted(kept + taken, key=key)
     out = args.out or args.table
-    compact = lambda o: json.dumps(o, separators=(",", ":"))  # the layout skinnygemm tune writes
-    with open(out, "w") as f:
-        f.write('{\n  "meta": ' + compact(table["meta"]) + ',\n  "entries": [\n')
-        f.write(",\n".join("    " + compact(e) for e in table["entries"]))
-        f.write("\n  ]\n}\n")
+    write_table(out, table["meta"], table["entries"])
     where = f" at M = {sorted(ms)}" if ms else ""
     print(f"{out}: {len(kept)} entries kept, {len(taken)} taken from {args.source}{where}")
 

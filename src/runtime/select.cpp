@@ -80,10 +80,9 @@ bool structural_choice(const Problem& p, const DeviceInfo& dev, const std::funct
   return false;
 }
 
-// A structural pick, else the best scored kernel among the runnable configs, its prediction the reason.
+// The best scored kernel among the runnable configs, its prediction the reason.
 bool best_kernel_choice(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
                         Choice* out) {
-  if (structural_choice(p, dev, runnable, out)) return true;
   double us = 0;
   if (!best_scored_config(p, dev, runnable, &out->config, &us)) return false;
   out->source = Source::Heuristic;
@@ -94,7 +93,8 @@ bool best_kernel_choice(const Problem& p, const DeviceInfo& dev, const std::func
 }  // namespace
 
 bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
-  return best_kernel_choice(p, dev, [&](const Config& c) { return supports(c, p, dev, alignment); }, out);
+  const auto runnable = [&](const Config& c) { return supports(c, p, dev, alignment); };
+  return structural_choice(p, dev, runnable, out) || best_kernel_choice(p, dev, runnable, out);
 }
 
 bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
