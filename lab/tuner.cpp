@@ -31,11 +31,12 @@ namespace {
 constexpr int kCandidateAlignment = 16;
 constexpr double kEps = 1e-9;  // a margin compares ratios: 10.3 / 10 - 1 is not exactly 0.03 in binary
 
-std::vector<std::string> split_globs(const std::string& globs) {
+// "a,b,,c" split at sep, empty parts dropped (config-name globs at ',', a config name's tokens at '_').
+std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
-  std::stringstream ss(globs);
-  for (std::string g; std::getline(ss, g, ',');)
-    if (!g.empty()) out.push_back(g);
+  std::stringstream ss(text);
+  for (std::string part; std::getline(ss, part, sep);)
+    if (!part.empty()) out.push_back(part);
   return out;
 }
 
@@ -63,6 +64,22 @@ std::string us_text(double us) {
 // What selection runs at p without a table: the heuristic's pick, or the fallback where no kernel supports p.
 Choice untuned_choice(const Problem& p, const DeviceInfo& dev) {
   return select(p, dev, nullptr, kCandidateAlignment);
+}
+
+// A candidate against a baseline (cuBLASLt in decide(), the heuristic's pick with refine): its gain, and whether
+// the gain reaches the margin and repeats (its worst sample, >= the slowest: max - min <= spread * median, still
+// at most the baseline's median).
+struct Win {
+  double gain, worst;
+  bool reaches_margin, repeats;
+};
+Win win_over(const BenchRow& candidate, const BenchRow& baseline, double margin) {
+  Win w;
+  w.gain = baseline.us / candidate.us - 1;
+  w.worst = candidate.us * (1 + candidate.spread);
+  w.reaches_margin = w.gain + kEps >= margin;
+  w.repeats = w.worst <= baseline.us * (1 + kEps);
+  return w;
 }
 
 void check_time(const BenchRow& r) {
@@ -167,17 +184,11 @@ std::vector<Config> near_heuristic_candidates(const Problem& p, const DeviceInfo
   return out;
 }
 
-std::vector<std::string> name_tokens(const std::string& name) {
-  std::vector<std::string> out;
-  std::istringstream in(name);
-  for (std::string t; std::getline(in, t, '_');) out.push_back(t);
-  return out;
-}
 
 }  // namespace
 
 int name_distance(const std::string& a, const std::string& b) {
-  const std::vector<std::string> ta = name_tokens(a), tb = name_tokens(b);
+  const std::vector<std::string> ta = split(a, '_'), tb = split(b, '_');
   auto missing = [](const std::vector<std::string>& from, const std::vector<std::string>& in) {
     std::multiset<std::string> left(in.begin(), in.end());
     int n = 0;
@@ -194,7 +205,7 @@ int name_distance(const std::string& a, const std::string& b) {
 std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, const std::string& globs,
                                     std::optional<int> near_heuristic) {
   check_near_heuristic(near_heuristic);
-  const std::vector<std::string> patterns = split_globs(globs);
+  const std::vector<std::string> patterns = split(globs, ',');
   // Every kernel family of the device (GPU: all but cpu and cublaslt, so a new family is tuned once listed).
   std::vector<Config> listed;
   for (const Config& c : all_listed_configs()) {
@@ -262,17 +273,16 @@ Decision decide(const std::vector<BenchRow>& rows, bool gpu, double margin) {
   }
   const BenchRow& k = rows[kernel];
   const BenchRow& l = rows[lt];
-  const double gain = l.us / k.us - 1;
-  const double worst = k.us * (1 + k.spread);  // >= the slowest sample: max - min <= spread * median
+  const Win w = win_over(k, l, margin);
   const std::string versus = k.config + " " + us_text(k.us) + " vs " + l.config + " " + us_text(l.us);
-  if (gain + kEps < margin) {
-    store(lt_pick, versus + ": gain " + percent(gain) + " below the margin " + percent(margin));
-  } else if (worst > l.us * (1 + kEps)) {
-    store(lt_pick, versus + ": gain " + percent(gain) + " does not repeat (worst sample " + us_text(worst) +
+  if (!w.reaches_margin) {
+    store(lt_pick, versus + ": gain " + percent(w.gain) + " below the margin " + percent(margin));
+  } else if (!w.repeats) {
+    store(lt_pick, versus + ": gain " + percent(w.gain) + " does not repeat (worst sample " + us_text(w.worst) +
                   " is slower than cuBLASLt's median)");
   } else {
-    store(kernel, versus + ": gain " + percent(gain) + " >= margin " + percent(margin) + ", worst sample " +
-                      us_text(worst));
+    store(kernel, versus + ": gain " + percent(w.gain) + " >= margin " + percent(margin) + ", worst sample " +
+                      us_text(w.worst));
   }
   return d;
 }
@@ -282,15 +292,14 @@ std::optional<std::string> why_keep_heuristic(const BenchRow& winner, const Benc
   check_time(heuristic);
   if (winner.config == heuristic.config) return "heuristic kept: its pick " + heuristic.config + " is the winner";
   // The rule of decide() against cuBLASLt, now against the pick: a table entry must be a repeatable win over it.
-  const double gain = heuristic.us / winner.us - 1;
-  const double worst = winner.us * (1 + winner.spread);
+  const Win w = win_over(winner, heuristic, margin);
   const std::string versus = winner.config + " " + us_text(winner.us) + " vs the heuristic's " + heuristic.config +
                              " " + us_text(heuristic.us);
-  if (gain + kEps < margin)
-    return "heuristic kept: " + versus + ": gain " + percent(gain) + " below the margin " + percent(margin);
-  if (worst > heuristic.us * (1 + kEps))
-    return "heuristic kept: " + versus + ": gain " + percent(gain) + " does not repeat (worst sample " +
-           us_text(worst) + " is slower than the heuristic's median)";
+  if (!w.reaches_margin)
+    return "heuristic kept: " + versus + ": gain " + percent(w.gain) + " below the margin " + percent(margin);
+  if (!w.repeats)
+    return "heuristic kept: " + versus + ": gain " + percent(w.gain) + " does not repeat (worst sample " +
+           us_text(w.worst) + " is slower than the heuristic's median)";
   return std::nullopt;
 }
 
