@@ -100,12 +100,20 @@ TEST(Heldout, SixthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
                           "model:heldout_fourth:tp1", "model:heldout_fifth:tp1"});
 }
 
+// The seventh set (models/heldout_seventh.json): written in session 10 (2026-12-01) for issue 18, after the sixth
+// had been measured and the rules changed on it, before any measurement on it; never to be tuned or stored in a table.
+TEST(Heldout, SeventhSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_seventh:tp1",
+                         {"model:heldout:tp1", "model:heldout_blind:tp1", "model:heldout_third:tp1",
+                          "model:heldout_fourth:tp1", "model:heldout_fifth:tp1", "model:heldout_sixth:tp1"});
+}
+
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points).
 TEST(Heldout, NoShippedTableHasAHeldoutShape) {
   std::set<Shape> heldout;
   for (const char* set :
        {"model:heldout:tp1", "model:heldout_blind:tp1", "model:heldout_third:tp1", "model:heldout_fourth:tp1",
-        "model:heldout_fifth:tp1", "model:heldout_sixth:tp1"})
+        "model:heldout_fifth:tp1", "model:heldout_sixth:tp1", "model:heldout_seventh:tp1"})
     for (const models::Projection& p : models::parse_shapes(set)) heldout.insert({p.n, p.k});
   for (const auto& file : fs::directory_iterator(fs::path(SKINNYGEMM_SOURCE_DIR) / "tables")) {
     if (file.path().extension() != ".json") continue;
