@@ -81,14 +81,21 @@ TEST(TmaFamily, SmallRowTilesSplitKOverWarpsAndOneCtaPerTileCoversN) {
   EXPECT_EQ(g.tiles, 132);
   EXPECT_EQ(g.ctas, 132);
   EXPECT_EQ(g.units, 132LL * 112);
-  // Every listed small-row config is a one-CTA-per-tile, 2-4-CTA cluster or lead-split config (no stream-K).
-  int small = 0;
+  // Every listed small-row config is a one-CTA-per-tile, 2-4-CTA cluster or lead-split config, or stream-K with stages
+  // of 4 or 8 boxes (512 or 1024 bytes of each row, token tiles 8 and 16: the static reducer's configs).
+  int small = 0, wide_boxes = 0;
   for (const Config& c : listed_configs(Family::Tma))
     if (c.rows < 64) {
       ++small;
-      EXPECT_TRUE((c.cluster >= 1 && c.cluster <= 4) || c.lead >= 0) << c.name();
+      if (c.boxes >= 4) {
+        ++wide_boxes;
+        EXPECT_TRUE(c.cluster == 0 && c.lead < 0 && c.min_units == 1 && c.tile_m <= 16) << c.name();
+      } else {
+        EXPECT_TRUE((c.cluster >= 1 && c.cluster <= 4) || c.lead >= 0) << c.name();
+      }
     }
   EXPECT_GT(small, 20);
+  EXPECT_GT(wide_boxes, 10);
 }
 
 TEST(TmaFamily, LeadSplitGivesPartZeroTheLeadAndCoversEveryStage) {
@@ -205,6 +212,30 @@ TEST(TmaFamily, StreamKRangesCoverEveryUnitOnce) {
       }
       ASSERT_EQ(next, units);
     }
+}
+
+TEST(TmaFamily, TheStaticReducerTakesGridsWhoseSplitTilesFallToTwoCtas) {
+  // Where every CTA's range holds a tile's K, each split tile has exactly two owners: the first owns its head (at the
+  // end of its range), the next its tail (at the start of its own), the kernel's static reducer (tma_gemm.cuh).
+  const int sms = 132;
+  auto grid = [&](long long n, long long k, int rows, int boxes, int ctas_per_sm) {
+    return tma::grid_for(n, k, rows, boxes, ctas_per_sm, 1, sms);
+  };
+  const tma::Grid in_proj16 = grid(6288, 7168, 16, 8, 2);  // 393 tiles of 16 rows on 264 CTAs
+  EXPECT_TRUE(tma::static_reducer(in_proj16, 16, 16, 16, sms));
+  const long long ks = in_proj16.k_stages;
+  for (int cta = 0; cta < in_proj16.ctas; ++cta) {
+    const long long b = cta * in_proj16.units / in_proj16.ctas, e = (cta + 1) * in_proj16.units / in_proj16.ctas;
+    // A range that starts inside a tile also ends that tile: the tile's owners are this CTA and the one before.
+    if (b % ks != 0) {
+      EXPECT_LE((b / ks + 1) * ks, e) << "CTA " << cta;
+    }
+  }
+  EXPECT_FALSE(tma::static_reducer(grid(6288, 7168, 64, 2, 2), 64, 1, 8, sms));  // 99 tiles on 264 CTAs
+  EXPECT_TRUE(tma::static_reducer(grid(20480, 7168, 64, 2, 2), 64, 8, 8, sms));  // lm_head: 320 tiles on 264
+  EXPECT_FALSE(tma::static_reducer(grid(20480, 7168, 64, 2, 2), 64, 16, 16, sms));  // 64 x 16 sums exceed 3 KB
+  EXPECT_TRUE(tma::static_reducer(grid(2113, 7168, 16, 8, 1), 16, 1, 8, sms));  // 133 tiles on 132 CTAs
+  EXPECT_FALSE(tma::static_reducer(grid(1536, 7168, 16, 8, 1), 16, 1, 8, sms));  // 96 tiles on 132 CTAs
 }
 
 }  // namespace

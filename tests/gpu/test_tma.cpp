@@ -7,6 +7,7 @@
 
 #include "gpu/gpu_util.h"
 #include "kernels/tma/tma_family.h"
+#include "kernels/tma/tma_shape.h"
 
 namespace skinnygemm::test {
 namespace {
@@ -108,6 +109,32 @@ TEST(GpuTma, SameInputsGiveSameBits) {
     const HostOperands h = random_operands(p, 5);
     EXPECT_TRUE(bitwise_equal(p, run_tma(p, h, c).data(), run_tma(p, h, c).data())) << c;
   }
+}
+
+TEST(GpuTma, StaticReducerSumsEverySplitTileExactly) {
+  SKIP_WITHOUT_GPU();
+  const int sms = cuda::device_info().sms;
+  // Row tiles at least the CTAs, so that every CTA's range holds a whole tile's K and each split tile falls to two
+  // CTAs summed by the static reducer (asserted below, so that the counter's reduction is not what is tested): N and
+  // K tails, M from 1 to the token tile, 16- to 64-row tiles, one and two CTAs per SM.
+  struct Case {
+    const char* config;
+    int64_t n, k;
+  };
+  for (const Case& cs : {Case{"tma_m8_r16_b8_s4_c2_u1", 16 * 2 * sms + 40, 3000}, Case{"tma_m16_r16_b4_s6_c2_u1", 6288, 1032},
+                         Case{"tma_m8_r32_b4_s4_c1_u1", 32 * sms + 7, 7168}, Case{"tma_m16_r32_b4_s4_c1_u1", 7168, 2056},
+                         Case{"tma_m8_r64_b2_s4_c2_u1", 64 * 2 * sms + 100, 1000}})
+    for (int64_t m : {int64_t{1}, int64_t{5}, static_cast<int64_t>(Config::parse(cs.config).tile_m)}) {
+      const Config c = Config::parse(cs.config);
+      const Problem p{m, cs.n, cs.k, DType::BF16};
+      const tma::Grid g = tma::grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
+      ASSERT_TRUE(tma::static_reducer(g, c.rows, static_cast<int>(m), c.tile_m, sms)) << cs.config << " on " << p.str();
+      const HostOperands h = random_operands(p, static_cast<uint32_t>(m + cs.n), /*small_ints=*/true);
+      const std::vector<uint16_t> y = run_tma(p, h, cs.config);
+      ASSERT_TRUE(bitwise_equal(p, y.data(), naive(p, h).data())) << cs.config << " on " << p.str();
+      const HostOperands r = random_operands(p, static_cast<uint32_t>(m + 7));
+      EXPECT_TRUE(bitwise_equal(p, run_tma(p, r, cs.config).data(), run_tma(p, r, cs.config).data())) << cs.config;
+    }
 }
 
 TEST(GpuTma, PerSegmentOutputs) {

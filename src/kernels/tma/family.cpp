@@ -75,6 +75,18 @@ std::vector<Config> tma_listed(Family id) {
           cfg.family = id;
           cfg.tile_m = tile, cfg.rows = rows, cfg.boxes = boxes, cfg.stages = stages;
           const bool wide = rows >= 64, odd = stages == 5 || stages == 7;  // odd stage counts: the lead split only
+          if (!tma::built_boxes(rows, tile, boxes)) continue;
+          if (boxes >= 4) {
+            // Four and eight boxes: stream-K only, where 16- and 32-row tiles give every CTA a whole tile's K or
+            // more, so that its split tiles are summed by the static reducer (tma_gemm.cuh).
+            if (stages <= 8 && !odd && in_range(tma_ring_bytes(rows, tile, stages, boxes)))
+              for (int c : kTmaCtasPerSm) {
+                cfg.ctas_per_sm = c, cfg.min_units = 1;
+                out.push_back(cfg);
+              }
+            cfg.ctas_per_sm = cfg.min_units = 0;
+            continue;
+          }
           if (wide && stages <= 8 && !odd && in_range(tma_ring_bytes(rows, tile, stages, boxes)))
             for (int c : kTmaCtasPerSm)
               for (int u : kTmaMinUnits) {

@@ -22,9 +22,14 @@
 //     (docs/kernels.md "Session 7");
 //   - one CTA per row tile over the whole K (config x1: no split at all; 16-row tiles give 2112 rows 132 CTAs),
 //     or work split stream-K style: the (row tile x K stage) units of the whole problem are cut into equal
-//     contiguous ranges, one per CTA, so every SM streams the same bytes for any N. A row tile whose stages
-//     fall to several CTAs is reduced by the last of them to arrive (a counter per tile), which sums the FP32
-//     partials in CTA order: the same inputs give the same bits whoever arrives last; no atomics on values.
+//     contiguous ranges, one per CTA, so every SM streams the same bytes for any N. Where every CTA's range holds
+//     a whole tile's K or more (tiles >= CTAs: 16- and 32-row tiles on wide N), a split tile falls to exactly two
+//     CTAs, and the static reducer sums it: CTA g+1 multiplies the tile's last stages *first* and publishes their
+//     FP32 sums at once (polled words, as the lead split's), CTA g multiplies its first stages *last*, and g's
+//     producer warp, idle after its last copy, gathers g+1's sums into shared memory while g's consumers finish, so
+//     nothing but the y stores is left after the last stage. Otherwise a split tile is reduced by the last CTA to
+//     arrive (a counter per tile), which sums the FP32 partials in CTA order. Either way the sum is part 0 + part 1
+//     + ... in CTA order: the same inputs give the same bits; no atomics on values.
 #pragma once
 
 #include <cuda.h>
@@ -50,7 +55,10 @@ struct TmaParams {
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
-  float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
+  int ordered;        // stream-K with the static reducer (every CTA's range >= k_stages units, rows x M <= 768)
+  // handoff 1: [tile (parts - 1) + part - 1][token][row] (lead split) or [CTA][token][row] (ordered stream-K), every
+  // word the sentinel between launches
+  float* lead_partials;
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
@@ -229,8 +237,17 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     u0 = first_unit(g, p.units, ctas), u1 = first_unit(g + 1, p.units, ctas);
   }
   const int count = static_cast<int>(u1 - u0);
-  // Lead split: the other parts' sums [token][row] (tokens < M), added by the producer warp in part order.
-  float* others_sum = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
+  // Lead split: the other parts' sums [token][row] (tokens < M), added by the producer warp in part order; ordered
+  // stream-K: the next CTA's sums of this CTA's last tile, in the 3 KB after the barriers (rows x M <= 768 floats).
+  float* others_sum = p.ordered ? reinterpret_cast<float*>(reduce_slots)
+                                : reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
+  // The CTA that gathers other CTAs' sums with its producer warp: the lead split's part 0, and in ordered stream-K
+  // a CTA whose range ends inside a tile (the next CTA's range starts inside the same tile).
+  const bool gathers =
+      kAblate == 0 && ((p.parts > 1 && part == 0) || (kTileM <= 16 && p.ordered && u1 % p.k_stages != 0));
+  // The gathered CTAs' slots in lead_partials: first_slot, first_slot + 1, ... (others of them).
+  const long long first_slot = p.parts > 1 ? lead_slot(1) : static_cast<long long>(g) + 1;
+  const int others = p.parts > 1 ? p.parts - 1 : 1;
   uint64_t* others_ready = empty + kMaxStages + 1;  // after last_flag
 
   if (threadIdx.x == 0) {
@@ -281,10 +298,11 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       }
     }
     if (p.cluster > 1) cluster_sync();  // the consumers' reduction barrier counts every thread of the cluster
-    if (p.parts > 1 && part == 0 && kAblate == 0) {
+    if (gathers) {
       // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
-      // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
-      // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
+      // counter (or poll their words), add their partials in part order (float4 groups of [token][row]) into
+      // shared memory, and reset the counter for the next launch (which touches it only after
+      // griddepcontrol.wait, i.e. after us).
       __syncwarp();
       constexpr int kTileFloats = kRows * kTileM;
       const int groups = kRows / 4 * p.m;  // float4 groups of [token][row], tokens < M
@@ -300,15 +318,16 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       float4* sums = reinterpret_cast<float4*>(others_sum);
       const float* base = p.handoff == 0 ? p.partials : p.lead_partials;
       constexpr int kBatch = 8;
-      for (int j = 1, q = 0; per_lane > 0 && j < p.parts;) {
+      for (int j = 1, q = 0; per_lane > 0 && j <= others;) {
         float4 v[kBatch];
         const float4* src[kBatch];
         int jq[kBatch];  // part << 16 | q of each load; 0: none
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
-          jq[b] = j < p.parts ? (j << 16) | q : 0;
-          src[b] = reinterpret_cast<const float4*>(base + lead_slot(j < p.parts ? j : 1) * kTileFloats) + lane + 32 * q;
-          if (j < p.parts && ++q == per_lane) q = 0, ++j;
+          jq[b] = j <= others ? (j << 16) | q : 0;
+          src[b] = reinterpret_cast<const float4*>(base + (first_slot + (j <= others ? j : 1) - 1) * kTileFloats) +
+                   lane + 32 * q;
+          if (j <= others && ++q == per_lane) q = 0, ++j;
         }
         if (p.handoff == 0) {
 #pragma unroll
@@ -469,6 +488,22 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
       });
       return;
+    }
+    // (token tiles 8 and 16 only: static_reducer; the 32- and 64-token instances are near their register cap)
+    if (kTileM <= 16 && p.ordered && kAblate != 1 && !(seg_first_stage == 0 && u.ks == p.k_stages - 1)) {
+      if (seg_first_stage != 0) {  // the tail of a tile the previous CTA reduces: publish its sums now, early
+        float* mine = p.lead_partials + static_cast<long long>(g) * kRows * kTileM;
+        for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
+      } else {  // the head of this CTA's last tile: add the next CTA's sums, gathered by the producer warp
+        mbar_wait(others_ready, 0);
+        for_each_output([&](int token, int rloc, float v) {
+          const int row = tile * kRows + rloc;
+          if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
+        });
+      }
+      clear();
+      seg_first_stage = 0;
+      continue;
     }
     if (p.cluster > 1 && kAblate != 1) {
       // Cluster split-K: a reduce-scatter through distributed shared memory. Rank r owns rows [r * slice,

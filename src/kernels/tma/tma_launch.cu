@@ -141,6 +141,9 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // The lead split's handoff: polled words for token tiles <= 8 (no fence on the parts' side: 0.3-0.5 us faster at
   // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above (0.1-0.5 us faster at M = 16).
   params.handoff = c.tile_m <= 8 ? 1 : 0;
+  // Stream-K with the static reducer (tma_gemm.cuh, tma_shape.h) where its grid allows it.
+  params.ordered = c.cluster == 0 && c.lead < 0 && static_reducer(g, c.rows, static_cast<int>(p.m), c.tile_m, sms);
+  if (params.ordered) params.handoff = 1;
   params.lead_partials = ws.lead_partials;
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");

@@ -22,6 +22,12 @@ constexpr int kMaxLeadParts = 16;  // the reducer gathers parts - 1 partials (51
 #define SKINNYGEMM_TMA_HD
 #endif
 
+// Which (rows, token tile, boxes) are built: four and eight boxes per stage (512 and 1024 contiguous bytes of each
+// row) only for the 16- and 32-row tiles at token tiles 8 and 16, whose stages are otherwise 4-8 KB of weights.
+SKINNYGEMM_TMA_HD constexpr bool built_boxes(int rows, int tile_m, int boxes) {
+  return boxes == 1 || boxes == 2 || ((boxes == 4 || boxes == 8) && rows <= 32 && tile_m <= 16);
+}
+
 // Consumer warps side by side along a stage's rows (16 rows each, at most all four); the others split its K.
 SKINNYGEMM_TMA_HD constexpr int row_warps(int rows) { return rows >= 16 * kConsumerWarps ? kConsumerWarps : rows / 16; }
 
@@ -98,10 +104,21 @@ inline Grid lead_split_grid_for(long long n, long long k, int rows, int boxes, i
   return g;
 }
 
-// Workspace of a launch: two FP32 partial tiles per CTA and one counter per row tile.
-// The lead split's partials: one slot of rows x tile_m per CTA at most (tiles x (parts - 1) < ctas), for grids of up
-// to 2 CTAs per SM: lead_partial_floats(sms) holds every listed lead config.
+// The workspace of the polled partials (the lead split's and the static reducer's): one slot of rows x tile_m per
+// CTA at most, for grids of up to 2 CTAs per SM of the largest tile.
 inline std::size_t lead_partial_floats(int sms) { return static_cast<std::size_t>(2) * sms * 128 * 64; }
+
+// Whether a stream-K grid sums its split tiles with the static reducer (tma_gemm.cuh): every CTA's range holds a
+// whole tile's K or more, so that a split tile falls to exactly two CTAs (the row tiles are at least the CTAs);
+// the gathered sums fit the 3 KB after the barriers (rows x M <= 768 floats), the published ones one slot per CTA.
+// Token tiles 8 and 16 only (the 32- and 64-token instances spill with its code: ptxas -v).
+inline bool static_reducer(const Grid& g, int rows, int m, int tile_m, int sms) {
+  return tile_m <= 16 && g.ctas > 1 && g.units / g.ctas >= g.k_stages && rows * m <= 768 &&
+         static_cast<std::size_t>(g.ctas) * rows * tile_m <= lead_partial_floats(sms);
+}
+
+// Workspace of a launch: two FP32 partial tiles per CTA and one counter per row tile.
+// The lead split's partials: one slot per CTA at most (tiles x (parts - 1) < ctas): lead_partial_floats(sms) above.
 inline std::size_t partial_floats(int ctas, int rows, int tile_m) {
   return static_cast<std::size_t>(ctas) * 2 * rows * tile_m;
 }
