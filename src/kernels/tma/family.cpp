@@ -63,7 +63,7 @@ std::string tma_print(const Config& c) {
 // Rings of 40-110 KB: enough bytes in flight per CTA, and two CTAs (ours, or ours and the next kernel's) fit on one
 // SM (tools/probes/tma_family.cu, docs/kernels.md "Session 6"). Stream-K and 8-CTA clusters only with 64- and
 // 128-row tiles and rings of at most 8 (clusters 6) stages; 16- and 32-row tiles (many small stages) one CTA or a
-// cluster of 2 or 4 per row tile.
+// cluster of 2 or 4 per row tile, the lead split, and stream-K with stages of 4 or 8 boxes (the static reducer).
 std::vector<Config> tma_listed(Family id) {
   std::vector<Config> out;
   auto in_range = [](int smem, int max_bytes = 110 * 1024) { return smem >= 40 * 1024 && smem <= max_bytes; };

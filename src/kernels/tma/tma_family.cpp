@@ -46,6 +46,25 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     c.rows = 32, c.boxes = 2, c.stages = 7, c.ctas_per_sm = 2, c.lead = lead;
     return c;
   }
+  // The static reducer's stream-K (tma_gemm.cuh) at token tiles 8 and 16 from 24 MB of weights, where 16-row tiles
+  // (32 rows at the 16-token tile, whose x boxes would otherwise be as large as the weights') are at least the SMs:
+  // one CTA of ~100 KB per SM, so that the next kernel's CTA fits beside it; 16 KB of weights per stage (1 KB or
+  // 512 B of each row); equal bytes per SM for any N; a split tile summed during the last stages. For the largest
+  // shapes, whose grids below leave SMs unequal (6288 x 7168: 198 CTAs on 132 SMs, 0.71 of the stream read; 8448 x
+  // 7168 on 264 CTAs: 0.87; bench at 1946714). Predicted, not yet measured (docs/kernels.md "Session 10").
+  if (c.tile_m <= 16 && p.weight_bytes() >= (int64_t{24} << 20)) {
+    const int64_t tiles16 = (p.n + 15) / 16, tiles32 = (p.n + 31) / 32;
+    c.ctas_per_sm = 1, c.min_units = 1, c.cluster = 0;
+    if (c.tile_m == 16 && tiles32 >= sms) {
+      c.rows = 32, c.boxes = 4, c.stages = 4;
+      return c;
+    }
+    if (tiles16 >= sms) {
+      c.rows = 16, c.boxes = 8, c.stages = c.tile_m == 8 ? 4 : 3;
+      return c;
+    }
+    c.ctas_per_sm = 0, c.min_units = 0;
+  }
   c.rows = 64;
   const int slots = 2 * sms;  // two CTAs per SM
   // The lead split of 64-row tiles (tma_family.h: judged in the step), or of 32-row tiles where K is short and the
@@ -116,7 +135,8 @@ GridShape grid_shape(const Config& c, const Problem& p, int sms) {
     s.tiles = g.tiles, s.per_tile = c.cluster, s.ctas = g.ctas, s.split = "cluster CTAs";
   } else {
     const Grid g = grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
-    s.tiles = g.tiles, s.per_tile = 0, s.ctas = g.ctas, s.split = "stream-K";
+    s.tiles = g.tiles, s.per_tile = 0, s.ctas = g.ctas;
+    s.split = static_reducer(g, c.rows, static_cast<int>(p.m), c.tile_m, sms) ? "stream-K (static reducer)" : "stream-K";
   }
   return s;
 }
@@ -136,14 +156,16 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   *pick = first;
   char text[256];
   const double kib_per_cta = static_cast<double>(p.weight_bytes()) / static_cast<double>(g.ctas) / 1024.0;
+  const int per_sm = pick->ctas_per_sm == 1 ? 1 : 2;  // the grid's slots: stream-K's c, two for the other modes
+  const char* slots = per_sm == 1 ? "one-per-SM" : "two-per-SM";
   if (g.per_tile > 0)
     std::snprintf(text, sizeof text, "tma structural pick %s: %lld row tiles of %d x %lld %s = %lld CTAs on %d "
-                  "two-per-SM slots, %.0f KiB of weights per CTA", pick->name().c_str(), g.tiles, pick->rows,
-                  g.per_tile, g.split, g.ctas, 2 * dev.sms, kib_per_cta);
+                  "%s slots, %.0f KiB of weights per CTA", pick->name().c_str(), g.tiles, pick->rows,
+                  g.per_tile, g.split, g.ctas, per_sm * dev.sms, slots, kib_per_cta);
   else
     std::snprintf(text, sizeof text, "tma structural pick %s: %lld row tiles of %d, %s over %lld CTAs on %d "
-                  "two-per-SM slots, %.0f KiB of weights per CTA", pick->name().c_str(), g.tiles, pick->rows, g.split,
-                  g.ctas, 2 * dev.sms, kib_per_cta);
+                  "%s slots, %.0f KiB of weights per CTA", pick->name().c_str(), g.tiles, pick->rows, g.split,
+                  g.ctas, per_sm * dev.sms, slots, kib_per_cta);
   *reason = text;
   return true;
 }

@@ -54,7 +54,8 @@ struct TmaParams {
   int cluster;        // 1: stream-K over all CTAs (or whole tiles, or lead split); > 1: split-K by a cluster
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
-  int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
+  int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel (the
+                      // static reducer: always 1)
   int ordered;        // stream-K with the static reducer (every CTA's range >= k_stages units, rows x M <= 768)
   // handoff 1: [tile (parts - 1) + part - 1][token][row] (lead split) or [CTA][token][row] (ordered stream-K), every
   // word the sentinel between launches
@@ -238,13 +239,14 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   }
   const int count = static_cast<int>(u1 - u0);
   // Lead split: the other parts' sums [token][row] (tokens < M), added by the producer warp in part order; ordered
-  // stream-K: the next CTA's sums of this CTA's last tile, in the 3 KB after the barriers (rows x M <= 768 floats).
+  // stream-K: the next CTA's sums of this CTA's last tile, in the 3 KB after the barriers (rows x M <= kGatherFloats).
   float* others_sum = p.ordered ? reinterpret_cast<float*>(reduce_slots)
                                 : reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
   // The CTA that gathers other CTAs' sums with its producer warp: the lead split's part 0, and in ordered stream-K
   // a CTA whose range ends inside a tile (the next CTA's range starts inside the same tile).
+  constexpr bool kStaticReducer = static_reducer_tile(kRows, kTileM);  // instances that carry the ordered path
   const bool gathers =
-      kAblate == 0 && ((p.parts > 1 && part == 0) || (kTileM <= 16 && p.ordered && u1 % p.k_stages != 0));
+      kAblate == 0 && ((p.parts > 1 && part == 0) || (kStaticReducer && p.ordered && u1 % p.k_stages != 0));
   // The gathered CTAs' slots in lead_partials: first_slot, first_slot + 1, ... (others of them).
   const long long first_slot = p.parts > 1 ? lead_slot(1) : static_cast<long long>(g) + 1;
   const int others = p.parts > 1 ? p.parts - 1 : 1;
@@ -306,7 +308,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       __syncwarp();
       constexpr int kTileFloats = kRows * kTileM;
       const int groups = kRows / 4 * p.m;  // float4 groups of [token][row], tokens < M
-      if (p.handoff == 0) {
+      const bool counter_handoff = p.handoff == 0 && p.parts > 1;  // the lead split's released counter
+      if (counter_handoff) {
         if (lane == 0)
           while (load_acquire(p.counters + lead_tile) != static_cast<unsigned>(p.parts - 1)) __nanosleep(32);
         __syncwarp();  // lane 0's acquire orders the other lanes' loads below (as the consumers' barrier does)
@@ -316,7 +319,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       // 16 dependent round trips), added into shared memory in walk order, i.e. in part order for every group.
       const int per_lane = (groups - lane + 31) / 32;
       float4* sums = reinterpret_cast<float4*>(others_sum);
-      const float* base = p.handoff == 0 ? p.partials : p.lead_partials;
+      const float* base = counter_handoff ? p.partials : p.lead_partials;
       constexpr int kBatch = 8;
       for (int j = 1, q = 0; per_lane > 0 && j <= others;) {
         float4 v[kBatch];
@@ -329,7 +332,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
                    lane + 32 * q;
           if (j <= others && ++q == per_lane) q = 0, ++j;
         }
-        if (p.handoff == 0) {
+        if (counter_handoff) {
 #pragma unroll
           for (int b = 0; b < kBatch; ++b)
             if (jq[b]) v[b] = __ldcg(src[b]);
@@ -362,7 +365,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
           }
         }
       }
-      if (lane == 0 && p.handoff == 0) p.counters[lead_tile] = 0;
+      if (lane == 0 && counter_handoff) p.counters[lead_tile] = 0;
       mbar_arrive(others_ready);  // release (CTA scope): the sums above are visible to the consumers' wait
     }
     return;
@@ -489,8 +492,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       });
       return;
     }
-    // (token tiles 8 and 16 only: static_reducer; the 32- and 64-token instances are near their register cap)
-    if (kTileM <= 16 && p.ordered && kAblate != 1 && !(seg_first_stage == 0 && u.ks == p.k_stages - 1)) {
+    if (kStaticReducer && p.ordered && kAblate != 1 && !(seg_first_stage == 0 && u.ks == p.k_stages - 1)) {
       if (seg_first_stage != 0) {  // the tail of a tile the previous CTA reduces: publish its sums now, early
         float* mine = p.lead_partials + static_cast<long long>(g) * kRows * kTileM;
         for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });

@@ -13,7 +13,12 @@ constexpr int kConsumerWarps = 4;
 constexpr int kThreads = 32 * (kConsumerWarps + 1);  // + one producer warp
 constexpr int kMaxStages = 32;
 constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
-constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
+// After the barriers (2 x 32 stage barriers, a flag and one more barrier: 528 bytes): the counter reduction's 128
+// float4 lane sums (2 KB), or, in the static reducer's grids, the gathered sums of the next CTA (up to 3 KB).
+constexpr int kReduceSlotsOffset = 1024;
+constexpr int kGatherFloats = (kBarrierBytes - kReduceSlotsOffset) / 4;  // 768: rows x M of the static reducer
+static_assert(8 * (2 * kMaxStages + 2) <= kReduceSlotsOffset, "the barriers end before the lane sums");
+static_assert(kReduceSlotsOffset + 128 * 16 <= kBarrierBytes, "128 float4 lane sums fit before the slots");
 constexpr int kMaxLeadParts = 16;  // the reducer gathers parts - 1 partials (51 parts of 144 rows: 9.6 us at M = 1)
 
 #ifdef __CUDACC__
@@ -110,10 +115,13 @@ inline std::size_t lead_partial_floats(int sms) { return static_cast<std::size_t
 
 // Whether a stream-K grid sums its split tiles with the static reducer (tma_gemm.cuh): every CTA's range holds a
 // whole tile's K or more, so that a split tile falls to exactly two CTAs (the row tiles are at least the CTAs);
-// the gathered sums fit the 3 KB after the barriers (rows x M <= 768 floats), the published ones one slot per CTA.
-// Token tiles 8 and 16 only (the 32- and 64-token instances spill with its code: ptxas -v).
+// the gathered sums fit the 3 KB after the barriers (rows x M <= kGatherFloats), the published ones one slot per
+// CTA. Only the 16- and 32-row tiles at token tiles 8 and 16 (the configs of 4 and 8 boxes per stage and the
+// 16- and 32-row stream-K ones): the shipped 64- and 128-row stream-K picks keep the counter reduction they were
+// measured with, and their instances carry none of this code (the 128-row, 16-token one spilled 28 bytes with it).
+SKINNYGEMM_TMA_HD constexpr bool static_reducer_tile(int rows, int tile_m) { return rows <= 32 && tile_m <= 16; }
 inline bool static_reducer(const Grid& g, int rows, int m, int tile_m, int sms) {
-  return tile_m <= 16 && g.ctas > 1 && g.units / g.ctas >= g.k_stages && rows * m <= 768 &&
+  return static_reducer_tile(rows, tile_m) && g.ctas > 1 && g.units / g.ctas >= g.k_stages && rows * m <= kGatherFloats &&
          static_cast<std::size_t>(g.ctas) * rows * tile_m <= lead_partial_floats(sms);
 }
 
