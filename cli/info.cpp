@@ -33,10 +33,13 @@ void print_device(const DeviceInfo& d) {
 }
 
 void print_table(const Table& table, const DeviceInfo& device) {
+  std::size_t markers = 0;
+  for (const auto& [key, entry] : table.entries) markers += entry.heuristic_kept;
   std::cout << "  file:     " << table.path << "\n"
             << "  measured: " << table.meta.gpu << " (" << table.meta.sms << " SMs), CUDA " << table.meta.cuda
             << ", cuBLASLt " << table.meta.cublaslt << ", library " << table.meta.library << "\n"
-            << "  entries:  " << table.entries.size() << "\n"
+            << "  entries:  " << table.entries.size() - markers << " configs, " << markers
+            << " heuristic markers (points where tune --refine measured the heuristic's pick best)\n"
             << "  matches:  "
             << (table.matches(device) ? "yes, selection uses it on this device"
                                       : "no: measured on another device signature, selection skips it here")

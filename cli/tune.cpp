@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "lab/json_round.h"
 #include "lab/models.h"
 #include "lab/bench.h"
 #include "lab/tuner.h"
@@ -50,7 +51,8 @@ std::string percent(double fraction, int decimals) {
   return os.str();
 }
 
-void print_event(const tune::TuneEvent& ev) {
+// store: whether the run writes the table (a kept point's marker is stored, or would be).
+void print_event(const tune::TuneEvent& ev, bool store) {
   using Kind = tune::TuneEvent::Kind;
   switch (ev.kind) {
     case Kind::Measuring:
@@ -74,8 +76,10 @@ void print_event(const tune::TuneEvent& ev) {
       std::cerr << " best " << best->config << " " << fixed(best->us, 2) << " us";
       if (r.entry.cublaslt_us > 0) std::cerr << " (cuBLASLt " << fixed(r.entry.cublaslt_us, 2) << " us)";
       if (ev.kind == Kind::Kept) {
-        std::cerr << " -> nothing stored, " << r.reason;  // "heuristic kept: <why>"
-        if (!ev.message.empty()) std::cerr << " (" << ev.message << ")";
+        // r.reason: "heuristic kept: <why>"
+        std::cerr << (store ? " -> stored" : " -> would store") << " a heuristic marker (" << r.reason;
+        if (!ev.message.empty()) std::cerr << "; " << ev.message;
+        std::cerr << ")";
       } else {
         std::cerr << (ev.kind == Kind::Stored ? " -> stored" : " -> would store");
         if (r.entry.config.name() != best->config) std::cerr << " " << r.entry.config.name() << " (" << r.reason << ")";
@@ -92,7 +96,8 @@ void print_event(const tune::TuneEvent& ev) {
   }
 }
 
-// The shared result schema plus, per row, whether it was stored, and the rejected candidates per point.
+// The shared result schema plus, per row, whether it was stored, the rejected candidates per point, and the points
+// where refine kept the heuristic (a heuristic marker in the table, which names no row).
 std::string tune_json(const tune::BenchMeta& meta, const tune::TuneSummary& s) {
   std::vector<tune::BenchRow> rows;
   std::vector<bool> stored;
@@ -112,10 +117,16 @@ std::string tune_json(const tune::BenchMeta& meta, const tune::TuneSummary& s) {
   }
   j["table"] = any_table ? nlohmann::ordered_json(s.table_path) : nlohmann::ordered_json();
   j["rejected"] = nlohmann::ordered_json::array();
-  for (const tune::TuneResult& r : s.results)
+  j["heuristic_kept"] = nlohmann::ordered_json::array();
+  for (const tune::TuneResult& r : s.results) {
     for (const tune::Rejected& x : r.rejected)
       j["rejected"].push_back({{"dtype", dtype_name(r.problem.dtype)}, {"n", r.problem.n}, {"k", r.problem.k},
                                {"m", r.problem.m}, {"config", x.config}, {"reason", x.reason}});
+    if (r.heuristic_kept)
+      j["heuristic_kept"].push_back({{"dtype", dtype_name(r.problem.dtype)}, {"n", r.problem.n}, {"k", r.problem.k},
+                                     {"m", r.problem.m}, {"config", r.heuristic.choice.config.name()},
+                                     {"us", json_round(r.heuristic.row.us)}});
+  }
   return j.dump(1) + "\n";
 }
 
@@ -190,7 +201,7 @@ int run_tune(const TuneArgs& args) {
   // a valid report of the points it measured.
   std::vector<tune::TuneResult> measured;
   options.progress = [&](const tune::TuneEvent& ev) {
-    print_event(ev);
+    print_event(ev, !args.no_store);
     if (ev.result && !args.heuristic_report.empty()) {
       measured.push_back(*ev.result);
       write_atomically(args.heuristic_report, tune::heuristic_report_json(meta, measured));

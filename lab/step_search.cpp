@@ -121,7 +121,9 @@ class ShapeSearch {
       if (keep && name != base) out.push_back(name);
     }
     if (table_)
-      if (const auto e = table_->find(g.problem.dtype, g.problem.n, g.problem.k, g.problem.m)) {
+      // A heuristic marker names no config: selection's pick, the base, is what it keeps.
+      if (const auto e = table_->find(g.problem.dtype, g.problem.n, g.problem.k, g.problem.m);
+          e && !e->heuristic_kept) {
         const std::string name = e->config.name();
         // An entry selection skips (a cuBLASLt position) could be picked but not stored: it is no candidate.
         const FamilyDescriptor& f = family(e->config.family);

@@ -397,8 +397,8 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
   TuneSummary s;
   if (o.store) s.table_path = path;
   s.points = shapes.size() * ms.size();
-  // Tuned in this run, with what it decided: a repeated M is not measured twice, even with force, nor a point
-  // where refine kept the heuristic (it has no entry to find).
+  // Tuned in this run, with what it decided: a repeated M is not measured twice, even with force (`known` is the
+  // file as it was before the run).
   std::map<TableKey, std::string> done;
   std::size_t index = 0;
   for (const models::Projection& shape : shapes) {
@@ -418,7 +418,7 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
         ev.kind = TuneEvent::Kind::Skipped;
         ev.message = repeated != done.end()
                          ? "tuned earlier in this run (" + repeated->second + ")"
-                         : "in the table (" + existing->config.name() + " " + us_text(existing->us) + ")";
+                         : "in the table (" + existing->config_name() + " " + us_text(existing->us) + ")";
         ++s.skipped;
         if (o.progress) o.progress(ev);
         continue;
@@ -438,19 +438,19 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
       }
       for (BenchRow& row : r.rows) row.name = shape.name;
       r.heuristic.row.name = shape.name;
-      if (r.heuristic_kept) {
-        done[key] = "heuristic kept";
-        // A table has no removal: an entry of the file that refine finds no better than the heuristic stays.
-        if (existing) ev.message = "the table's entry " + existing->config.name() + " stays";
-      } else {
-        if (o.store) {
-          Table one;
-          one.meta = Table::meta_for(dev);
-          one.put(key, r.entry);
-          one.save_merge(path);  // atomic; errors here (disk, a foreign file written meanwhile) end the run
-        }
-        done[key] = r.entry.config.name() + " " + us_text(r.entry.us);
+      // Where refine kept the heuristic, a marker with the pick's time: resume then skips the point, selection runs
+      // the heuristic there instead of a larger M's entry (its bucket), and with force it replaces the file's entry.
+      const TableEntry stored =
+          r.heuristic_kept ? TableEntry::heuristic_marker(r.heuristic.row.us, r.entry.cublaslt_us) : r.entry;
+      if (o.store) {
+        Table one;
+        one.meta = Table::meta_for(dev);
+        one.put(key, stored);
+        one.save_merge(path);  // atomic; errors here (disk, a foreign file written meanwhile) end the run
       }
+      done[key] = stored.config_name() + " " + us_text(stored.us);
+      if (r.heuristic_kept && existing)
+        ev.message = "replaces the table's entry " + existing->config_name() + " " + us_text(existing->us);
       ++s.tuned;
       s.results.push_back(std::move(r));
       ev.kind = s.results.back().heuristic_kept ? TuneEvent::Kind::Kept
@@ -610,7 +610,7 @@ MigrationSummary migrate_cublaslt_names(const std::string& path, const DeviceInf
   Table migrated;
   migrated.meta = table.meta;  // save_merge writes this meta: the table keeps its own
   for (const auto& [key, entry] : table.entries) {
-    if (!names_position(entry.config)) continue;
+    if (entry.heuristic_kept || !names_position(entry.config)) continue;  // a marker names no algorithm
     ++s.positional;
     const Problem p{key.m, key.n, key.k, key.dtype};
     try {

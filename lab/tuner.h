@@ -3,7 +3,8 @@
 // in a table. On a GPU a kernel is stored only where it beats the best cuBLASLt algorithm by a margin that
 // holds across samples; otherwise that cuBLASLt algorithm is stored, so a table entry is never a loss.
 // With TuneOptions::refine the table refines the heuristic (issue 18): a point gets an entry only where the winner
-// beats the heuristic's pick by the same kind of margin. docs/tuning.md describes the rules and the command.
+// beats the heuristic's pick by the same kind of margin, elsewhere a heuristic marker. docs/tuning.md describes the
+// rules and the command.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +28,8 @@ struct TuneEvent {
     Measuring,  // about to measure `candidates` configs
     Stored,     // measured; result->entry was merged into the table file
     Measured,   // measured, nothing written: TuneOptions::store is off (result as for Stored)
-    Kept,       // measured; the heuristic's pick was kept (TuneOptions::refine), so nothing is written
+    Kept,       // measured; the heuristic's pick was kept (TuneOptions::refine): a heuristic marker was merged into
+                // the table file (TableEntry::heuristic_kept), or with store off nothing is written
     Skipped,    // the table already has this point (resume) and force is off, or this run tuned it already
     Failed,     // no candidate passed (message says why); the run goes on
   };
@@ -37,8 +39,8 @@ struct TuneEvent {
   Problem problem;
   std::size_t candidates = 0;          // Measuring
   const TuneResult* result = nullptr;  // Stored, Measured, Kept
-  std::string message;  // Skipped: why ("in the table (<entry>)"); Kept: the file's entry that stays (with force),
-                        // if any; Failed: the error
+  std::string message;  // Skipped: why ("in the table (<entry>)", "in the table (heuristic <us>)" for a marker);
+                        // Kept: the file's entry the marker replaced (with force), if any; Failed: the error
 };
 
 using MeasureFn = std::function<BenchRow(const Problem&, const BenchOptions&)>;
@@ -60,10 +62,11 @@ struct TuneOptions {
   // winner must also be this much faster than the heuristic's pick.
   double margin = 0.03;
   // Store an entry only where the winner beats the heuristic's measured pick by the margin, in every sample; at
-  // the other points nothing is stored (TuneResult::heuristic_kept). Selection then keeps the heuristic where a
-  // family's structural rules apply; elsewhere the table's next entry at a larger M stands for the point (a bucket,
-  // Table::find_bucket), so tune every M of a range, as the shipped table does, or those points take that entry.
-  // Where the pick has no time (its check failed) the winner is stored as without refine.
+  // the other points (TuneResult::heuristic_kept) a heuristic marker with the pick's time (TableEntry::heuristic_kept,
+  // "config": "heuristic" in the file), which replaces an entry the file has there (with force). Selection runs
+  // the heuristic at a marker's M and at the Ms below it that it serves as their bucket (Table::find_bucket), so a
+  // larger M's entry no longer stands for a point where the heuristic was measured best; resume skips a marker's
+  // point like an entry's. Where the pick has no time (its check failed) the winner is stored as without refine.
   bool refine = false;
   // GPU: also time cuBLASLt as torch's F.linear configures it (cublaslt_torch, a baseline never stored) once per
   // point, into the heuristic row's cublaslt_torch_us (issue 18 judges the heuristic against the faster of the two).
@@ -103,7 +106,7 @@ struct TuneResult {
   TableEntry entry;                // what the margin rule picks; not stored where heuristic_kept
   std::size_t stored = 0;          // index into rows of entry.config
   std::string reason;              // "heuristic kept: <why>" where heuristic_kept
-  bool heuristic_kept = false;     // refine: the entry does not beat the heuristic's pick, so none is stored
+  bool heuristic_kept = false;     // refine: the entry does not beat the heuristic's pick, so a marker is stored
   std::vector<BenchRow> rows;      // every candidate that passed its check, in candidate order (GPU rows
                                    // carry the cuBLASLt default / best times of the same point)
   std::vector<Rejected> rejected;  // candidates that failed their check or could not run
@@ -140,9 +143,9 @@ std::optional<std::string> why_keep_heuristic(const BenchRow& winner, const Benc
 // Throws Error when no candidate passed its check.
 TuneResult tune_problem(const Problem& problem, const TuneOptions& options);
 
-// Tunes every (shape, M) point into the table file at table_path, resuming: points already in the file are
-// skipped unless options.force. The file (if present) must be for this device's signature. Each tuned point
-// is merged into the file atomically at once, so an interrupted run keeps what it measured. With
+// Tunes every (shape, M) point into the table file at table_path, resuming: points already in the file (an entry or
+// a heuristic marker) are skipped unless options.force. The file (if present) must be for this device's signature.
+// Each tuned point is merged into the file atomically at once, so an interrupted run keeps what it measured. With
 // options.store off, table_path is ignored (may be empty) and every point is measured.
 TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const std::vector<int64_t>& ms,
                             DType dtype, const TuneOptions& options, const std::string& table_path);
@@ -166,8 +169,8 @@ struct HeuristicSummary {
 HeuristicSummary summarize_heuristic(const std::vector<TuneResult>& results);
 
 // What the table adds to the heuristic alone over tuned points (issue 18): where an entry was stored (or, with
-// store off, would be) and where the heuristic was kept, and the gain of the entries, heuristic_us / entry us,
-// over those whose heuristic pick has a time.
+// store off, would be) and where the heuristic was kept (a heuristic marker, not counted as an entry), and the gain
+// of the entries, heuristic_us / entry us, over those whose heuristic pick has a time.
 struct EntrySummary {
   std::size_t entries = 0, heuristic_kept = 0;
   std::size_t gain_points = 0;            // entries whose heuristic pick has a time: the gains are over these

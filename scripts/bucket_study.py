@@ -8,6 +8,11 @@ config's own row at M, measured in the same run as the config stored for M itsel
 per-M stored config's time - 1 (the per-M pick's time is a winner's median, so small losses are partly noise).
 
     scripts/bucket_study.py tune-gpu0.json tune-gpu1.json.gz --buckets 1,2,4,8,16,32,64 [--json F] [--md F]
+
+A point where `tune --refine` kept the heuristic (the file's "heuristic_kept" list) has a heuristic marker in the
+table: at its own M the heuristic's pick runs (its time is the per-M time), and as a bucket it serves the Ms below it
+with the heuristic's pick at each, which the tune file does not record; those points are listed under "heuristic"
+and left out of the losses.
 """
 import argparse
 import gzip
@@ -17,7 +22,8 @@ import sys
 
 
 def load(paths):
-    points = {}  # (dtype, n, k, m) -> {config: us}, plus the stored config under key None
+    points = {}  # (dtype, n, k, m) -> {config: us}, plus the config that runs there under key None
+    marked = set()  # points with a heuristic marker: key None is the heuristic's pick
     meta = None
     for path in paths:
         d = json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path))
@@ -28,12 +34,18 @@ def load(paths):
             p[r["config"]] = r["us"]
             if r.get("stored"):
                 p[None] = r["config"]
-    return meta, points
+        for kept in d.get("heuristic_kept", []):
+            key = (kept["dtype"], kept["n"], kept["k"], kept["m"])
+            p = points.setdefault(key, {})
+            p[None] = kept["config"]
+            p.setdefault(kept["config"], kept["us"])  # a pick outside the candidates has no row
+            marked.add(key)
+    return meta, points, marked
 
 
-def study(points, buckets):
+def study(points, buckets, marked):
     shapes = sorted({k[:3] for k in points})
-    rows, missing = [], []
+    rows, missing, heuristic = [], [], []
     for shape in shapes:
         ms = sorted(k[3] for k in points if k[:3] == shape)
         for m in ms:
@@ -44,6 +56,10 @@ def study(points, buckets):
             if not above:
                 continue
             b = min(above)
+            if shape + (b,) in marked:  # the heuristic's pick at M runs, whatever it is (at M = b: no loss)
+                if m != b:
+                    heuristic.append({"n": shape[1], "k": shape[2], "m": m, "bucket": b})
+                continue
             cfg = points[shape + (b,)][None]
             if cfg not in here:  # the bucket's config was not measured (or not supported) at this M
                 missing.append({"n": shape[1], "k": shape[2], "m": m, "bucket": b, "config": cfg})
@@ -54,7 +70,7 @@ def study(points, buckets):
                          "bucket_config": cfg, "bucket_us": here[cfg], "per_m_config": here[None], "per_m_us": own,
                          "loss": here[cfg] / own - 1, "cublaslt_us": dflt,
                          "slower_than_cublaslt": dflt is not None and here[cfg] > dflt})
-    return rows, missing
+    return rows, missing, heuristic
 
 
 def summary(rows):
@@ -78,7 +94,7 @@ def main():
     ap.add_argument("--json", help="write the rows and summaries here")
     ap.add_argument("--md", help="write a Markdown summary here")
     args = ap.parse_args()
-    meta, points = load(args.tune_json)
+    meta, points, marked = load(args.tune_json)
     if not points:
         sys.exit("bucket_study.py: no rows in " + ", ".join(args.tune_json))
     result = {"meta": meta, "command": "scripts/bucket_study.py " + " ".join(sys.argv[1:]), "sets": []}
@@ -91,9 +107,10 @@ def main():
              "|---|---|---|---|---|---|---|---|"]
     for spec in args.buckets:
         buckets = sorted({int(v) for v in spec.split(",")})
-        rows, missing = study(points, buckets)
+        rows, missing, heuristic = study(points, buckets, marked)
         s = summary(rows)
-        result["sets"].append({"buckets": buckets, "summary": s, "missing": missing, "rows": rows})
+        result["sets"].append({"buckets": buckets, "summary": s, "missing": missing, "heuristic": heuristic,
+                               "rows": rows})
         if s["points"]:
             w = s["worst"]
             lines.append(f"| {','.join(map(str, buckets))} | {s['points']} | {100 * s['median_loss']:.2f}% | "
@@ -102,6 +119,9 @@ def main():
                          f"{s['slower_than_cublaslt']} |")
         if missing:
             lines.append(f"|  | {len(missing)} points where the bucket's config was not measured at that M |||||||")
+        if heuristic:
+            lines.append(f"|  | {len(heuristic)} points served by a bucket's heuristic marker (the heuristic's pick "
+                         "at that M, not in the tune file) |||||||")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.json:

@@ -13,6 +13,9 @@ predate the TMA family), so it is dropped and the heuristic runs there; every ot
 its rules (the H200 table's step-searched TMA entries of 717be70 lost the whole step to today's structural pick
 at every M <= 16 at 516a0f1: docs/step.md, session 9).
 
+Heuristic markers (`"config": "heuristic"`, written by `tune --refine` where the heuristic's pick was measured best)
+name no family and defer to the heuristic whatever it picks now: they are always kept and need not be in the dump.
+
 Exit 0 with a count per family of what was dropped; 2 on bad input (another device, a dump without the points).
 """
 import argparse
@@ -21,6 +24,9 @@ import json
 import sys
 
 from table_file import write_table
+
+
+HEURISTIC_MARKER = "heuristic"  # kHeuristicEntryName in include/skinnygemm/table.h
 
 
 def family(config):
@@ -42,13 +48,17 @@ def main():
         return 2
     picks = {(p["dtype"], p["n"], p["k"], p["m"]): p for p in dump["points"]}
     key = lambda e: (e["dtype"], e["n"], e["k"], e["m"])
-    missing = [k for k in map(key, table["entries"]) if k not in picks]
+    judged = [e for e in table["entries"] if e["config"] != HEURISTIC_MARKER]
+    missing = [k for k in map(key, judged) if k not in picks]
     if missing:
         print(f"table_drop_unjudged.py: {len(missing)} of the table's points are not in the dump (first: "
               f"{missing[0]}); dump the table's shapes at its Ms", file=sys.stderr)
         return 2
     kept, dropped = [], collections.Counter()
     for e in table["entries"]:
+        if e["config"] == HEURISTIC_MARKER:
+            kept.append(e)
+            continue
         pick = picks[key(e)]
         if "structural pick" in pick["reason"] and (args.all_families or family(e["config"]) != family(pick["pick"])):
             dropped[(family(e["config"]), family(pick["pick"]))] += 1

@@ -8,6 +8,9 @@ entries of the session-3 table made the unfused Kimi-K3 step 0.90x cuBLASLt; the
 
     scripts/table_take_m.py tables/nvidia-h200.json --from OLD.json --m 8 [--out FILE]
     scripts/table_take_m.py tables/nvidia-h200.json --from gpu1.json     (merge tables tuned on two GPUs)
+
+A heuristic marker (`"config": "heuristic"`, `tune --refine`) is a measurement like an entry: taken, it replaces
+the point's entry, and an entry taken replaces a marker.
 """
 import argparse
 import json

@@ -1,5 +1,7 @@
 // Selection: a measured table entry, else the cost-model heuristic over configs whose supports() holds,
-// else the fallback (cuBLASLt on a GPU, the CPU backend's default on the CPU). Cached per problem.
+// else the fallback (cuBLASLt on a GPU, the CPU backend's default on the CPU). A table's heuristic marker
+// (TableEntry::heuristic_kept) for the point or its bucket means the heuristic, its reason saying so. Cached per
+// problem.
 #pragma once
 
 #include <iosfwd>

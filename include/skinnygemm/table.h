@@ -3,7 +3,13 @@
 // {"meta": {"gpu": "NVIDIA H200", "sms": 132, "cuda": "13.0", "cublaslt": "13.1.0", "library": "0.1.0",
 //           "alignment": 16},
 //  "entries": [{"dtype": "bf16", "n": 1536, "k": 7168, "m": 1, "config": "mma_m8_w1x8_u4_sk2",
-//               "us": 5.4, "cublaslt_us": 10.0}, ...]}
+//               "us": 5.4, "cublaslt_us": 10.0},
+//              {"dtype": "bf16", "n": 1536, "k": 7168, "m": 32, "config": "heuristic", "us": 9.1, "cublaslt_us": 9.5},
+//              ...]}
+//
+// An entry whose config is "heuristic" is a marker (TableEntry::heuristic_kept): `tune --refine` measured the
+// heuristic's pick best at that point, so selection runs the heuristic there and at the Ms its bucket serves,
+// rather than letting the next entry at a larger M stand for them.
 #pragma once
 
 #include <cstdint>
@@ -35,10 +41,17 @@ struct TableKey {
   }
 };
 
+// The config name of a marker entry in a table file: no family is called "heuristic".
+inline constexpr const char* kHeuristicEntryName = "heuristic";
+
 struct TableEntry {
-  Config config;
-  double us = 0;           // measured time of config
+  Config config;           // unused where heuristic_kept
+  double us = 0;           // measured time of config (of the heuristic's pick where heuristic_kept)
   double cublaslt_us = 0;  // best cuBLASLt time in the same run (0 if not measured)
+  bool heuristic_kept = false;  // a marker: the heuristic's pick was measured best here (see the top of this file)
+
+  static TableEntry heuristic_marker(double us, double cublaslt_us);
+  std::string config_name() const;  // kHeuristicEntryName for a marker, else config.name()
 };
 
 class Table {
@@ -60,12 +73,13 @@ class Table {
   std::string mismatch(const DeviceInfo& device, int alignment) const;
   std::optional<TableEntry> find(DType dtype, int64_t n, int64_t k, int64_t m) const;
   // The entry of the smallest tuned M' >= m for the same (dtype, N, K), with M' in bucket_m: tables may be
-  // tuned at M buckets (1, 2, 4, 8, ...) and serve the Ms between them.
+  // tuned at M buckets (1, 2, 4, 8, ...) and serve the Ms between them. A marker is found like any entry.
   std::optional<TableEntry> find_bucket(DType dtype, int64_t n, int64_t k, int64_t m, int64_t* bucket_m) const;
   void put(const TableKey& key, const TableEntry& entry);
 
   std::string to_json() const;
-  // Merge this table's entries into the file at path (ours win on equal keys) and write it atomically
+  // Merge this table's entries into the file at path (ours win on equal keys, markers as entries: a marker replaces
+  // the file's entry at its point and an entry replaces a marker) and write it atomically
   // (temp file in the same folder + rename), under an exclusive flock() on path + ".lock" so that concurrent
   // writers (processes or threads) never lose each other's entries. An existing file for another signature is an
   // error.

@@ -77,10 +77,11 @@ bool best_scored_config(const Problem& p, const DeviceInfo& dev, const std::func
 bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
                             const std::function<bool(const Config&)>& runnable, Choice* out);
 // Where a table has no entry at p.m itself, its next entry (find_bucket) stands for p.m unless a family's structural
-// rules apply there: then their pick, in *out. A table that refines the heuristic (issue 18) leaves out the points
-// where the heuristic is right; an entry at M = 17 must not then stand for M = 1..16 (at 4eaa78f the shipped H200
-// table's M = 17 cuBLASLt entries did, and the whole step at M <= 16 ran cuBLASLt: 8853 us at M = 1, the heuristic
-// alone 7370 at 516a0f1).
+// rules apply there: then their pick, in *out. A table that refines the heuristic (issue 18) may leave out points
+// where the heuristic is right (pruned by hand, or tuned before tune --refine wrote heuristic markers, or at Ms never
+// tuned); an entry at M = 17 must not then stand for M = 1..16 (at 4eaa78f the shipped H200 table's M = 17 cuBLASLt
+// entries did, and the whole step at M <= 16 ran cuBLASLt: 8853 us at M = 1, the heuristic alone 7370 at 516a0f1).
+// Where the rules do not apply, a heuristic marker (TableEntry::heuristic_kept) keeps the heuristic for its bucket.
 bool bucket_yields_to_structural_pick(const Problem& p, const DeviceInfo& dev,
                                       const std::function<bool(const Config&)>& runnable, Choice* out);
 // The same without the families' structural rules (FamilyDescriptor::structural_pick): the scored heuristic alone,

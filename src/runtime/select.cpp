@@ -232,7 +232,15 @@ Choice select_uncached(const Problem& p, const DeviceInfo& dev, const Table* tab
                           structural.reason.str();
       return structural;
     }
-    if (e) {
+    if (e && e->heuristic_kept) {
+      // tune --refine measured the heuristic's pick best at the marker's M: the heuristic decides here, as without
+      // a table, instead of a larger M's entry standing for this point.
+      std::ostringstream os;
+      os << "table " << table->path << ": heuristic kept (measured best at M=" << bucket << ", " << e->us << " us";
+      if (e->cublaslt_us > 0) os << " vs cuBLASLt " << e->cublaslt_us << " us";
+      os << "); ";
+      table_note = os.str();
+    } else if (e) {
       std::string why_not;
       const FamilyDescriptor& f = family(e->config.family);
       if (f.storable && !f.storable(e->config, &why_not)) {

@@ -123,10 +123,14 @@ void parse_entry(const json& e, const std::string& at, TableKey* key, TableEntry
   key->k = need_int(e, "k", at, 1);
   key->m = need_int(e, "m", at, 1);
   const std::string config = need_string(e, "config", at);
-  try {
-    entry->config = Config::parse(config);
-  } catch (const Error& err) {
-    SKINNYGEMM_FAIL(at << ".config: " << bare_message(err));
+  if (config == kHeuristicEntryName) {
+    entry->heuristic_kept = true;
+  } else {
+    try {
+      entry->config = Config::parse(config);
+    } catch (const Error& err) {
+      SKINNYGEMM_FAIL(at << ".config: " << bare_message(err));
+    }
   }
   entry->us = time_value(need(e, "us", at), "us", at);
   entry->cublaslt_us = e.contains("cublaslt_us") ? time_value(e["cublaslt_us"], "cublaslt_us", at) : 0.0;
@@ -164,6 +168,16 @@ Table parse_table(const std::string& text, const std::string& where) {
 }
 
 }  // namespace
+
+TableEntry TableEntry::heuristic_marker(double us, double cublaslt_us) {
+  TableEntry e;
+  e.us = us;
+  e.cublaslt_us = cublaslt_us;
+  e.heuristic_kept = true;
+  return e;
+}
+
+std::string TableEntry::config_name() const { return heuristic_kept ? kHeuristicEntryName : config.name(); }
 
 Table Table::load(const std::string& path) {
   // A folder opens as a stream on Linux and fails only in the read, with libstdc++'s "basic_filebuf::underflow"
@@ -264,7 +278,7 @@ std::string Table::to_json() const {
     e["n"] = key.n;
     e["k"] = key.k;
     e["m"] = key.m;
-    e["config"] = entry.config.name();
+    e["config"] = entry.config_name();
     e["us"] = entry.us;
     e["cublaslt_us"] = entry.cublaslt_us;
     os << (first ? "\n    " : ",\n    ") << e.dump();

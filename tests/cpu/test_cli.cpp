@@ -67,6 +67,21 @@ TEST(Cli, InfoWithCorruptTableFailsNamingTheFile) {
   EXPECT_NE(r.output.find(file.string()), std::string::npos) << r.output;
 }
 
+TEST(Cli, InfoCountsATablesHeuristicMarkersApart) {
+  TempDir dir;
+  const auto file = dir.path / "refined_table.json";
+  std::ofstream(file) << R"({"meta": {"gpu": "NVIDIA H200", "sms": 132}, "entries": [
+    {"dtype": "bf16", "n": 64, "k": 256, "m": 1, "config": "cpu_r4", "us": 2.0},
+    {"dtype": "bf16", "n": 64, "k": 256, "m": 2, "config": "heuristic", "us": 2.5},
+    {"dtype": "bf16", "n": 64, "k": 256, "m": 4, "config": "heuristic", "us": 3.0}]})";
+  const CliResult r = run_cli("info --table '" + file.string() + "'");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("entries:  1 configs, 2 heuristic markers (points where tune --refine measured the "
+                          "heuristic's pick best)"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(Cli, InfoShowsBuildAndDevices) {
   const CliResult r = run_cli("info");
   EXPECT_EQ(r.status, 0) << r.output;

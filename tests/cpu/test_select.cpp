@@ -1,5 +1,5 @@
-// Selection: table hit -> heuristic -> fallback, foreign tables skipped with one warning, caching (also from
-// several threads), SKINNYGEMM_LOG, forced configs through gemm().
+// Selection: table hit -> heuristic -> fallback, heuristic markers, foreign tables skipped with one warning, caching
+// (also from several threads), SKINNYGEMM_LOG, forced configs through gemm().
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -38,6 +38,10 @@ void put(Table& t, const Problem& p, const std::string& config, double us) {
   e.config = Config::parse(config);
   e.us = us;
   t.put(k, e);
+}
+
+void put_marker(Table& t, const Problem& p, double us, double cublaslt_us = 0) {
+  t.put(TableKey{p.dtype, p.n, p.k, p.m}, TableEntry::heuristic_marker(us, cublaslt_us));
 }
 
 class Selection : public ::testing::Test {
@@ -81,6 +85,50 @@ TEST_F(Selection, BucketsServeTheMsBetweenTunedOnes) {
   EXPECT_EQ(select(Problem{3, 256, 1024, DType::BF16}, cpu, &t).source, Source::Heuristic);  // another shape
 }
 
+TEST_F(Selection, HeuristicMarkerKeepsTheHeuristicAtItsMAndTheMsItServes) {
+  // tune --refine measured the heuristic's pick best at M = 8 and stored entries at M = 4 and 16, where other configs
+  // beat it: M = 5..8 run the heuristic's pick, not M = 16's entry, and the entries still serve their own buckets.
+  const DeviceInfo cpu = cpu_device_info();
+  const auto at = [](int64_t m) { return Problem{m, 256, 512, DType::BF16}; };
+  Table t = table_for(cpu);
+  put(t, at(4), "cpu_r1", 1.0);
+  put(t, at(16), "cpu_r1", 1.0);
+  const Choice unmarked = select(at(6), cpu, &t);
+  EXPECT_EQ(unmarked.source, Source::Table);  // the gap a marker closes
+  EXPECT_THAT(unmarked.reason, HasSubstr("(bucket M=16)"));
+  put_marker(t, at(8), 2.5, 3.0);
+  for (const int64_t m : {8, 6, 5}) {
+    Choice alone;
+    ASSERT_TRUE(heuristic_choice(at(m), cpu, 16, &alone));
+    const Choice c = select(at(m), cpu, &t);
+    EXPECT_EQ(c.source, Source::Heuristic) << m;
+    EXPECT_EQ(c.config.name(), alone.config.name()) << m;
+    EXPECT_EQ(c.reason.str(),
+              "table test-table.json: heuristic kept (measured best at M=8, 2.5 us vs cuBLASLt 3 us); " + alone.reason);
+  }
+  for (const int64_t m : {3, 12}) {
+    const Choice c = select(at(m), cpu, &t);
+    EXPECT_EQ(c.source, Source::Table) << m;
+    EXPECT_EQ(c.config.name(), "cpu_r1") << m;
+    EXPECT_THAT(c.reason, HasSubstr(m == 3 ? "(bucket M=4)" : "(bucket M=16)"));
+  }
+
+  // Through gemm(), whose plans are cached per table too: the marker's choice, then an entry put at M = 6 itself.
+  const Problem p = at(6);
+  std::vector<uint16_t> x(p.m * p.k, 0x3f80), w(p.n * p.k, 0x3f80), y(p.m * p.n, 0);  // ones
+  Options o;
+  o.backend = Backend::Cpu;
+  o.table = &t;
+  const Choice marked = gemm(p, x.data(), w.data(), y.data(), o);
+  EXPECT_EQ(marked.source, Source::Heuristic);
+  EXPECT_THAT(marked.reason, HasSubstr("heuristic kept (measured best at M=8"));
+  EXPECT_EQ(y[0], 0x4400) << "512 ones dotted with 512 ones is 512";
+  put(t, p, "cpu_r2", 1.0);
+  const Choice entry = gemm(p, x.data(), w.data(), y.data(), o);
+  EXPECT_EQ(entry.source, Source::Table);
+  EXPECT_EQ(entry.config.name(), "cpu_r2");
+}
+
 TEST_F(Selection, BucketEntriesYieldToTheStructuralPick) {
   // Without the kernels the rule itself, over the shape arithmetic (what a build holding every instance runs).
   const DeviceInfo gpu = h200();
@@ -104,6 +152,17 @@ TEST_F(Selection, BucketEntriesYieldToTheStructuralPick) {
   EXPECT_THAT(c1.reason, HasSubstr("has no entry at M=1 (its next, M=17, is not used where structural rules apply)"));
   EXPECT_EQ(select(m17, gpu, &t).source, Source::Table);
   EXPECT_EQ(select(narrow, gpu, &t).source, Source::Table);
+  // A marker at M = 17 keeps the heuristic there and at the narrow shape's M = 1; 2112 x 7168's M = 1 still takes
+  // the structural pick on the rule's own account.
+  put_marker(t, m17, 11.0);
+  put_marker(t, Problem{17, 144, 7168, DType::BF16}, 6.5);
+  for (const Problem& p : {m17, narrow}) {
+    const Choice c = select(p, gpu, &t);
+    EXPECT_EQ(c.source, Source::Heuristic) << p.str();
+    EXPECT_THAT(c.reason, HasSubstr("table h200-table.json: heuristic kept (measured best at M=17, ")) << p.str();
+  }
+  EXPECT_THAT(select(m1, gpu, &t).reason,
+              HasSubstr("has no entry at M=1 (its next, M=17, is not used where structural rules apply)"));
   put(t, m1, "cublaslt", 12.0);  // an entry measured at M = 1 itself refines the heuristic there
   clear_selection_cache();
   EXPECT_EQ(select(m1, gpu, &t).source, Source::Table);
@@ -124,7 +183,11 @@ TEST_F(Selection, TheShippedH200TableLeavesKimiK3ToTheHeuristicUpToM16) {
     for (int64_t m = 1; m <= 64; ++m) {
       const Problem p{m, proj.n, proj.k, DType::BF16};
       const Choice with = select(p, gpu, &shipped);
-      if (m <= 16 && shipped.find(p.dtype, p.n, p.k, p.m)) {
+      const auto own = shipped.find(p.dtype, p.n, p.k, p.m);
+      if (own && own->heuristic_kept) {  // tune --refine measured the heuristic best here
+        EXPECT_EQ(with.source, Source::Heuristic) << proj.name << " " << p.str() << ": " << with.reason;
+        EXPECT_THAT(with.reason, HasSubstr("heuristic kept (measured best at M=" + std::to_string(m) + ","));
+      } else if (m <= 16 && own) {
         EXPECT_EQ(with.source, Source::Table) << proj.name << " " << p.str() << ": " << with.reason;
         EXPECT_NE(with.config.family, Family::Tma) << p.str();
       } else if (m <= 16) {

@@ -1,4 +1,5 @@
-// Tables: save/load round trip, signature matching, messages for corrupt files, merge and atomic write.
+// Tables: save/load round trip, signature matching, messages for corrupt files, merge and atomic write, heuristic
+// markers.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -273,6 +274,59 @@ TEST_F(TableFiles, SaveMergeRefusesAnotherSignatureAndLeavesTheFile) {
   write_all(path, "{ not json");
   EXPECT_THROW(sample().save_merge(path.string()), Error);
   EXPECT_EQ(read_all(path), "{ not json");
+}
+
+// tune --refine writes "config": "heuristic" where the heuristic's pick was measured best: it loads as a marker,
+// saves as it was read, is found like an entry (also as a bucket), and merges like one in both directions.
+TEST_F(TableFiles, HeuristicMarkerRoundTripsAndMergesLikeAnEntry) {
+  const fs::path path = dir_ / "h200.json";
+  Table t;
+  t.meta = Table::meta_for(h200());
+  t.put(key(DType::BF16, 1536, 7168, 1), entry("cpu_r4", 5.0));
+  t.put(key(DType::BF16, 1536, 7168, 8), TableEntry::heuristic_marker(9.5, 10.25));
+  const std::string text = t.to_json();
+  EXPECT_THAT(text, HasSubstr(R"({"dtype":"bf16","n":1536,"k":7168,"m":8,"config":"heuristic","us":9.5,)"
+                              R"("cublaslt_us":10.25})"));
+  t.save_merge(path.string());
+  const Table back = Table::load(path.string());
+  EXPECT_EQ(back.to_json(), text);
+  const auto marker = back.find(DType::BF16, 1536, 7168, 8);
+  ASSERT_TRUE(marker.has_value());
+  EXPECT_TRUE(marker->heuristic_kept);
+  EXPECT_EQ(marker->config_name(), "heuristic");
+  EXPECT_EQ(marker->us, 9.5);
+  EXPECT_EQ(marker->cublaslt_us, 10.25);
+  EXPECT_FALSE(back.find(DType::BF16, 1536, 7168, 1)->heuristic_kept);
+  int64_t bucket = 0;
+  const auto served = back.find_bucket(DType::BF16, 1536, 7168, 5, &bucket);
+  ASSERT_TRUE(served.has_value());
+  EXPECT_TRUE(served->heuristic_kept);
+  EXPECT_EQ(bucket, 8);
+
+  // Another tuner's markers and entries: ours win at equal points, whichever kind either is.
+  Table ours;
+  ours.meta = Table::meta_for(h200());
+  ours.put(key(DType::BF16, 1536, 7168, 1), TableEntry::heuristic_marker(5.5, 0));  // replaces the entry
+  ours.put(key(DType::BF16, 1536, 7168, 8), entry("cpu_r8", 8.0));                   // replaces the marker
+  ours.put(key(DType::BF16, 1536, 7168, 16), TableEntry::heuristic_marker(12.0, 0));  // only ours
+  ours.save_merge(path.string());
+  const Table merged = Table::load(path.string());
+  ASSERT_EQ(merged.entries.size(), 3u);
+  EXPECT_TRUE(merged.find(DType::BF16, 1536, 7168, 1)->heuristic_kept);
+  EXPECT_EQ(merged.find(DType::BF16, 1536, 7168, 1)->us, 5.5);
+  EXPECT_FALSE(merged.find(DType::BF16, 1536, 7168, 8)->heuristic_kept);
+  EXPECT_EQ(merged.find(DType::BF16, 1536, 7168, 8)->config_name(), "cpu_r8");
+  EXPECT_TRUE(merged.find(DType::BF16, 1536, 7168, 16)->heuristic_kept);
+
+  // Written by hand: the marker's name exactly; anything else is a config name, with the message it always had.
+  const std::string meta = R"({"meta": {"gpu": "NVIDIA H200", "sms": 132}, "entries": [)";
+  write_all(path, meta + R"({"dtype": "bf16", "n": 64, "k": 256, "m": 2, "config": "heuristic", "us": 3})" + "]}");
+  EXPECT_TRUE(Table::load(path.string()).find(DType::BF16, 64, 256, 2)->heuristic_kept);
+  write_all(path, meta + R"({"dtype": "bf16", "n": 64, "k": 256, "m": 2, "config": "Heuristic", "us": 3})" + "]}");
+  const std::string msg = load_error(path);
+  EXPECT_THAT(msg, HasSubstr("entries[0].config: config 'Heuristic': unknown family 'Heuristic'"));
+  write_all(path, meta + R"({"dtype": "bf16", "n": 64, "k": 256, "m": 2, "config": "heuristic"})" + "]}");
+  EXPECT_THAT(load_error(path), HasSubstr("entries[0].us: missing"));
 }
 
 TEST_F(TableFiles, SaveIntoMissingFolderIsNamed) {

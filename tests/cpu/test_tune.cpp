@@ -1,6 +1,7 @@
 // The tuner on the CPU backend: a real run writes a table that selection uses, resume and --force, a foreign
 // table is refused, a wrong candidate never wins, the GPU margin rule on synthetic rows, the candidates near the
-// heuristic's pick, refine (an entry only where it beats the heuristic) with its summary, and the CLI.
+// heuristic's pick, refine (an entry only where it beats the heuristic, a heuristic marker elsewhere) with its
+// summary, and the CLI.
 // (A table of another signature being skipped by selection with a warning is tested in test_select.cpp.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -433,7 +434,7 @@ TEST(TuneEntrySummary, CountsAndGainsOverTheHeuristic) {
   EXPECT_TRUE(none["summary"]["entry_gain_max"].is_null());
 }
 
-TEST_F(TuneFiles, RefineWritesOnlyTheEntriesThatBeatTheHeuristic) {
+TEST_F(TuneFiles, RefineWritesEntriesThatBeatTheHeuristicAndMarkersWhereItIsKept) {
   // The pick (cpu_r2 at M = 1, 2) takes 10 us everywhere; cpu_r8 is 2x faster at 64x256 m=1, 1.25x at m=2,
   // within the margin at 96x128 m=1 and slower at m=2.
   for (const Problem& p : {Problem{1, 64, 256, DType::BF16}, Problem{2, 96, 128, DType::BF16}})
@@ -454,26 +455,40 @@ TEST_F(TuneFiles, RefineWritesOnlyTheEntriesThatBeatTheHeuristic) {
   EXPECT_EQ(events[Kind::Kept], 2);
   EXPECT_EQ(calls, 4 * static_cast<int>(std::size(kCpuRows)));  // the pick is a candidate: measured once
   Table t = Table::load(path_);
-  ASSERT_EQ(t.entries.size(), 2u);
+  ASSERT_EQ(t.entries.size(), 4u);
+  EXPECT_EQ(t.find(DType::BF16, 64, 256, 1)->config_name(), "cpu_r8");
   EXPECT_EQ(t.find(DType::BF16, 64, 256, 1)->us, 5.0);
   EXPECT_EQ(t.find(DType::BF16, 64, 256, 2)->us, 8.0);
-  EXPECT_FALSE(t.find(DType::BF16, 96, 128, 1).has_value());
+  for (const int64_t m : {1, 2}) {  // markers with the pick's time
+    const auto marker = t.find(DType::BF16, 96, 128, m);
+    ASSERT_TRUE(marker.has_value()) << m;
+    EXPECT_TRUE(marker->heuristic_kept) << m;
+    EXPECT_EQ(marker->us, 10.0) << m;
+  }
+  // Selection with the table runs the heuristic there (no larger M's entry stands for it), saying why.
+  const Choice marked = select(Problem{1, 96, 128, DType::BF16}, cpu_device_info(), &t);
+  EXPECT_EQ(marked.source, Source::Heuristic);
+  EXPECT_EQ(marked.config.name(), "cpu_r2");
+  EXPECT_THAT(marked.reason, HasSubstr(path_ + ": heuristic kept (measured best at M=1, 10 us); heuristic: "));
   const tune::EntrySummary e = tune::summarize_entries(s.results);
-  EXPECT_EQ(e.entries, 2u);
+  EXPECT_EQ(e.entries, 2u);  // markers are no entries over the heuristic
   EXPECT_EQ(e.heuristic_kept, 2u);
   EXPECT_DOUBLE_EQ(e.gain_geomean, std::sqrt(2.0 * 1.25));
   EXPECT_EQ(e.gain_max_point, "64x256 m=1");
 
-  // Resumed: the kept points have no entry, so they are measured again (and kept again).
-  events.clear();
+  // Resumed: every point is in the table, the kept ones by their markers, so nothing is measured.
+  std::vector<std::string> skipped;
+  tune::TuneOptions resumed = o;
+  resumed.progress = [&skipped](const tune::TuneEvent& ev) {
+    if (ev.kind == Kind::Skipped) skipped.push_back(ev.message);
+  };
   calls = 0;
-  s = tune::tune_into_table(kShapes, {1, 2, 2}, DType::BF16, o, path_);
-  EXPECT_EQ(s.tuned, 2u);
-  EXPECT_EQ(events[Kind::Kept], 2);
-  EXPECT_EQ(calls, 2 * static_cast<int>(std::size(kCpuRows)));
-  EXPECT_EQ(Table::load(path_).entries.size(), 2u);
+  s = tune::tune_into_table(models::parse_shapes("96x128"), {1, 2}, DType::BF16, resumed, path_);
+  EXPECT_EQ(s.tuned, 0u);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(skipped, (std::vector<std::string>{"in the table (heuristic 10 us)", "in the table (heuristic 10 us)"}));
 
-  // A table has no removal: with force, an entry the file has stays where the heuristic is now kept, and says so.
+  // With force, a marker replaces the file's entry where the heuristic is now kept, and the event names the entry.
   Table seeded;
   seeded.meta = Table::meta_for(cpu_device_info());
   seeded.put(TableKey{DType::BF16, 96, 128, 1}, TableEntry{Config::parse("cpu_r4"), 123.0, 0});
@@ -485,8 +500,22 @@ TEST_F(TuneFiles, RefineWritesOnlyTheEntriesThatBeatTheHeuristic) {
     if (ev.kind == Kind::Kept) kept.push_back(ev.message);
   };
   tune::tune_into_table(models::parse_shapes("96x128"), {1}, DType::BF16, forced, path_);
-  EXPECT_EQ(kept, std::vector<std::string>{"the table's entry cpu_r4 stays"});
-  EXPECT_EQ(Table::load(path_).find(DType::BF16, 96, 128, 1)->us, 123.0);
+  EXPECT_EQ(kept, std::vector<std::string>{"replaces the table's entry cpu_r4 123 us"});
+  const auto replaced = Table::load(path_).find(DType::BF16, 96, 128, 1);
+  ASSERT_TRUE(replaced.has_value());
+  EXPECT_TRUE(replaced->heuristic_kept);
+  EXPECT_EQ(replaced->us, 10.0);
+  EXPECT_EQ(Table::load(path_).entries.size(), 4u);
+
+  // With store off the kept points are reported, and nothing is written.
+  fs::remove(path_);
+  tune::TuneOptions measured = o;
+  measured.store = false;
+  events.clear();
+  tune::tune_into_table(kShapes, {1, 2}, DType::BF16, measured, "");
+  EXPECT_EQ(events[Kind::Kept], 2);
+  EXPECT_EQ(events[Kind::Measured], 2);
+  EXPECT_FALSE(fs::exists(path_));
 
   // Without refine every point gets an entry, also where it is no faster than the heuristic's pick.
   fs::remove(path_);
@@ -538,21 +567,38 @@ TEST_F(TuneFiles, CliTunesResumesAndWritesJson) {
 }
 
 TEST_F(TuneFiles, CliRefinesTheHeuristic) {
-  // Distance 0: the heuristic's pick is the only candidate, so it wins and nothing is stored.
+  // Distance 0: the heuristic's pick is the only candidate, so it wins and a heuristic marker is stored.
   const std::string table = (dir_ / "refined.json").string();
   const std::string report = (dir_ / "heuristic.json").string();
+  const std::string json = (dir_ / "rows.json").string();
   int status = -1;
   std::string out = run_cli("tune --backend cpu --shapes 64x256 --m 1,2 --samples 1 --replays 1 --near-heuristic 0 "
-                            "--refine --table '" + table + "' --heuristic-report '" + report + "'",
+                            "--refine --table '" + table + "' --heuristic-report '" + report + "' --json '" + json +
+                                "'",
                             &status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_THAT(out, HasSubstr("[2/2] 64x256 m=2: 1 candidates ..."));
-  EXPECT_THAT(out, HasSubstr("-> nothing stored, heuristic kept: its pick cpu_r2 is the winner"));
+  EXPECT_THAT(out, HasSubstr("-> stored a heuristic marker (heuristic kept: its pick cpu_r2 is the winner)"));
   EXPECT_THAT(out, HasSubstr("entries over the heuristic: 0 of 2 tuned points got one, the heuristic kept at 2\n"));
-  EXPECT_FALSE(fs::exists(table));
+  const Table markers = Table::load(table);
+  ASSERT_EQ(markers.entries.size(), 2u);
+  for (const auto& [key, entry] : markers.entries) EXPECT_TRUE(entry.heuristic_kept) << key.m;
   const nlohmann::json j = nlohmann::json::parse(read_all(report));
   EXPECT_EQ(j["summary"]["entries"], 0);
   EXPECT_EQ(j["summary"]["heuristic_kept"], 2);
+  const nlohmann::json rows = nlohmann::json::parse(read_all(json));
+  ASSERT_EQ(rows["heuristic_kept"].size(), 2u);
+  EXPECT_EQ(rows["heuristic_kept"][1]["m"], 2);
+  EXPECT_EQ(rows["heuristic_kept"][1]["config"], "cpu_r2");
+  for (const nlohmann::json& row : rows["rows"]) EXPECT_FALSE(row["stored"].get<bool>()) << row;  // a marker names none
+
+  // Run again: the markers are in the table.
+  out = run_cli("tune --backend cpu --shapes 64x256 --m 1,2 --samples 1 --replays 1 --near-heuristic 0 --refine "
+                "--table '" + table + "'",
+                &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("[2/2] 64x256 m=2: in the table (heuristic "));
+  EXPECT_THAT(out, HasSubstr("tuned 0, skipped 2"));
 
   out = run_cli("tune --backend cpu --shapes 64x256 --m 1 --near-heuristic -1 --no-store", &status);
   EXPECT_EQ(status, 2) << out;
