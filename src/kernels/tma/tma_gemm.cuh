@@ -471,12 +471,24 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     // The end of this CTA's part of row tile u.tile.
     const int tile = u.tile;
     sum_k_warps();
+    // The two polled handoffs' sides, shared by the lead split and the static reducer: publish this part's FP32
+    // sums [token][row] to a slot of lead_partials (no fence, no counter: the reducer polls the words themselves),
+    // or add the other parts' sums, gathered by the producer warp, and store y.
+    auto publish_polled = [&](long long slot) {
+      float* mine = p.lead_partials + slot * kRows * kTileM;
+      for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
+    };
+    auto store_with_others = [&] {
+      mbar_wait(others_ready, 0);
+      for_each_output([&](int token, int rloc, float v) {
+        const int row = tile * kRows + rloc;
+        if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
+      });
+    };
     if (p.parts > 1 && kAblate != 1) {
       if (part != 0) {  // FP32 partials [token][row] to this part's slot, then release the tile's counter
-        if (p.handoff == 1) {  // no fence, no counter: the reducer polls the words themselves
-          float* mine = p.lead_partials + lead_slot(part) * kRows * kTileM;
-          for_each_output(
-              [&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
+        if (p.handoff == 1) {
+          publish_polled(lead_slot(part));
           return;
         }
         float* mine = p.partials + lead_slot(part) * kRows * kTileM;
@@ -485,24 +497,14 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         if (tid == 0) arrive_release(p.counters + tile);
         return;
       }
-      mbar_wait(others_ready, 0);
-      for_each_output([&](int token, int rloc, float v) {
-        const int row = tile * kRows + rloc;
-        if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
-      });
+      store_with_others();
       return;
     }
     if (kStaticReducer && p.ordered && kAblate != 1 && !(seg_first_stage == 0 && u.ks == p.k_stages - 1)) {
-      if (seg_first_stage != 0) {  // the tail of a tile the previous CTA reduces: publish its sums now, early
-        float* mine = p.lead_partials + static_cast<long long>(g) * kRows * kTileM;
-        for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
-      } else {  // the head of this CTA's last tile: add the next CTA's sums, gathered by the producer warp
-        mbar_wait(others_ready, 0);
-        for_each_output([&](int token, int rloc, float v) {
-          const int row = tile * kRows + rloc;
-          if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
-        });
-      }
+      if (seg_first_stage != 0)
+        publish_polled(g);  // the tail of a tile the previous CTA reduces: published now, early
+      else
+        store_with_others();  // the head of this CTA's last tile, with the next CTA's sums
       clear();
       seg_first_stage = 0;
       continue;
