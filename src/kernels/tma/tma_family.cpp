@@ -46,25 +46,6 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     c.rows = 32, c.boxes = 2, c.stages = 7, c.ctas_per_sm = 2, c.lead = lead;
     return c;
   }
-  // The static reducer's stream-K (tma_gemm.cuh) at token tiles 8 and 16 from 24 MB of weights, where 16-row tiles
-  // (32 rows at the 16-token tile, whose x boxes would otherwise be as large as the weights') are at least the SMs:
-  // one CTA of ~100 KB per SM, so that the next kernel's CTA fits beside it; 16 KB of weights per stage (1 KB or
-  // 512 B of each row); equal bytes per SM for any N; a split tile summed during the last stages. For the largest
-  // shapes, whose grids below leave SMs unequal (6288 x 7168: 198 CTAs on 132 SMs, 0.71 of the stream read; 8448 x
-  // 7168 on 264 CTAs: 0.87; bench at 1946714). Predicted, not yet measured (docs/kernels.md "Session 10").
-  if (c.tile_m <= 16 && p.weight_bytes() >= (int64_t{24} << 20)) {
-    const int64_t tiles16 = (p.n + 15) / 16, tiles32 = (p.n + 31) / 32;
-    c.ctas_per_sm = 1, c.min_units = 1, c.cluster = 0;
-    if (c.tile_m == 16 && tiles32 >= sms) {
-      c.rows = 32, c.boxes = 4, c.stages = 4;
-      return c;
-    }
-    if (tiles16 >= sms) {
-      c.rows = 16, c.boxes = 8, c.stages = c.tile_m == 8 ? 4 : 3;
-      return c;
-    }
-    c.ctas_per_sm = 0, c.min_units = 0;
-  }
   c.rows = 64;
   const int slots = 2 * sms;  // two CTAs per SM
   // The lead split of 64-row tiles (tma_family.h: judged in the step), or of 32-row tiles where K is short and the
