@@ -30,6 +30,13 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     "u5": ([((7168, 3584), "tma_m8_r16_b8_s3_c2_u1")], 8),
     "u6": ([((6288, 7168), "tma_m8_r16_b8_s4_c2_u1")], 8),
     "u7": ([((6288, 7168), "tma_m8_r64_b2_s4_c2_u1")], 8),
+    # Which neighbour pays (after session 11; not yet run): in the step 6288 x 7168 follows shared.down (7168 x 768)
+    # and precedes f_b_proj (1536 x 128), which reads its output. Each pair forces that neighbour to cuBLASLt (no
+    # PDL edge on that side), without (nX_base) and with (nX) the 16-row stream-K on 6288 x 7168.
+    "n1_base": ([((1536, 128), "cublaslt")], 8),
+    "n1": ([((1536, 128), "cublaslt"), ((6288, 7168), "tma_m8_r16_b8_s4_c2_u1")], 8),
+    "n2_base": ([((7168, 768), "cublaslt")], 8),
+    "n2": ([((7168, 768), "cublaslt"), ((6288, 7168), "tma_m8_r16_b8_s4_c2_u1")], 8),
 }
 
 def main():

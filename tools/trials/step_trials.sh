@@ -3,6 +3,8 @@
 #   tools/trials/step_trials.sh "s0 t1 t2 s0" 1,2,4,8,16              (the first trial call; it also ran cublaslt)
 #   tools/trials/step_trials.sh "s0 s1 s2 s3 s4 s5 s6 s0" 1,8     (the second call)
 #   tools/trials/step_trials.sh "s0 u1 u2 u4 u5 u6 u7 s0" 1,8     (the third, TRIAL_BENCH=1: the bench below)
+# Next (not yet run): which neighbour pays, and whether PDL is the mechanism (PDL=off: every launch without it):
+#   tools/trials/step_trials.sh "s0 n1_base n1 n2_base n2 s0" 1,8 && PDL=off tools/trials/step_trials.sh "s0 u6 s0" 1,8
 # s0 is the shipped table; every other name a copy of it that forces one config on one shape
 # (tools/trials/step_trial_tables.py). Prints each step's time per M.
 set -uo pipefail
@@ -13,7 +15,7 @@ rm -rf "$data" && python3 tools/trials/step_trial_tables.py "$data"
 for s in $1; do
   d=.
   if [ "$s" != s0 ]; then d="$data/$s"; cp -r models policies "$d/"; fi
-  SKINNYGEMM_DATA_DIR="$d" $cli step --model kimi_k3 --tp 8 --m "$2" --pdl on --no-sinks --variants skinny > "$OUT/step-$s.txt" 2>&1
+  SKINNYGEMM_DATA_DIR="$d" $cli step --model kimi_k3 --tp 8 --m "$2" --pdl "${PDL:-on}" --no-sinks --variants skinny > "$OUT/step-$s${PDL:+-pdl$PDL}.txt" 2>&1
   echo "$s $(grep -E '^ *skinny ' "$OUT/step-$s.txt" | awk '{printf "%s:%s ", $2, $5}')"
 done
 [ "${TRIAL_BENCH:-0}" = 1 ] && $cli bench --backend cuda --shapes 6288x7168,2112x7168,7168x3584 --m 1,8 --samples 3 \
