@@ -1,7 +1,8 @@
 // GPU tier of the TMA family (src/kernels/tma): every listed config bitwise on small integers (including the
 // stream-K split reduction), random inputs against FP64 across the token tiles' thresholds with N and K tails,
-// FP16 and strided rows, per-segment outputs, and the same bits twice.
+// FP16 and strided rows, per-segment outputs, the same bits twice, and the lab's timeline (tma::set_trace).
 #include <cuda_runtime.h>
+#include <gmock/gmock.h>
 
 #include <iterator>
 #include <map>
@@ -203,6 +204,79 @@ TEST(GpuTma, PerSegmentOutputs) {
     for (int64_t r = 400; r < 410; ++r) ASSERT_EQ(yb[t * 410 + r], kPoison) << "padding " << t << "," << r;
   }
   }
+}
+
+// The lab's timeline (tma::set_trace, `step --trace-tma`): each launch gets its own words, every CTA writes entry <=
+// end of the wait <= exit and an SM below the device's count, the results are the same bits, nothing is written with
+// the sink off, and a sink too small for a launch fails naming the sizes.
+TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
+  SKIP_WITHOUT_GPU();
+  const int sms = cuda::device_info().sms;
+  struct Case {
+    Problem p;
+    const char* config;
+  };
+  const Case cases[] = {{Problem{1, 1536, 2048, DType::BF16}, "tma_m8_r32_b2_s7_c2_d9"},
+                        {Problem{4, 16 * 2 * sms + 40, 2048, DType::BF16}, "tma_m8_r16_b8_s4_c2_u1"},
+                        {Problem{3, 2112, 7168, DType::BF16}, "tma_m8_r64_b2_s3_x8"}};
+  constexpr long long kWords = 1 << 16;
+  unsigned long long* words = nullptr;
+  ASSERT_EQ(cudaMalloc(&words, kWords * 8), cudaSuccess);
+  const std::unique_ptr<unsigned long long, decltype(&cudaFree)> owner(words, &cudaFree);
+  ASSERT_EQ(cudaMemset(words, 0, kWords * 8), cudaSuccess);
+  std::vector<HostOperands> hosts;
+  std::vector<std::unique_ptr<DeviceArray>> arrays;
+  Options o;
+  o.backend = Backend::Cuda;
+  tma::set_trace(words, kWords);
+  for (const Case& c : cases) {
+    hosts.push_back(random_operands(c.p, static_cast<uint32_t>(c.p.n), /*small_ints=*/true));
+    arrays.push_back(std::make_unique<DeviceArray>(hosts.back().x));
+    arrays.push_back(std::make_unique<DeviceArray>(hosts.back().w));
+    arrays.push_back(std::make_unique<DeviceArray>(
+        std::vector<uint16_t>(matrix_elems(c.p.m, c.p.n, c.p.y_stride()), kPoison)));
+    o.config = c.config;
+    gemm(c.p, arrays[arrays.size() - 3]->get(), arrays[arrays.size() - 2]->get(), arrays.back()->get(), o);
+  }
+  const std::vector<tma::TraceLaunch> launches = tma::take_trace();
+  tma::set_trace(nullptr, 0);
+  o.config = cases[0].config;  // with the sink off: writes nothing
+  gemm(cases[0].p, arrays[0]->get(), arrays[1]->get(), arrays[2]->get(), o);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<unsigned long long> host(kWords);
+  ASSERT_EQ(cudaMemcpy(host.data(), words, kWords * 8, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(launches.size(), std::size(cases));
+  long long next = 0;
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const tma::TraceLaunch& l = launches[i];
+    EXPECT_EQ(l.config, cases[i].config);
+    EXPECT_EQ(l.problem.n, cases[i].p.n);
+    EXPECT_EQ(l.offset, next) << l.config;
+    ASSERT_GT(l.ctas, 0);
+    for (int c = 0; c < l.ctas; ++c) {
+      const unsigned long long* w = host.data() + l.offset + 4LL * c;
+      EXPECT_GT(w[0], 0u) << l.config << " CTA " << c;
+      EXPECT_LE(w[0], w[1]) << l.config << " CTA " << c;
+      EXPECT_LE(w[1], w[2]) << l.config << " CTA " << c;
+      EXPECT_LT(w[3], static_cast<unsigned long long>(sms)) << l.config << " CTA " << c;
+    }
+    next = l.offset + 4LL * l.ctas;
+  }
+  for (long long i = next; i < kWords; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], 0u) << "word " << i;
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    const Problem& p = cases[i].p;
+    const std::size_t ny = matrix_elems(p.m, p.n, p.y_stride());
+    EXPECT_TRUE(bitwise_equal(p, arrays[3 * i + 2]->download(ny).data(), naive(p, hosts[i]).data())) << cases[i].config;
+  }
+  tma::set_trace(words, 8);  // two CTAs' words
+  o.config = cases[0].config;
+  try {
+    gemm(cases[0].p, arrays[0]->get(), arrays[1]->get(), arrays[2]->get(), o);
+    ADD_FAILURE() << "a launch past the sink's end was not refused";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("the TMA trace holds 8 words"));
+  }
+  tma::set_trace(nullptr, 0);
 }
 
 }  // namespace

@@ -63,6 +63,23 @@ struct TmaParams {
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
+  // The lab's timeline (tma::set_trace; null: off): per CTA {entry, after griddepcontrol.wait, exit, SM} in
+  // %globaltimer nanoseconds, so that a whole step shows when each launch's CTAs start and end next to its
+  // neighbours (docs/kernels.md "Session 11": configs that win alone lose 7-12 us per launch there).
+  unsigned long long* trace;
+};
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// Writes a CTA's exit time to the trace when it leaves the scope (the consumers return from several places).
+struct TraceExit {
+  unsigned long long* cta;  // null: no trace, or not the thread that records
+  __device__ ~TraceExit() {
+    if (cta) cta[2] = global_ns();
+  }
 };
 
 using cuda::mbar_arrive;  // kernels/common/mbarrier.cuh
@@ -252,6 +269,12 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   const int others = p.parts > 1 ? p.parts - 1 : 1;
   uint64_t* others_ready = empty + kMaxStages + 1;  // after last_flag
 
+  unsigned long long* const trace = p.trace ? p.trace + 4 * static_cast<long long>(g) : nullptr;
+  if (trace && threadIdx.x == 0) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    trace[0] = global_ns(), trace[3] = sm;
+  }
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
     mbar_init(others_ready, 32);
@@ -289,6 +312,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         load_w(i, u);
       }
       pdl_wait();
+      if (trace) trace[1] = global_ns();
       Unit ux = first;
       for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
       for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
@@ -376,6 +400,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   const int q = lane >> 3, r8 = lane & 7;   // ldmatrix: this lane addresses row r8 of matrix q
   const int g4 = lane >> 2, t4 = lane & 3;  // mma fragments: row g4 (+8), tokens 2 t4 (+1)
   const int tid = threadIdx.x;              // 0..127: the consumers
+  const TraceExit trace_exit{tid == 0 ? trace : nullptr};
   float acc[kMt][kNt][4];
   auto clear = [&] {
 #pragma unroll
