@@ -223,7 +223,7 @@ int run_step_command(const StepArgs& a) {
   tune::BenchMeta meta = tune::bench_meta(backend);
   ordered_json rows = ordered_json::array();
   int failures = 0;
-  bool pdl_here = false;
+  bool pdl_here = false, trace_failed = false;
   if (here) {
     const tune::StepReport rep = tune::run_step(o);
     pdl_here = rep.pdl;
@@ -236,6 +236,11 @@ int run_step_command(const StepArgs& a) {
     if (!a.trace_tma.empty()) {
       write_file(a.trace_tma, trace_document(meta, rep).dump() + "\n");
       std::cerr << "wrote " << a.trace_tma << "\n";
+      for (const tune::StepResult& r : rep.results)
+        if (!r.trace_error.empty()) {
+          std::cout << "FAILED: the TMA timeline of " << r.name << " m=" << r.m << ": " << r.trace_error << "\n";
+          trace_failed = true;
+        }
     }
   }
   if (child && (!here || pdl_here)) {  // a device without PDL already ran everything without it
@@ -249,7 +254,7 @@ int run_step_command(const StepArgs& a) {
     std::cerr << "wrote " << a.json << "\n";
   }
   if (failures) std::cout << "FAILED: " << failures << " (variant, M) cases did not pass the output check\n";
-  return failures ? kExitMismatch : 0;
+  return failures ? kExitMismatch : trace_failed ? kExitError : 0;
 }
 
 }  // namespace

@@ -180,6 +180,7 @@ struct StepResult {
   int all_reduces = 0;
   double comm_us = 0, comm_share = 0, no_comm_us = 0;
   std::shared_ptr<const TmaTrace> tma_trace;  // StepRunOptions::trace_tma: the variant's timeline (null: not traced)
+  std::string trace_error;                    // why the timeline could not be taken (the timing above stands)
 };
 
 struct StepRunOptions {

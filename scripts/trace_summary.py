@@ -5,7 +5,8 @@ in the step). Per launch, from its CTAs' entry, end of griddepcontrol.wait and e
 entry):
   early   the dependency's end (the earliest end of a CTA's wait: CTAs that waited all return then) minus the
           first CTA's entry: how long its CTAs could prefill
-  late    CTAs that entered after the dependency ended (they missed the prefill: no room while the previous kernel ran)
+  late    the share of CTAs that entered after the dependency ended (they missed the prefill: no room while the
+          previous kernel ran)
   after   the last exit minus the dependency's end: the launch's time once it could read x
   ends    the last exit minus the first: how unevenly its CTAs finish (the next kernel's room opens with them)
   gap     the dependency's end minus the previous traced launch's last exit (an untraced launch between them,
@@ -21,11 +22,11 @@ import sys
 
 
 def launch_stats(launch, previous_exit):
-    entries = [t for t in launch["entry_us"] if t >= 0]
-    waits = [t for t in launch["waited_us"] if t >= 0]
-    exits = [t for t in launch["exit_us"] if t >= 0]
-    if not entries or not waits or not exits:
-        raise ValueError("launch %sx%s %s has CTAs that wrote no times" % (launch["n"], launch["k"], launch["config"]))
+    entries, waits, exits = launch["entry_us"], launch["waited_us"], launch["exit_us"]
+    unwritten = sum(1 for t in entries + waits + exits if t < 0)
+    if unwritten or not entries:
+        raise ValueError("launch %sx%s %s: %d of its CTAs' times were not written" % (
+            launch["n"], launch["k"], launch["config"], unwritten))
     ready = min(waits)
     return {
         "early": ready - min(entries),
@@ -72,7 +73,10 @@ def main():
         doc = json.load(f)
     if "cases" not in doc:
         sys.exit("%s is not a --trace-tma file (no \"cases\")" % a.trace)
-    summary = summarize(doc)
+    try:
+        summary = summarize(doc)
+    except ValueError as e:
+        sys.exit("%s: %s" % (a.trace, e))
     for case in summary:
         print("%s M=%d: step %.1f us, traced replay %.1f us" % (case["variant"], case["m"], case["us"],
                                                                case["replay_us"]))

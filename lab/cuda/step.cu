@@ -110,7 +110,7 @@ class CudaStepDevice final : public StepDevice {
   }
 
   TmaTrace trace_tma(const std::function<void()>& enqueue) override {
-    // 4 words per CTA: 8 Mi words hold e.g. 766 launches of 2700 CTAs, far past the step's (at most 2 per SM).
+    // 4 words per CTA: 8 Mi words hold 2 Mi CTAs, e.g. 766 launches of 2700 (the step's grids have a few hundred).
     constexpr long long kWords = 8LL << 20;
     if (!trace_) trace_ = reinterpret_cast<unsigned long long*>(mem_.get(kWords * 8, "the TMA timeline"));
     SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(trace_, 0, kWords * 8, stream_.s));

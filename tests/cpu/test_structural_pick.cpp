@@ -31,21 +31,20 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
     int64_t m, n, k;
     const char* pick;
   };
-  // One of each rule of tma_family.h's first cut: the 8-CTA cluster (14 and 24 row tiles), the lead split where only
-  // a cluster of two fits (a one-part tile at 7168 x 768), stream-K under 1 MiB, the 16-token tile, and from 24 MB
-  // the static reducer's stream-K over one CTA per SM (16-row tiles; 32 at the 16-token tile where they are enough).
+  // One of each rule of tma_family.h's first cut: the 8-CTA cluster (14 and 33 row tiles), the lead split where only
+  // a cluster of two fits (a one-part tile at 7168 x 768), stream-K at 128 MiB and more, the 16-token tile.
   const Point points[] = {
-      {1, 896, 7168, "tma_m8_r64_b2_s4_x8"},       {8, 1536, 7168, "tma_m8_r64_b2_s4_x8"},
-      {16, 1536, 7168, "tma_m16_r64_b2_s4_x8"},    {4, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
-      {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},    {2, 1536, 128, "tma_m8_r64_b2_s4_c2_u1"},
-      {8, 2112, 7168, "tma_m8_r16_b8_s4_c1_u1"},   {16, 2112, 7168, "tma_m16_r16_b8_s3_c1_u1"},
-      {12, 6288, 7168, "tma_m16_r32_b4_s4_c1_u1"}, {1, 20480, 7168, "tma_m8_r16_b8_s4_c1_u1"},
-      {5, 7168, 14336, "tma_m8_r16_b8_s4_c1_u1"},  {1, 9216, 7168, "tma_m8_r16_b8_s4_c1_u1"},
+      {1, 896, 7168, "tma_m8_r64_b2_s4_x8"},      {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
+      {16, 2112, 7168, "tma_m16_r64_b2_s3_x8"},   {4, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {12, 6288, 7168, "tma_m16_r64_b2_s4_c2_d6"},
+      {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"}, {5, 7168, 14336, "tma_m8_r64_b2_s4_c2_u1"},
+      {2, 1536, 128, "tma_m8_r64_b2_s4_c2_u1"},
       // The rules held-out set six corrected (docs/tuning.md, session 9): a cluster CTA keeps 1.75 stages or more
       // (12 stages: 4 CTAs, not 8); a cluster below one CTA per SM with > 192 KiB each is stream-K; where no cluster
-      // fits, one CTA per row tile (32 rows where K is short).
-      {1, 1536, 1536, "tma_m8_r64_b2_s4_x4"},      {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
-      {8, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},    {16, 5128, 1024, "tma_m16_r32_b2_s6_c2_d6"},
+      // fits, one CTA per row tile (64 rows where that fills 9/10 of the slots, 32 where K is short).
+      {1, 1536, 1536, "tma_m8_r64_b2_s4_x4"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
+      {1, 16032, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {8, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},
+      {16, 5128, 1024, "tma_m16_r32_b2_s6_c2_d6"}, {1, 9216, 7168, "tma_m8_r64_b2_s4_c2_u1"},
   };
   for (const Point& pt : points) {
     const Choice c = pick_on(h200, pt.m, pt.n, pt.k);
@@ -54,12 +53,9 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
     EXPECT_THAT(c.reason.str(), HasSubstr("tma structural pick " + std::string(pt.pick)));
     EXPECT_EQ(c.config.name(), pick_on(h200, pt.m, pt.n, pt.k).config.name()) << "stable across calls";
   }
-  // The reason names the grid: 24 row tiles of 64 rows, clusters of 8, 192 CTAs on 2 x 132 slots; the static
-  // reducer's 393 row tiles of 16 over one CTA per SM.
-  EXPECT_THAT(pick_on(h200, 1, 1536, 7168).reason.str(),
-              HasSubstr("24 row tiles of 64 x 8 cluster CTAs = 192 CTAs on 264 two-per-SM slots"));
-  EXPECT_THAT(pick_on(h200, 1, 6288, 7168).reason.str(),
-              HasSubstr("393 row tiles of 16, stream-K (static reducer) over 132 CTAs on 132 one-per-SM slots"));
+  // The reason names the grid: 33 row tiles of 64 rows, clusters of 8, 264 CTAs on 2 x 132 slots.
+  EXPECT_THAT(pick_on(h200, 1, 2112, 7168).reason.str(),
+              HasSubstr("33 row tiles of 64 x 8 cluster CTAs = 264 CTAs on 264 two-per-SM slots"));
   EXPECT_THAT(pick_on(h200, 1, 7168, 1536).reason.str(), HasSubstr("112 row tiles of 64 x 2 lead-split parts"));
 }
 
@@ -93,13 +89,10 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
-  half.sms = 66;  // 132 two-per-SM slots: 24 row tiles x 4 (the cluster of 8 no longer fits)
-  const Choice c = pick_on(half, 1, 1536, 7168);
-  EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s4_x4");
-  EXPECT_THAT(c.reason.str(), HasSubstr("= 96 CTAs on 132 two-per-SM slots"));
-  // and the static reducer's grid is one CTA per SM of the device it is given (2112 rows: 132 tiles of 16)
-  EXPECT_THAT(pick_on(half, 1, 2112, 7168).reason.str(),
-              HasSubstr("132 row tiles of 16, stream-K (static reducer) over 66 CTAs on 66 one-per-SM slots"));
+  half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits)
+  const Choice c = pick_on(half, 1, 2112, 7168);
+  EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s3_x4");
+  EXPECT_THAT(c.reason.str(), HasSubstr("= 132 CTAs on 132 two-per-SM slots"));
   // The scored heuristic alone (what `skinnygemm heuristic` dumps as scored_pick) never takes the structural family.
   Choice scored;
   const Problem p{1, 2112, 7168, DType::BF16};

@@ -157,24 +157,23 @@ TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesLeadSplitWhereOnlyTwoFitStr
   const DeviceInfo dev = h200();
   // No lead split where a cluster of 4 or 8 fits: 1536 rows = 24 tiles of 64, 8-CTA clusters fill 192 of the 264 slots of two CTAs per SM.
   EXPECT_EQ(tma::first_cut_config(Problem{1, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_x8");
-  // From 24 MB at token tiles 8 and 16, the static reducer's stream-K over one CTA per SM where 16-row tiles (32 at
-  // the 16-token tile, where enough) are at least the SMs: 3648 rows = 228 tiles of 16, 114 of 32 (< 132).
-  EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms).name(), "tma_m16_r16_b8_s3_c1_u1");
-  // 2112 rows = 132 tiles of 16: one per SM, whole K each (nothing to reduce).
-  EXPECT_EQ(tma::first_cut_config(Problem{1, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r16_b8_s4_c1_u1");
+  // 3648 rows = 57 tiles: 8 x 57 > 264, 4 x 57 = 228 fits.
+  EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s4_x4");
+  // 2112 rows = 33 tiles: 8 x 33 = 264 CTAs fill every slot of two per SM, so the ring shrinks to 3 stages.
+  EXPECT_EQ(tma::first_cut_config(Problem{1, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s3_x8");
   // With a lead: 2112, 1536 and 3648 rows = 66, 48, 114 tiles of 32: 4, 5 and 2 parts at two CTAs per SM.
   EXPECT_EQ(tma::first_cut_config(Problem{1, 2112, 7168, DType::BF16}, dev.sms, 9).name(), "tma_m8_r32_b2_s7_c2_d9");
   EXPECT_EQ(tma::first_cut_config(Problem{8, 1536, 7168, DType::BF16}, dev.sms, 3).name(), "tma_m8_r32_b2_s7_c2_d3");
   EXPECT_EQ(tma::first_cut_config(Problem{16, 3648, 7168, DType::BF16}, dev.sms, 0).name(), "tma_m16_r32_b2_s7_c2_d0");
   // 144 rows (5 tiles, 16 parts): no lead split even when asked; 64-row tiles split by a cluster of 8 (3 x 8 CTAs).
   EXPECT_EQ(tma::first_cut_config(Problem{1, 144, 7168, DType::BF16}, dev.sms, 9).name(), "tma_m8_r64_b2_s4_x8");
-  // 6288 rows: 393 tiles of 16 (the static reducer); 7168 x 1536 (22 MB) keeps the 64-row lead split with a lead of 6
-  // where only a cluster of two fits (judged in the step); at M = 32 the cluster of two.
-  EXPECT_EQ(tma::first_cut_config(Problem{4, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r16_b8_s4_c1_u1");
+  // 6288 rows (99 tiles of 64): only a cluster of two fits (198 CTAs), so at M <= 16 the 64-row lead split with a
+  // lead of 6 runs instead (judged in the step); at M = 32 the cluster of two.
+  EXPECT_EQ(tma::first_cut_config(Problem{4, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_d6");
   EXPECT_EQ(tma::first_cut_config(Problem{16, 7168, 1536, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s4_c2_d6");
   EXPECT_EQ(tma::first_cut_config(Problem{32, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m32_r64_b2_s4_x2");
-  // 7168 x 14336 (205 MB): the static reducer; M > 16: the cluster split or stream-K as before.
-  EXPECT_EQ(tma::first_cut_config(Problem{2, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m8_r16_b8_s4_c1_u1");
+  // 7168 x 14336 (205 MB): stream-K; M > 16: the cluster split or stream-K as before.
+  EXPECT_EQ(tma::first_cut_config(Problem{2, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_u1");
   EXPECT_EQ(tma::first_cut_config(Problem{64, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m64_r64_b2_s3_c2_u1");
   EXPECT_EQ(tma::first_cut_config(Problem{64, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m64_r64_b1_s4_x8");
   EXPECT_EQ(tma::first_cut_config(Problem{32, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m32_r64_b2_s3_x8");

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "gpu/gpu_util.h"
 #include "kernels/tma/tma_family.h"
@@ -207,8 +208,8 @@ TEST(GpuTma, PerSegmentOutputs) {
 }
 
 // The lab's timeline (tma::set_trace, `step --trace-tma`): each launch gets its own words, every CTA writes entry <=
-// end of the wait <= exit and an SM below the device's count, the results are the same bits, nothing is written with
-// the sink off, and a sink too small for a launch fails naming the sizes.
+// end of the wait <= exit and an SM id, the results are the same bits, nothing is written or listed with the sink
+// off, and a sink too small for a launch fails naming the sizes.
 TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
   SKIP_WITHOUT_GPU();
   const int sms = cuda::device_info().sms;
@@ -223,25 +224,32 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
   unsigned long long* words = nullptr;
   ASSERT_EQ(cudaMalloc(&words, kWords * 8), cudaSuccess);
   const std::unique_ptr<unsigned long long, decltype(&cudaFree)> owner(words, &cudaFree);
+  struct SinkOff {  // whatever fails below, later tests of this process launch with no sink into freed memory
+    ~SinkOff() { tma::set_trace(nullptr, 0); }
+  } sink_off;
   ASSERT_EQ(cudaMemset(words, 0, kWords * 8), cudaSuccess);
-  std::vector<HostOperands> hosts;
-  std::vector<std::unique_ptr<DeviceArray>> arrays;
+  struct Operands {
+    HostOperands h;
+    std::unique_ptr<DeviceArray> x, w, y;
+  };
+  std::vector<Operands> ops;
+  for (const Case& c : cases) {
+    Operands o;
+    o.h = random_operands(c.p, static_cast<uint32_t>(c.p.n), /*small_ints=*/true);
+    o.x = std::make_unique<DeviceArray>(o.h.x);
+    o.w = std::make_unique<DeviceArray>(o.h.w);
+    o.y = std::make_unique<DeviceArray>(std::vector<uint16_t>(matrix_elems(c.p.m, c.p.n, c.p.y_stride()), kPoison));
+    ops.push_back(std::move(o));
+  }
   Options o;
   o.backend = Backend::Cuda;
   tma::set_trace(words, kWords);
-  for (const Case& c : cases) {
-    hosts.push_back(random_operands(c.p, static_cast<uint32_t>(c.p.n), /*small_ints=*/true));
-    arrays.push_back(std::make_unique<DeviceArray>(hosts.back().x));
-    arrays.push_back(std::make_unique<DeviceArray>(hosts.back().w));
-    arrays.push_back(std::make_unique<DeviceArray>(
-        std::vector<uint16_t>(matrix_elems(c.p.m, c.p.n, c.p.y_stride()), kPoison)));
-    o.config = c.config;
-    gemm(c.p, arrays[arrays.size() - 3]->get(), arrays[arrays.size() - 2]->get(), arrays.back()->get(), o);
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    o.config = cases[i].config;
+    gemm(cases[i].p, ops[i].x->get(), ops[i].w->get(), ops[i].y->get(), o);
   }
   const std::vector<tma::TraceLaunch> launches = tma::take_trace();
   tma::set_trace(nullptr, 0);
-  o.config = cases[0].config;  // with the sink off: writes nothing
-  gemm(cases[0].p, arrays[0]->get(), arrays[1]->get(), arrays[2]->get(), o);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<unsigned long long> host(kWords);
   ASSERT_EQ(cudaMemcpy(host.data(), words, kWords * 8, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -253,30 +261,39 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
     EXPECT_EQ(l.problem.n, cases[i].p.n);
     EXPECT_EQ(l.offset, next) << l.config;
     ASSERT_GT(l.ctas, 0);
+    std::set<unsigned long long> sm_ids;
     for (int c = 0; c < l.ctas; ++c) {
       const unsigned long long* w = host.data() + l.offset + 4LL * c;
       EXPECT_GT(w[0], 0u) << l.config << " CTA " << c;
       EXPECT_LE(w[0], w[1]) << l.config << " CTA " << c;
       EXPECT_LE(w[1], w[2]) << l.config << " CTA " << c;
-      EXPECT_LT(w[3], static_cast<unsigned long long>(sms)) << l.config << " CTA " << c;
+      sm_ids.insert(w[3]);
     }
+    // %smid need not be below the SM count (PTX: below %nsmid), but a launch never spans more SMs than there are.
+    EXPECT_LE(sm_ids.size(), static_cast<std::size_t>(sms)) << l.config;
     next = l.offset + 4LL * l.ctas;
   }
   for (long long i = next; i < kWords; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], 0u) << "word " << i;
   for (std::size_t i = 0; i < std::size(cases); ++i) {
     const Problem& p = cases[i].p;
     const std::size_t ny = matrix_elems(p.m, p.n, p.y_stride());
-    EXPECT_TRUE(bitwise_equal(p, arrays[3 * i + 2]->download(ny).data(), naive(p, hosts[i]).data())) << cases[i].config;
+    EXPECT_TRUE(bitwise_equal(p, ops[i].y->download(ny).data(), naive(p, ops[i].h).data())) << cases[i].config;
   }
-  tma::set_trace(words, 8);  // two CTAs' words
+  // With the sink off: no word written, no launch listed.
+  ASSERT_EQ(cudaMemset(words, 0, kWords * 8), cudaSuccess);
   o.config = cases[0].config;
+  gemm(cases[0].p, ops[0].x->get(), ops[0].w->get(), ops[0].y->get(), o);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(tma::take_trace().empty());
+  ASSERT_EQ(cudaMemcpy(host.data(), words, kWords * 8, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (long long i = 0; i < kWords; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], 0u) << "word " << i;
+  tma::set_trace(words, 8);  // two CTAs' words; the lead split has 4 x its CTAs
   try {
-    gemm(cases[0].p, arrays[0]->get(), arrays[1]->get(), arrays[2]->get(), o);
+    gemm(cases[0].p, ops[0].x->get(), ops[0].w->get(), ops[0].y->get(), o);
     ADD_FAILURE() << "a launch past the sink's end was not refused";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), testing::HasSubstr("the TMA trace holds 8 words"));
   }
-  tma::set_trace(nullptr, 0);
 }
 
 }  // namespace

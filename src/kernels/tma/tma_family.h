@@ -59,7 +59,9 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
 // The lab's timeline of TMA launches (lab/cuda/step.cu, `step --trace-tma`): while a sink is set, every launch
 // (captured into a graph, or run) gets the next 4 x CTAs words of it, where each of its CTAs writes {entry, after
 // griddepcontrol.wait, exit, SM} (%globaltimer ns), and is listed; the graph's replays rewrite the same words.
-// Not thread-safe against concurrent launches; a launch that would pass the sink's end fails with the sizes.
+// One sink per process, for launches on the device that owns its words (the lab traces one GPU); launches from
+// several threads are listed in the order they took their words; one that would pass the sink's end fails with
+// the sizes. With no sink set a launch pays one atomic load.
 struct TraceLaunch {
   Problem problem;
   std::string config;

@@ -74,13 +74,12 @@ __device__ __forceinline__ unsigned long long global_ns() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-// Writes a CTA's exit time to the trace when it leaves the scope (the consumers return from several places).
-struct TraceExit {
-  unsigned long long* cta;  // null: no trace, or not the thread that records
-  __device__ ~TraceExit() {
-    if (cta) cta[2] = global_ns();
-  }
-};
+// The lab's timeline (TmaParams::trace): word w of this CTA's four, now. p.trace is read at each use, so that no
+// pointer stays live across the main loop with the trace off (one kept from the kernel's entry to its exits cost
+// 4-6 registers in the 32-token instances and spilled the 128-row ones, ptxas -v).
+__device__ __forceinline__ void trace_now(const TmaParams& p, int w) {
+  if (p.trace) p.trace[4LL * blockIdx.x + w] = global_ns();
+}
 
 using cuda::mbar_arrive;  // kernels/common/mbarrier.cuh
 using cuda::mbar_expect_tx;
@@ -269,11 +268,11 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   const int others = p.parts > 1 ? p.parts - 1 : 1;
   uint64_t* others_ready = empty + kMaxStages + 1;  // after last_flag
 
-  unsigned long long* const trace = p.trace ? p.trace + 4 * static_cast<long long>(g) : nullptr;
-  if (trace && threadIdx.x == 0) {
+  if (p.trace && threadIdx.x == 0) {
     unsigned sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    trace[0] = global_ns(), trace[3] = sm;
+    trace_now(p, 0);
+    p.trace[4LL * g + 3] = sm;
   }
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
@@ -312,7 +311,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         load_w(i, u);
       }
       pdl_wait();
-      if (trace) trace[1] = global_ns();
+      trace_now(p, 1);
       Unit ux = first;
       for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
       for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
@@ -400,7 +399,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   const int q = lane >> 3, r8 = lane & 7;   // ldmatrix: this lane addresses row r8 of matrix q
   const int g4 = lane >> 2, t4 = lane & 3;  // mma fragments: row g4 (+8), tokens 2 t4 (+1)
   const int tid = threadIdx.x;              // 0..127: the consumers
-  const TraceExit trace_exit{tid == 0 ? trace : nullptr};
+  auto exit_trace = [&] {  // at every return of the consumers
+    if (tid == 0) trace_now(p, 2);
+  };
   float acc[kMt][kNt][4];
   auto clear = [&] {
 #pragma unroll
@@ -514,15 +515,18 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       if (part != 0) {  // FP32 partials [token][row] to this part's slot, then release the tile's counter
         if (p.handoff == 1) {
           publish_polled(lead_slot(part));
+          exit_trace();
           return;
         }
         float* mine = p.partials + lead_slot(part) * kRows * kTileM;
         for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
         consumers_sync();  // thread 0's release covers every consumer's stores (cumulativity)
         if (tid == 0) arrive_release(p.counters + tile);
+        exit_trace();
         return;
       }
       store_with_others();
+      exit_trace();
       return;
     }
     if (kStaticReducer && p.ordered && kAblate != 1 && !(seg_first_stage == 0 && u.ks == p.k_stages - 1)) {
@@ -552,6 +556,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         const int row = tile * kRows + rank * slice + r;
         if (row < p.n) store_output<T>(p, token, row, sum);
       }
+      exit_trace();
       return;
     }
     if (kAblate == 1 || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
@@ -639,6 +644,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     clear();
     seg_first_stage = 0;
   }
+  exit_trace();
 }
 
 }  // namespace skinnygemm::tma
