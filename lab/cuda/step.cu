@@ -94,15 +94,7 @@ class CudaStepDevice final : public StepDevice {
 
   StepTiming time(const std::function<void()>& enqueue, int samples) override {
     Graph g;
-    SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueue();
-    } catch (...) {  // end the capture so that the stream is usable after the error
-      cudaStreamEndCapture(stream_.s, &g.graph);
-      cudaGetLastError();
-      throw;
-    }
-    g.end_capture(stream_.s);
+    capture(enqueue, g);
     int replays = g.replays_for(stream_.s, kSampleMs);
     if (comm_) replays = static_cast<int>(comm_->max(replays, stream_.s));  // the same on every rank
     const SampleSummary s = g.sample_us(stream_.s, samples, replays);
@@ -115,19 +107,12 @@ class CudaStepDevice final : public StepDevice {
     if (!trace_) trace_ = reinterpret_cast<unsigned long long*>(mem_.get(kWords * 8, "the TMA timeline"));
     SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(trace_, 0, kWords * 8, stream_.s));
     Graph g;
+    struct SinkOff {  // launches after this one, or after an error, are not traced
+      ~SinkOff() { tma::set_trace(nullptr, 0); }
+    } sink_off;
     tma::set_trace(trace_, kWords);
-    SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueue();
-    } catch (...) {
-      cudaStreamEndCapture(stream_.s, &g.graph);
-      cudaGetLastError();
-      tma::set_trace(nullptr, 0);
-      throw;
-    }
+    capture(enqueue, g);  // the launches take their words as they are captured
     const std::vector<tma::TraceLaunch> launches = tma::take_trace();
-    tma::set_trace(nullptr, 0);
-    g.end_capture(stream_.s);
     TmaTrace out;
     g.replay_ms(stream_.s, 2);  // warm-up; the last of the replays below writes the timeline that is read
     constexpr int kReplays = 5;
@@ -202,6 +187,20 @@ class CudaStepDevice final : public StepDevice {
   }
 
  private:
+  // enqueue captured on the stream into g, instantiated; on an error the capture is ended so that the stream stays
+  // usable.
+  void capture(const std::function<void()>& enqueue, Graph& g) {
+    SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue();
+    } catch (...) {
+      cudaStreamEndCapture(stream_.s, &g.graph);
+      cudaGetLastError();
+      throw;
+    }
+    g.end_capture(stream_.s);
+  }
+
   void fill(void* p, int64_t count, uint32_t seed, float amp) {
     fill_uniform<<<1024, 256, 0, stream_.s>>>(static_cast<uint16_t*>(p), count, seed, amp, model_.dtype == DType::BF16);
     SKINNYGEMM_CUDA_CHECK(cudaGetLastError());
