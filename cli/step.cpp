@@ -80,6 +80,36 @@ ordered_json step_document(tune::BenchMeta meta, const ordered_json& rows) {
           {"rows", rows}};
 }
 
+namespace {
+
+// --trace-tma's file: per (variant, M) the traced replay's time and every TMA launch's CTAs (entry, end of the
+// wait, exit in us from the replay's first entry; -1 where a CTA wrote nothing), to be read by
+// scripts/trace_summary.py.
+ordered_json trace_document(tune::BenchMeta meta, const tune::StepReport& rep) {
+  ordered_json cases = ordered_json::array();
+  auto times = [](const std::vector<double>& v) {
+    ordered_json a = ordered_json::array();
+    for (double t : v) a.push_back(json_round(t, 7));
+    return a;
+  };
+  for (const tune::StepResult& r : rep.results) {
+    if (!r.tma_trace) continue;
+    ordered_json launches = ordered_json::array();
+    for (const tune::TmaTraceLaunch& l : r.tma_trace->launches)
+      launches.push_back({{"n", l.n}, {"k", l.k}, {"m", l.m}, {"config", l.config}, {"ctas", l.sm.size()},
+                          {"entry_us", times(l.entry_us)}, {"waited_us", times(l.waited_us)},
+                          {"exit_us", times(l.exit_us)}, {"sm", l.sm}});
+    cases.push_back({{"variant", r.name}, {"m", r.m}, {"us", json_round(r.us)},
+                     {"replay_us", json_round(r.tma_trace->replay_us)}, {"launches", std::move(launches)}});
+  }
+  ordered_json doc = step_document(std::move(meta), ordered_json::array());
+  doc.erase("rows");
+  doc["cases"] = std::move(cases);
+  return doc;
+}
+
+}  // namespace
+
 std::vector<std::string> step_child_args(const StepArgs& a) {
   std::ostringstream scale;
   scale << std::setprecision(17) << a.scale;
@@ -106,6 +136,7 @@ tune::StepRunOptions step_run_options(const StepArgs& a, Backend backend) {
   o.samples = a.samples;
   o.sinks = !a.no_sinks;
   o.check_all = a.check_all;
+  o.trace_tma = !a.trace_tma.empty();
   o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
   return o;
 }
@@ -166,11 +197,15 @@ ordered_json run_nopdl_child(const StepArgs& a, double* tbps) {
 
 int run_step_command(const StepArgs& a) {
   tune::check_rank_args({a.ranks, a.rank, a.nccl_id, a.json, a.backend});
+  SKINNYGEMM_CHECK(a.trace_tma.empty() || (a.search_table.empty() && a.ranks == 1 && a.rank < 0),
+                   "--trace-tma times one process's step: not with --search-table or --ranks");
   if (!a.search_table.empty()) return run_step_search(a);
   if (a.rank >= 0) return run_step_rank(a);
   if (a.ranks > 1) return run_step_ranks(a);
   const Backend backend = resolve_backend(parse_backend(a.backend));
   const bool gpu = backend == Backend::Cuda;
+  SKINNYGEMM_CHECK(a.trace_tma.empty() || gpu, "--trace-tma needs the cuda backend (the TMA family's timeline); the "
+                                                   << backend_name(backend) << " backend has none");
   const tune::StepRunOptions o = step_run_options(a, backend);
   const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
 
@@ -179,13 +214,16 @@ int run_step_command(const StepArgs& a) {
   // Here: the PDL variants (or, with SKINNYGEMM_PDL=0 set, whatever was asked, named _nopdl).
   const bool here = !gpu || a.pdl != "off" || env_off;
   const bool child = gpu && a.pdl != "on" && !env_off;
+  // The timeline is taken in this process only (the no-PDL child would need its own file).
+  SKINNYGEMM_CHECK(a.trace_tma.empty() || !child, "--trace-tma needs --pdl on (or SKINNYGEMM_PDL=0 for a step "
+                                                  "without PDL); --pdl " << a.pdl << " runs a child process");
   if (!gpu) std::cout << "NOTICE: CPU backend: no GPU was used, so no graphs, no PDL, no stream-read floor.\n";
   if (gpu && env_off && a.pdl != "off")
     std::cout << "NOTICE: SKINNYGEMM_PDL=0 is set, so every variant runs without PDL (names end in _nopdl).\n";
   tune::BenchMeta meta = tune::bench_meta(backend);
   ordered_json rows = ordered_json::array();
   int failures = 0;
-  bool pdl_here = false;
+  bool pdl_here = false, trace_failed = false;
   if (here) {
     const tune::StepReport rep = tune::run_step(o);
     pdl_here = rep.pdl;
@@ -194,6 +232,15 @@ int run_step_command(const StepArgs& a) {
     for (const tune::StepResult& r : rep.results) {
       rows.push_back(step_row_json(r, a, model, rep));
       failures += !r.error.empty();
+    }
+    if (!a.trace_tma.empty()) {
+      write_file(a.trace_tma, trace_document(meta, rep).dump() + "\n");
+      std::cerr << "wrote " << a.trace_tma << "\n";
+      for (const tune::StepResult& r : rep.results)
+        if (!r.trace_error.empty()) {
+          std::cout << "FAILED: the TMA timeline of " << r.name << " m=" << r.m << ": " << r.trace_error << "\n";
+          trace_failed = true;
+        }
     }
   }
   if (child && (!here || pdl_here)) {  // a device without PDL already ran everything without it
@@ -207,7 +254,7 @@ int run_step_command(const StepArgs& a) {
     std::cerr << "wrote " << a.json << "\n";
   }
   if (failures) std::cout << "FAILED: " << failures << " (variant, M) cases did not pass the output check\n";
-  return failures ? kExitMismatch : 0;
+  return failures ? kExitMismatch : trace_failed ? kExitError : 0;
 }
 
 }  // namespace
@@ -232,6 +279,10 @@ Command add_step(CLI::App& app) {
   sub->add_flag("--no-sinks", a->no_sinks, "skip timing each projection alone");
   sub->add_flag("--check-all", a->check_all, "check every GEMM's output, not a sample of layers");
   sub->add_option("--json", a->json, "write rows of kind \"step\" (shared schema) to FILE");
+  sub->add_option("--trace-tma", a->trace_tma,
+                  "cuda, --pdl on: after timing each case, replay it once more with the TMA family's timeline on "
+                  "(every CTA's entry, end of griddepcontrol.wait, exit, SM) and write it to FILE "
+                  "(scripts/trace_summary.py reads it)");
   sub->add_option("--search-table", a->search_table,
                   "judge configs in the whole step instead of the protocol (lab/step_search.h): per M and GEMM shape, "
                   "the step timed with each candidate; the picks merged into FILE (a table), trials to --json")

@@ -271,6 +271,15 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       r.us = t.median_us;
       r.spread = t.spread;
       r.tbps = static_cast<double>(r.bytes) / (r.us * 1e6);
+      if (o.trace_tma) {
+        say(o, head.str() + "the TMA launches' timeline (one traced graph)");
+        try {
+          r.tma_trace = std::make_shared<const TmaTrace>(dev.trace_tma([&] { ex.run_all(m, dev.stream()); }));
+        } catch (const Error& e) {  // keep the case's timing and the other cases
+          r.trace_error = e.what();
+          say(o, head.str() + "the timeline FAILED: " + r.trace_error);
+        }
+      }
       if (o.sinks) {
         say(o, head.str() + "time each projection alone (sinks)");
         time_sinks(ex, dev, m, o.samples, model.elem(), &r);
@@ -301,6 +310,10 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       }
   }
   return report;
+}
+
+TmaTrace StepDevice::trace_tma(const std::function<void()>&) {
+  SKINNYGEMM_FAIL("the TMA timeline (--trace-tma) needs the cuda backend; the " << name() << " step has no TMA launches");
 }
 
 StepReport run_step(const StepRunOptions& o) {

@@ -93,6 +93,20 @@ struct StepTiming {
   double median_us = 0, spread = 0;  // per call of the enqueued work; spread = (max - min) / median
 };
 
+// The TMA launches of one step's graph, timed from inside (StepDevice::trace_tma, `step --trace-tma`): per launch
+// in launch order its CTAs' entry, the end of their griddepcontrol.wait and exit, in us from the earliest entry
+// of the replay that wrote them, and their SMs. Launches of other families (and cuBLASLt) are not in it.
+struct TmaTraceLaunch {
+  int64_t n = 0, k = 0, m = 0;
+  std::string config;
+  std::vector<double> entry_us, waited_us, exit_us;
+  std::vector<int> sm;
+};
+struct TmaTrace {
+  double replay_us = 0;  // the traced graph's time per replay (the timestamps' own cost shows against the step's)
+  std::vector<TmaTraceLaunch> launches;
+};
+
 // What a backend supplies to run_step.
 class StepDevice {
  public:
@@ -115,6 +129,9 @@ class StepDevice {
   // copies of at least that size owned by the device (valid until the next call).
   virtual int64_t cold_bytes() const = 0;
   virtual const void* rotation_weights(int64_t bytes) = 0;
+  // enqueue captured into a graph with the TMA family's timeline on (tma::set_trace), replayed; the timeline of
+  // the last replay. Only the cuda backend has one: the default fails, naming the backend.
+  virtual TmaTrace trace_tma(const std::function<void()>& enqueue);
   // Ranks replaying a graph that holds collectives must replay it equally often, or the ones with more
   // replays wait forever: with a communicator attached, time() takes the largest replay count over the ranks.
   void attach(StepComm* comm) { comm_ = comm; }
@@ -162,6 +179,8 @@ struct StepResult {
   // of the step (comm_us / us), and the same step without its all-reduces (0: no communicator).
   int all_reduces = 0;
   double comm_us = 0, comm_share = 0, no_comm_us = 0;
+  std::shared_ptr<const TmaTrace> tma_trace;  // StepRunOptions::trace_tma: the variant's timeline (null: not traced)
+  std::string trace_error;                    // why the timeline could not be taken (the timing above stands)
 };
 
 struct StepRunOptions {
@@ -176,6 +195,7 @@ struct StepRunOptions {
   bool check_all = false;  // check every op's outputs, not a sample (layers 1-2, the first MLA layer, the last, lm_head)
   std::function<void(const std::string&)> progress;  // one line per stage (the CLI prints it on stderr)
   StepComm* comm = nullptr;  // several GPUs (cuda only): this process's rank; null: one GPU, no communication
+  bool trace_tma = false;    // after timing each case, its TMA launches' timeline (StepDevice::trace_tma)
 };
 
 struct StepReport {

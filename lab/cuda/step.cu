@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/backends.h"
+#include "kernels/tma/tma_family.h"
 #include "lab/stats.h"
 #include "backends/cuda/check.cuh"
 #include "lab/cuda/bench_common.cuh"
@@ -93,19 +94,48 @@ class CudaStepDevice final : public StepDevice {
 
   StepTiming time(const std::function<void()>& enqueue, int samples) override {
     Graph g;
-    SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueue();
-    } catch (...) {  // end the capture so that the stream is usable after the error
-      cudaStreamEndCapture(stream_.s, &g.graph);
-      cudaGetLastError();
-      throw;
-    }
-    g.end_capture(stream_.s);
+    capture(enqueue, g);
     int replays = g.replays_for(stream_.s, kSampleMs);
     if (comm_) replays = static_cast<int>(comm_->max(replays, stream_.s));  // the same on every rank
     const SampleSummary s = g.sample_us(stream_.s, samples, replays);
     return {s.median, s.spread};
+  }
+
+  TmaTrace trace_tma(const std::function<void()>& enqueue) override {
+    // 4 words per CTA: 8 Mi words hold 2 Mi CTAs, e.g. 766 launches of 2700 (the step's grids have a few hundred).
+    constexpr long long kWords = 8LL << 20;
+    if (!trace_) trace_ = reinterpret_cast<unsigned long long*>(mem_.get(kWords * 8, "the TMA timeline"));
+    SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(trace_, 0, kWords * 8, stream_.s));
+    Graph g;
+    struct SinkOff {  // launches after this one, or after an error, are not traced
+      ~SinkOff() { tma::set_trace(nullptr, 0); }
+    } sink_off;
+    tma::set_trace(trace_, kWords);
+    capture(enqueue, g);  // the launches take their words as they are captured
+    const std::vector<tma::TraceLaunch> launches = tma::take_trace();
+    TmaTrace out;
+    g.replay_ms(stream_.s, 2);  // warm-up; the last of the replays below writes the timeline that is read
+    constexpr int kReplays = 5;
+    out.replay_us = 1e3 * g.replay_ms(stream_.s, kReplays) / kReplays;
+    long long words = 0;
+    for (const tma::TraceLaunch& l : launches) words = std::max(words, l.offset + 4LL * l.ctas);
+    std::vector<unsigned long long> host(static_cast<std::size_t>(words));
+    SKINNYGEMM_CUDA_CHECK(cudaMemcpy(host.data(), trace_, host.size() * 8, cudaMemcpyDeviceToHost));
+    unsigned long long t0 = ~0ULL;
+    for (std::size_t i = 0; i < host.size(); i += 4)
+      if (host[i]) t0 = std::min(t0, host[i]);
+    auto us = [&](unsigned long long t) { return t ? static_cast<double>(t - t0) * 1e-3 : -1.0; };  // -1: unwritten
+    for (const tma::TraceLaunch& l : launches) {
+      TmaTraceLaunch t;
+      t.n = l.problem.n, t.k = l.problem.k, t.m = l.problem.m, t.config = l.config;
+      for (int c = 0; c < l.ctas; ++c) {
+        const unsigned long long* w = host.data() + l.offset + 4LL * c;
+        t.entry_us.push_back(us(w[0])), t.waited_us.push_back(us(w[1])), t.exit_us.push_back(us(w[2]));
+        t.sm.push_back(static_cast<int>(w[3]));
+      }
+      out.launches.push_back(std::move(t));
+    }
+    return out;
   }
 
   std::vector<uint16_t> read(const void* ptr, int64_t m, int64_t n, int64_t ld) override {
@@ -157,6 +187,20 @@ class CudaStepDevice final : public StepDevice {
   }
 
  private:
+  // enqueue captured on the stream into g, instantiated; on an error the capture is ended so that the stream stays
+  // usable.
+  void capture(const std::function<void()>& enqueue, Graph& g) {
+    SKINNYGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream_.s, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue();
+    } catch (...) {
+      cudaStreamEndCapture(stream_.s, &g.graph);
+      cudaGetLastError();
+      throw;
+    }
+    g.end_capture(stream_.s);
+  }
+
   void fill(void* p, int64_t count, uint32_t seed, float amp) {
     fill_uniform<<<1024, 256, 0, stream_.s>>>(static_cast<uint16_t*>(p), count, seed, amp, model_.dtype == DType::BF16);
     SKINNYGEMM_CUDA_CHECK(cudaGetLastError());
@@ -173,6 +217,7 @@ class CudaStepDevice final : public StepDevice {
   uint32_t* sink_ = nullptr;
   char* rotation_ = nullptr;
   int64_t rotation_bytes_ = 0;
+  unsigned long long* trace_ = nullptr;  // trace_tma's words, allocated at its first call
 };
 
 }  // namespace

@@ -258,5 +258,21 @@ TEST(StepCli, CpuRowsOfKindStep) {
   EXPECT_THAT(bad, HasSubstr("needs the cuda backend"));
 }
 
+// --trace-tma (the TMA family's timeline in the step) is refused before any work where it cannot be taken: on the
+// CPU backend, across ranks and in a step search (on a GPU also where --pdl both or off would run a child process).
+TEST(StepCli, TheTmaTimelineIsRefusedWhereItCannotBeTaken) {
+  int status = -1;
+  std::string out = run_cli("step --backend cpu --scale 0.015625 --m 1 --samples 1 --trace-tma /dev/null", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("--trace-tma needs the cuda backend"));
+  EXPECT_THAT(out, HasSubstr("the cpu backend has none"));
+  out = run_cli("step --ranks 2 --trace-tma /dev/null", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("not with --search-table or --ranks"));
+  out = run_cli("step --search-table /dev/null --trace-tma /dev/null", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("not with --search-table or --ranks"));
+}
+
 }  // namespace
 }  // namespace skinnygemm::tune

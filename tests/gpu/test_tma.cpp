@@ -1,12 +1,17 @@
 // GPU tier of the TMA family (src/kernels/tma): every listed config bitwise on small integers (including the
 // stream-K split reduction), random inputs against FP64 across the token tiles' thresholds with N and K tails,
-// FP16 and strided rows, per-segment outputs, and the same bits twice.
+// FP16 and strided rows, per-segment outputs, the same bits twice, and the lab's timeline (tma::set_trace).
 #include <cuda_runtime.h>
+#include <gmock/gmock.h>
 
+#include <iterator>
 #include <map>
+#include <memory>
+#include <set>
 
 #include "gpu/gpu_util.h"
 #include "kernels/tma/tma_family.h"
+#include "kernels/tma/tma_shape.h"
 
 namespace skinnygemm::test {
 namespace {
@@ -126,6 +131,102 @@ TEST(GpuTma, PerSegmentOutputs) {
     for (int64_t r = 0; r < 400; ++r) ASSERT_EQ(yb[t * 410 + r], want[t * 700 + 300 + r]) << t << "," << r;
     for (int64_t r = 400; r < 410; ++r) ASSERT_EQ(yb[t * 410 + r], kPoison) << "padding " << t << "," << r;
   }
+  }
+}
+
+// The lab's timeline (tma::set_trace, `step --trace-tma`): each launch gets its own words, every CTA writes entry <=
+// end of the wait <= exit and an SM id, the results are the same bits, nothing is written or listed with the sink
+// off, and a sink too small for a launch fails naming the sizes.
+TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
+  SKIP_WITHOUT_GPU();
+  const int sms = cuda::device_info().sms;
+  struct Case {
+    Problem p;
+    const char* config;
+  };
+  // Every way a consumer leaves the kernel: the lead split's parts and reducer (polled handoff at the 8-token tile),
+  // stream-K whose row tiles all fall to several CTAs (reduced by the counter; an N tail), a cluster split-K.
+  const Case cases[] = {{Problem{1, 1536, 2048, DType::BF16}, "tma_m8_r32_b2_s7_c2_d9"},
+                        {Problem{4, 4264, 2048, DType::BF16}, "tma_m8_r64_b2_s4_c2_u1"},
+                        {Problem{3, 2112, 7168, DType::BF16}, "tma_m8_r64_b2_s3_x8"}};
+  {
+    const Config c = Config::parse(cases[1].config);
+    const tma::Grid g = tma::grid_for(cases[1].p.n, cases[1].p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
+    ASSERT_LT(g.units / g.ctas, g.k_stages) << cases[1].config << ": a CTA holds a whole tile";
+  }
+  constexpr long long kWords = 1 << 16;
+  unsigned long long* words = nullptr;
+  ASSERT_EQ(cudaMalloc(&words, kWords * 8), cudaSuccess);
+  const std::unique_ptr<unsigned long long, decltype(&cudaFree)> owner(words, &cudaFree);
+  struct SinkOff {  // whatever fails below, later tests of this process launch with no sink into freed memory
+    ~SinkOff() { tma::set_trace(nullptr, 0); }
+  } sink_off;
+  ASSERT_EQ(cudaMemset(words, 0, kWords * 8), cudaSuccess);
+  struct Operands {
+    HostOperands h;
+    std::unique_ptr<DeviceArray> x, w, y;
+  };
+  std::vector<Operands> ops;
+  for (const Case& c : cases) {
+    Operands o;
+    o.h = random_operands(c.p, static_cast<uint32_t>(c.p.n), /*small_ints=*/true);
+    o.x = std::make_unique<DeviceArray>(o.h.x);
+    o.w = std::make_unique<DeviceArray>(o.h.w);
+    o.y = std::make_unique<DeviceArray>(std::vector<uint16_t>(matrix_elems(c.p.m, c.p.n, c.p.y_stride()), kPoison));
+    ops.push_back(std::move(o));
+  }
+  Options o;
+  o.backend = Backend::Cuda;
+  tma::set_trace(words, kWords);
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    o.config = cases[i].config;
+    gemm(cases[i].p, ops[i].x->get(), ops[i].w->get(), ops[i].y->get(), o);
+  }
+  const std::vector<tma::TraceLaunch> launches = tma::take_trace();
+  tma::set_trace(nullptr, 0);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<unsigned long long> host(kWords);
+  ASSERT_EQ(cudaMemcpy(host.data(), words, kWords * 8, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(launches.size(), std::size(cases));
+  long long next = 0;
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const tma::TraceLaunch& l = launches[i];
+    EXPECT_EQ(l.config, cases[i].config);
+    EXPECT_EQ(l.problem.n, cases[i].p.n);
+    EXPECT_EQ(l.offset, next) << l.config;
+    ASSERT_GT(l.ctas, 0);
+    std::set<unsigned long long> sm_ids;
+    for (int c = 0; c < l.ctas; ++c) {
+      const unsigned long long* w = host.data() + l.offset + 4LL * c;
+      EXPECT_GT(w[0], 0u) << l.config << " CTA " << c;
+      EXPECT_LE(w[0], w[1]) << l.config << " CTA " << c;
+      EXPECT_LE(w[1], w[2]) << l.config << " CTA " << c;
+      sm_ids.insert(w[3]);
+    }
+    // %smid need not be below the SM count (PTX: below %nsmid), but a launch never spans more SMs than there are.
+    EXPECT_LE(sm_ids.size(), static_cast<std::size_t>(sms)) << l.config;
+    next = l.offset + 4LL * l.ctas;
+  }
+  for (long long i = next; i < kWords; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], 0u) << "word " << i;
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    const Problem& p = cases[i].p;
+    const std::size_t ny = matrix_elems(p.m, p.n, p.y_stride());
+    EXPECT_TRUE(bitwise_equal(p, ops[i].y->download(ny).data(), naive(p, ops[i].h).data())) << cases[i].config;
+  }
+  // With the sink off: no word written, no launch listed.
+  ASSERT_EQ(cudaMemset(words, 0, kWords * 8), cudaSuccess);
+  o.config = cases[0].config;
+  gemm(cases[0].p, ops[0].x->get(), ops[0].w->get(), ops[0].y->get(), o);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(tma::take_trace().empty());
+  ASSERT_EQ(cudaMemcpy(host.data(), words, kWords * 8, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (long long i = 0; i < kWords; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], 0u) << "word " << i;
+  tma::set_trace(words, 8);  // two CTAs' words; the lead split has 4 x its CTAs
+  try {
+    gemm(cases[0].p, ops[0].x->get(), ops[0].w->get(), ops[0].y->get(), o);
+    ADD_FAILURE() << "a launch past the sink's end was not refused";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("the TMA trace holds 8 words"));
   }
 }
 

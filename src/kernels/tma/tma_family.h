@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "skinnygemm/config.h"
 #include "skinnygemm/device.h"
@@ -54,5 +55,20 @@ namespace skinnygemm::tma {
 bool is_built(const Config& c);
 void launch(const Problem& p, const Config& c, const void* x, const void* w, void* y, void* stream,
             const OutputSegment* segments = nullptr, int count = 0);
+
+// The lab's timeline of TMA launches (lab/cuda/step.cu, `step --trace-tma`): while a sink is set, every launch
+// (captured into a graph, or run) gets the next 4 x CTAs words of it, where each of its CTAs writes {entry, after
+// griddepcontrol.wait, exit, SM} (%globaltimer ns), and is listed; the graph's replays rewrite the same words.
+// One sink per process, for launches on the device that owns its words (the lab traces one GPU); launches from
+// several threads are listed in the order they took their words; one that would pass the sink's end fails with
+// the sizes. With no sink set a launch pays one atomic load.
+struct TraceLaunch {
+  Problem problem;
+  std::string config;
+  long long offset = 0;  // first word of its CTAs in the sink
+  int ctas = 0;
+};
+void set_trace(unsigned long long* device_words, long long capacity_words);  // null: off
+std::vector<TraceLaunch> take_trace();  // the launches since set_trace, in launch order; resets the list
 
 }  // namespace skinnygemm::tma

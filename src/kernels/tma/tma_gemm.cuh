@@ -54,7 +54,23 @@ struct TmaParams {
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
+  // The lab's timeline (tma::set_trace; null: off): per CTA {entry, after griddepcontrol.wait, exit, SM} in
+  // %globaltimer nanoseconds, so that a whole step shows when each launch's CTAs start and end next to its
+  // neighbours (docs/kernels.md "Session 11": configs that win alone lose 6.6-11.5 us per launch there).
+  unsigned long long* trace;
 };
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// The lab's timeline (TmaParams::trace): word w of this CTA's four, now. p.trace is read at each use, so that no
+// pointer stays live across the main loop with the trace off (one kept from the kernel's entry to its exits cost
+// 4-6 registers in the 32-token instances and spilled the 128-row ones, ptxas -v).
+__device__ __forceinline__ void trace_now(const TmaParams& p, int w) {
+  if (p.trace) p.trace[4LL * blockIdx.x + w] = global_ns();
+}
 
 using cuda::mbar_arrive;  // kernels/common/mbarrier.cuh
 using cuda::mbar_expect_tx;
@@ -233,6 +249,12 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   float* others_sum = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
   uint64_t* others_ready = empty + kMaxStages + 1;  // after last_flag
 
+  if (p.trace && threadIdx.x == 0) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    trace_now(p, 0);
+    p.trace[4LL * g + 3] = sm;
+  }
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
     mbar_init(others_ready, 32);
@@ -270,6 +292,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         load_w(i, u);
       }
       pdl_wait();
+      trace_now(p, 1);
       Unit ux = first;
       for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
       for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
@@ -354,6 +377,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   const int q = lane >> 3, r8 = lane & 7;   // ldmatrix: this lane addresses row r8 of matrix q
   const int g4 = lane >> 2, t4 = lane & 3;  // mma fragments: row g4 (+8), tokens 2 t4 (+1)
   const int tid = threadIdx.x;              // 0..127: the consumers
+  auto exit_trace = [&] {  // at every return of the consumers
+    if (tid == 0) trace_now(p, 2);
+  };
   float acc[kMt][kNt][4];
   auto clear = [&] {
 #pragma unroll
@@ -455,12 +481,14 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
           float* mine = p.lead_partials + lead_slot(part) * kRows * kTileM;
           for_each_output(
               [&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
+          exit_trace();
           return;
         }
         float* mine = p.partials + lead_slot(part) * kRows * kTileM;
         for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
         consumers_sync();  // thread 0's release covers every consumer's stores (cumulativity)
         if (tid == 0) arrive_release(p.counters + tile);
+        exit_trace();
         return;
       }
       mbar_wait(others_ready, 0);
@@ -468,6 +496,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         const int row = tile * kRows + rloc;
         if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
       });
+      exit_trace();
       return;
     }
     if (p.cluster > 1 && kAblate != 1) {
@@ -488,6 +517,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         const int row = tile * kRows + rank * slice + r;
         if (row < p.n) store_output<T>(p, token, row, sum);
       }
+      exit_trace();
       return;
     }
     if (kAblate == 1 || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
@@ -575,6 +605,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     clear();
     seg_first_stage = 0;
   }
+  exit_trace();
 }
 
 }  // namespace skinnygemm::tma

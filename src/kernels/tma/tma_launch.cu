@@ -2,6 +2,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -105,7 +106,53 @@ void allow_smem(Kernel kernel, int bytes) {
   current = bytes;
 }
 
+// The lab's timeline sink (tma_family.h). `on` lets a launch with no sink skip the mutex.
+struct TraceSink {
+  std::atomic<bool> on{false};
+  std::mutex mutex;
+  unsigned long long* words = nullptr;
+  long long capacity = 0, used = 0;
+  std::vector<TraceLaunch> launches;
+};
+TraceSink& trace_sink() {
+  static TraceSink sink;
+  return sink;
+}
+
+// The words of one launch of ctas CTAs in the sink, listed; null when no sink is set.
+unsigned long long* trace_words(const Problem& p, const Config& c, int ctas) {
+  TraceSink& t = trace_sink();
+  if (!t.on.load(std::memory_order_acquire)) return nullptr;
+  std::lock_guard<std::mutex> lock(t.mutex);
+  if (!t.words) return nullptr;
+  const long long need = 4LL * ctas;
+  SKINNYGEMM_CHECK(t.used + need <= t.capacity, "the TMA trace holds " << t.capacity << " words; launch "
+                                                    << t.launches.size() + 1 << " (" << c.name() << " on " << p.str()
+                                                    << ", " << ctas << " CTAs) needs " << need << " more after "
+                                                    << t.used);
+  t.launches.push_back({p, c.name(), t.used, ctas});
+  unsigned long long* w = t.words + t.used;
+  t.used += need;
+  return w;
+}
+
 }  // namespace
+
+void set_trace(unsigned long long* device_words, long long capacity_words) {
+  TraceSink& t = trace_sink();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.words = device_words, t.capacity = device_words ? capacity_words : 0, t.used = 0;
+  t.launches.clear();
+  t.on.store(device_words != nullptr, std::memory_order_release);
+}
+
+std::vector<TraceLaunch> take_trace() {
+  TraceSink& t = trace_sink();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  std::vector<TraceLaunch> out;
+  out.swap(t.launches);
+  return out;
+}
 
 bool is_built(const Config& c) {
   return c.family == Family::Tma && find(c, DType::BF16) != nullptr && find(c, DType::FP16) != nullptr;
@@ -155,6 +202,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, cluster, c.lead >= 0));
   shape.cluster_x = cluster;
   allow_smem(kernel, static_cast<int>(shape.smem));
+  params.trace = trace_words(p, c, g.ctas);  // last before the launch: a listed launch is one that was made
   try {
     cuda::launch(kernel, shape, stream, w_map, x_map, params);
   } catch (const Error& e) {

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Step trials (docs/kernels.md "Session 11"): copies of the shipped table that force configs on shapes at M = 1..8,
+so that the whole step shows what they cost per launch against the first cut (the shipped table's first entries
+of these shapes are at M = 17, so the forced entries add to it). Usage: tools/trials/step_trial_tables.py OUTDIR;
+then tools/trials/step_trials.sh runs the step once through each table. Only configs main builds (1 and 2 boxes
+per stage); the session-11 trials of 4- and 8-box configs (t1, t2, s1-s6, u1-u7) are not here."""
+import copy, json, os, sys
+
+M8 = range(1, 9)
+# After the step's TMA timeline (session 12, the shipped table and the 16-row stream-K tma_m8_r16_b8_s4_c2_u1 forced
+# on 6288 x 7168, branch static-reducer at 0139b4b): a kernel whose CTAs fill an SM (two of ~81 KB or more) keeps its
+# successor's CTAs out until it ends, so the successor prefills nothing (7168 x 1536 after the 16-row stream-K: early
+# window 21 -> 1 us, +5.6 us per launch). L*: every TMA shape the step launches more than once (all but f_b_proj
+# 1536 x 128, too small to matter, and lm_head) with one config of at most one CTA per SM (<= 113 KB), so that the
+# next kernel's CTAs always fit beside it.
+STEP_SHAPES = [(6288, 7168), (7168, 3584), (3584, 7168), (1536, 7168), (896, 7168), (7168, 1536), (7168, 768),
+               (2112, 7168), (2304, 1536), (8448, 7168), (7168, 4224)]
+JOINT = {"L1": "tma_m8_r64_b2_s5_c1_d6", "L2": "tma_m8_r64_b2_s5_c1_u1", "L3": "tma_m8_r64_b2_s4_c1_d6",
+         "L4": "tma_m8_r128_b1_s6_c1_d6"}
+EXPLICIT = {name: [(nk, M8, c) for nk in STEP_SHAPES] for name, c in JOINT.items()}  # name: [((N, K), Ms, config)]
+TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
+    # Which neighbour's PDL edge the step leans on: in the step 6288 x 7168 follows shared.down (7168 x 768) and
+    # precedes f_b_proj (1536 x 128), which reads its output. Each trial forces that neighbour to cuBLASLt (no PDL
+    # edge on that side) with the first cut's pick on 6288 x 7168; against s0, what that edge is worth.
+    "n1": ([((1536, 128), "cublaslt")], 8),
+    "n2": ([((7168, 768), "cublaslt")], 8),
+}
+
+def main():
+    out = sys.argv[1]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    base = json.load(open(os.path.join(root, "tables", "nvidia-h200.json")))
+    for name, (items, top) in TRIALS.items():
+        t = copy.deepcopy(base)
+        for (n, k), config in items:
+            for m in range(1, top + 1):
+                c = config.replace("_m8_", "_m16_") if m > 8 else config
+                t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0, "cublaslt_us": 1.0})
+        save(out, name, t)
+    for name, items in EXPLICIT.items():
+        t = copy.deepcopy(base)
+        for (n, k), ms, c in items:
+            for m in ms:
+                t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0, "cublaslt_us": 1.0})
+        save(out, name, t)
+
+def save(out, name, table):
+    os.makedirs(os.path.join(out, name, "tables"), exist_ok=True)
+    json.dump(table, open(os.path.join(out, name, "tables", "nvidia-h200.json"), "w"))
+
+main()

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The step through copies of the shipped table that force configs (docs/kernels.md "Session 11"), from the repo root
+# on the GPU machine, OUT set:
+#   tools/trials/step_trials.sh "s0 n1 n2 s0" 1,8         which neighbour's PDL edge the step leans on (6288 x 7168's
+#                                                         successor n1 or predecessor n2 forced to cuBLASLt)
+#   tools/trials/step_trials.sh "s0 L1 L2 L3 L4 s0" 1,8   joint tables: every TMA shape one config of at most one
+#                                                         CTA per SM (scripts/judge-16b)
+#   PDL=off tools/trials/step_trials.sh "s0" 1            the same with PDL off on every launch (variants _nopdl)
+# s0 is the shipped table; every other name a copy of it from tools/trials/step_trial_tables.py. Prints each step's
+# time per M (M:us) and keeps each step's output in $OUT/step-NAME[-pdlPDL].txt.
+set -uo pipefail
+OUT2="$(mktemp -d)"; OUT="$OUT2" scripts/gpu-check build > /dev/null 2>&1 || { echo "build failed"; exit 1; }
+cli=build/gpu/skinnygemm
+data=build/trial-data
+rm -rf "$data" && python3 tools/trials/step_trial_tables.py "$data"
+for s in $1; do
+  d=.
+  if [ "$s" != s0 ]; then d="$data/$s"; cp -r models policies "$d/"; fi
+  log="$OUT/step-$s${PDL:+-pdl$PDL}.txt"
+  SKINNYGEMM_DATA_DIR="$d" $cli step --model kimi_k3 --tp 8 --m "$2" --pdl "${PDL:-on}" --no-sinks --variants skinny > "$log" 2>&1
+  echo "$s${PDL:+ (PDL $PDL)} $(grep -E '^ *skinny(_nopdl)? ' "$log" | awk '{printf "%s:%s ", $2, $5}')"
+done
+exit 0
