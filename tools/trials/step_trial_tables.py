@@ -18,12 +18,22 @@ STEP_SHAPES = [(6288, 7168), (7168, 3584), (3584, 7168), (1536, 7168), (896, 716
 JOINT = {"L1": "tma_m8_r64_b2_s5_c1_d6", "L2": "tma_m8_r64_b2_s5_c1_u1", "L3": "tma_m8_r64_b2_s4_c1_d6",
          "L4": "tma_m8_r128_b1_s6_c1_d6"}
 EXPLICIT = {name: [(nk, M8, c) for nk in STEP_SHAPES] for name, c in JOINT.items()}  # name: [((N, K), Ms, config)]
+# P*: every L table lost (L1 +141 / +790 us at M = 1 / 8, docs/kernels.md "Session 12"), so only the predecessors that
+# left their successor no room in the s0 timeline (224 CTAs, two per SM) get one CTA per SM: o_proj 7168 x 1536 before
+# 896 x 7168 (0% of its CTAs beside), 3584 x 7168 (x4) before 7168 x 3584 (18%), 7168 x 3584 before 1536 x 7168 (12%).
+P1 = [((7168, 1536), M8, "tma_m8_r64_b2_s5_c1_d6")]
+P2 = [((7168, 3584), M8, "tma_m8_r64_b2_s5_c1_d6"), ((3584, 7168), M8, "tma_m8_r64_b2_s4_x2")]
+EXPLICIT.update({"P1": P1, "P2": P2, "P12": P1 + P2})
 TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Which neighbour's PDL edge the step leans on: in the step 6288 x 7168 follows shared.down (7168 x 768) and
     # precedes f_b_proj (1536 x 128), which reads its output. Each trial forces that neighbour to cuBLASLt (no PDL
     # edge on that side) with the first cut's pick on 6288 x 7168; against s0, what that edge is worth.
     "n1": ([((1536, 128), "cublaslt")], 8),
     "n2": ([((7168, 768), "cublaslt")], 8),
+    # The first cut's 5-stage ring for one-part tiles (session 12) against the 4-stage ring it had (F4) and a ring
+    # holding all six stages of 7168 x 768 (F6, 115 KB: not listed), M = 1..16.
+    "F4": ([((7168, 768), "tma_m8_r64_b2_s4_c2_d6")], 16),
+    "F6": ([((7168, 768), "tma_m8_r64_b2_s6_c2_d6")], 16),
 }
 
 def main():

@@ -4,7 +4,8 @@
 #   tools/trials/step_trials.sh "s0 n1 n2 s0" 1,8         which neighbour's PDL edge the step leans on (6288 x 7168's
 #                                                         successor n1 or predecessor n2 forced to cuBLASLt)
 #   tools/trials/step_trials.sh "s0 L1 L2 L3 L4 s0" 1,8   joint tables: every TMA shape one config of at most one
-#                                                         CTA per SM (scripts/judge-16b)
+#                                                         CTA per SM (scripts/judge-16b; they all lost, session 12)
+#   tools/trials/step_trials.sh "s0 F4 F6 s0" 1,8,16      7168 x 768's ring: the first cut's 5 stages against 4 and 6
 #   PDL=off tools/trials/step_trials.sh "s0" 1            the same with PDL off on every launch (variants _nopdl)
 # s0 is the shipped table; every other name a copy of it from tools/trials/step_trial_tables.py. Prints each step's
 # time per M (M:us) and keeps each step's output in $OUT/step-NAME[-pdlPDL].txt.
