@@ -77,13 +77,7 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       if (x == 2 && c.tile_m <= 16) {
         const Grid split = lead_split_grid_for(p.n, p.k, 64, 2, 2, lead < 0 ? 6 : lead, sms);
         const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
-        lead_split(short_k && thin_parts, false);
-        // One part per tile (whole K per CTA, 7168 x 768: 112 CTAs of 6 stages): a 5-stage ring holds all but one
-        // stage before the wait. In the whole step's timeline 7168 x 768 took 3.39 / 3.46 us per launch at M = 1 / 8
-        // with it (every shape on one CTA per SM, trial L1) against 5.31 / 5.49 with 4 stages (docs/kernels.md
-        // "Session 12"); 97 KB at the 8-token tile, 109 KB at 16, so the next kernel's CTA still fits beside.
-        if (split.parts == 1 && split.k_stages >= 5) c.stages = 5;
-        return c;
+        return lead_split(short_k && thin_parts, false);
       }
       return c;
     }
