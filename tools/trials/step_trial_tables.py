@@ -16,7 +16,17 @@ T1 = [((2112, 7168), M8, "tma_m8_r16_b8_s4_c2_u1"), ((2112, 7168), M16, "tma_m16
 T2 = [(nk, ms, c) for nk in [(6288, 7168), (4480, 7168), (6016, 7168), (6144, 7168), (7168, 3584), (8448, 7168),
                              (7168, 14336), (20480, 7168), (7168, 4224)]
       for ms, c in [(M8, "tma_m8_r16_b8_s4_c2_u1"), (M16, "tma_m16_r16_b4_s6_c2_u1")]]
+# Session 12, after the step's TMA timeline (trace-s0/u6 at 0139b4b): a kernel whose CTAs fill an SM (two of ~81 KB or
+# more) keeps its successor's CTAs out until it ends, so the successor prefills nothing (7168 x 1536 after the 16-row
+# stream-K: early window 21 -> 1 us, +5.6 us per launch). L*: every TMA shape the step launches more than once (all
+# but f_b_proj 1536 x 128, too small to matter, and lm_head) with one config of at most one CTA per SM (<= 113 KB),
+# so that the next kernel's CTAs always fit beside it.
+STEP_SHAPES = [(6288, 7168), (7168, 3584), (3584, 7168), (1536, 7168), (896, 7168), (7168, 1536), (7168, 768),
+               (2112, 7168), (2304, 1536), (8448, 7168), (7168, 4224)]
+JOINT = {"L1": "tma_m8_r64_b2_s5_c1_d6", "L2": "tma_m8_r64_b2_s5_c1_u1", "L3": "tma_m8_r64_b2_s4_c1_d6",
+         "L4": "tma_m8_r128_b1_s6_c1_d6"}
 EXPLICIT = {"t1": T1, "t2": T2}  # name: [((N, K), Ms, config)]
+EXPLICIT.update({name: [(nk, M8, c) for nk in STEP_SHAPES] for name, c in JOINT.items()})
 TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     "s1": ([((6288, 7168), "tma_m8_r16_b8_s4_c2_u1")], 16),
     "s2": ([((6288, 7168), "tma_m8_r32_b4_s4_c1_u1")], 16),
