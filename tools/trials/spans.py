@@ -7,10 +7,12 @@ the trace's stream-read rate. Session 12's joint trials (tools/trials/step_trial
 import argparse, gzip, json, statistics
 
 
-def spans(path):
+def load(path):
     doc = json.load(gzip.open(path) if path.endswith(".gz") else open(path))
-    bw = doc["stream_read_tbps"]
-    case = doc["cases"][0]
+    return [(case["m"], spans(case, doc["stream_read_tbps"])) for case in doc["cases"]]
+
+
+def spans(case, bw):
     groups, prev = {}, None
     for launch in case["launches"]:
         last = max(launch["exit_us"])
@@ -37,7 +39,8 @@ def main():
     res = {}
     for item in a.traces:
         name, path = item.split("=", 1)
-        res[name] = spans(path)
+        for m, r in load(path):
+            res["%s/M%d" % (name, m)] = r
     names = list(res)
     shapes = sorted(res[names[0]]["shapes"], key=lambda s: -res[names[0]]["shapes"][s]["total"])
     print("%-12s %5s %7s  " % ("NxK", "runs", "ideal") + "  ".join("%-30s" % n for n in names))

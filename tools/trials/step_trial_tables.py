@@ -27,6 +27,12 @@ JOINT = {"L1": "tma_m8_r64_b2_s5_c1_d6", "L2": "tma_m8_r64_b2_s5_c1_u1", "L3": "
          "L4": "tma_m8_r128_b1_s6_c1_d6"}
 EXPLICIT = {"t1": T1, "t2": T2}  # name: [((N, K), Ms, config)]
 EXPLICIT.update({name: [(nk, M8, c) for nk in STEP_SHAPES] for name, c in JOINT.items()})
+# P*: the joint tables all lost (L1 +141 / +790 us at M = 1 / 8, L3 +340 / +930); only the predecessors that left
+# their successor no room in the s0 timeline (224 CTAs, two per SM) get one CTA per SM: o_proj 7168 x 1536 before
+# 896 x 7168 (0% of its CTAs beside), 3584 x 7168 (x4) before 7168 x 3584 (18%), 7168 x 3584 before 1536 x 7168 (12%).
+P1 = [((7168, 1536), M8, "tma_m8_r64_b2_s5_c1_d6")]
+P2 = [((7168, 3584), M8, "tma_m8_r64_b2_s5_c1_d6"), ((3584, 7168), M8, "tma_m8_r64_b2_s4_x2")]
+EXPLICIT.update({"P1": P1, "P2": P2, "P12": P1 + P2})
 TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     "s1": ([((6288, 7168), "tma_m8_r16_b8_s4_c2_u1")], 16),
     "s2": ([((6288, 7168), "tma_m8_r32_b4_s4_c1_u1")], 16),

@@ -17,7 +17,7 @@ for s in $1; do
   if [ "$s" != s0 ]; then d="$data/$s"; cp -r models policies "$d/"; fi
   log="$OUT/step-$s${PDL:+-pdl$PDL}.txt"
   SKINNYGEMM_DATA_DIR="$d" $cli step --model kimi_k3 --tp 8 --m "$2" --pdl "${PDL:-on}" --no-sinks --variants skinny > "$log" 2>&1
-  echo "$s $(grep -E '^ *skinny ' "$log" | awk '{printf "%s:%s ", $2, $5}')"
+  echo "$s $(grep -E '^ *skinny(_nopdl)? ' "$log" | awk '{printf "%s:%s ", $2, $5}')"
 done
 [ "${TRIAL_BENCH:-0}" = 1 ] && $cli bench --backend cuda --shapes 6288x7168,2112x7168,7168x3584 --m 1,8 --samples 3 \
   --replays 10 --no-baselines --sweep 'tma_m8_r[16][64]_b[248]_s[346]_[cx][28]*' > "$OUT/bench.txt" 2>&1 &&
