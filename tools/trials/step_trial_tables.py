@@ -18,7 +18,7 @@ STEP_SHAPES = [(6288, 7168), (7168, 3584), (3584, 7168), (1536, 7168), (896, 716
 JOINT = {"L1": "tma_m8_r64_b2_s5_c1_d6", "L2": "tma_m8_r64_b2_s5_c1_u1", "L3": "tma_m8_r64_b2_s4_c1_d6",
          "L4": "tma_m8_r128_b1_s6_c1_d6"}
 EXPLICIT = {name: [(nk, M8, c) for nk in STEP_SHAPES] for name, c in JOINT.items()}  # name: [((N, K), Ms, config)]
-# P*: every L table lost (L1 +141 / +790 us at M = 1 / 8, docs/kernels.md "Session 12"), so only the predecessors that
+# P*: every L table lost (L1 +141 / +787 us at M = 1 / 8, docs/kernels.md "Session 12"), so only the predecessors that
 # left their successor no room in the s0 timeline (224 CTAs, two per SM) get one CTA per SM: o_proj 7168 x 1536 before
 # 896 x 7168 (0% of its CTAs beside), 3584 x 7168 (x4) before 7168 x 3584 (18%), 7168 x 3584 before 1536 x 7168 (12%).
 P1 = [((7168, 1536), M8, "tma_m8_r64_b2_s5_c1_d6")]
