@@ -45,6 +45,13 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
       {1, 1536, 1536, "tma_m8_r64_b2_s4_x4"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
       {1, 16032, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {8, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},
       {16, 5128, 1024, "tma_m16_r32_b2_s6_c2_d6"}, {1, 9216, 7168, "tma_m8_r64_b2_s4_c2_u1"},
+      // Set seven's (session 12): a cluster of four on 64-row tiles just over one CTA per SM with 5+ stages each is
+      // the 64-row lead split at M <= 2 and, with 7+ stages, clusters of four on 32-row tiles above; outside the
+      // band (3 stages; 224 CTAs) and at 5 stages above M = 2 as before.
+      {1, 2560, 10240, "tma_m8_r64_b2_s4_c2_d6"}, {2, 2304, 3584, "tma_m8_r64_b2_s4_c2_d6"},
+      {3, 2560, 10240, "tma_m8_r32_b2_s4_x4"},    {16, 2304, 4096, "tma_m16_r32_b2_s4_x4"},
+      {1, 3000, 2560, "tma_m8_r64_b2_s4_c2_d6"},  {16, 3000, 2560, "tma_m16_r64_b2_s4_x4"},
+      {1, 2304, 1536, "tma_m8_r64_b2_s4_x4"},     {8, 3584, 7168, "tma_m8_r64_b2_s4_x4"},
   };
   for (const Point& pt : points) {
     const Choice c = pick_on(h200, pt.m, pt.n, pt.k);
