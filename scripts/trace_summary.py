@@ -11,11 +11,13 @@ replay's first entry):
   ends    the last exit minus the first: how unevenly its CTAs finish (the next kernel's room opens with them)
   gap     the dependency's end minus the previous traced launch's last exit (an untraced launch between them,
           cuBLASLt or another family, makes it larger)
+  span    its last exit minus the previous traced launch's: what the launch adds to the step
 Medians over a group's launches; `--json OUT` writes the same per group.
 
-    scripts/trace_summary.py trace.json [--json summary.json] [--top 12]
+    scripts/trace_summary.py trace.json[.gz] [--json summary.json] [--top 12]
 """
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -34,8 +36,15 @@ def launch_stats(launch, previous_exit):
         "after": max(exits) - ready,
         "ends": max(exits) - min(exits),
         "gap": None if previous_exit is None else ready - previous_exit,
+        "span": None if previous_exit is None else max(exits) - previous_exit,
         "last_exit": max(exits),
     }
+
+
+def load(path):
+    """A --trace-tma file, gzipped (FILE.gz) or not."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
 
 
 def summarize(doc):
@@ -53,8 +62,9 @@ def summarize(doc):
             row = {"n": n, "k": k, "config": config, "launches": len(stats)}
             for field in ("early", "late", "after", "ends"):
                 row[field] = statistics.median(s[field] for s in stats)
-            gaps = [s["gap"] for s in stats if s["gap"] is not None]
-            row["gap"] = statistics.median(gaps) if gaps else None
+            for field in ("gap", "span"):
+                known = [s[field] for s in stats if s[field] is not None]
+                row[field] = statistics.median(known) if known else None
             row["after_total"] = sum(s["after"] for s in stats)
             rows.append(row)
         rows.sort(key=lambda r: -r["after_total"])
@@ -69,8 +79,7 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--top", type=int, default=12)
     a = ap.parse_args()
-    with open(a.trace) as f:
-        doc = json.load(f)
+    doc = load(a.trace)
     if "cases" not in doc:
         sys.exit("%s is not a --trace-tma file (no \"cases\")" % a.trace)
     try:
@@ -80,13 +89,13 @@ def main():
     for case in summary:
         print("%s M=%d: step %.1f us, traced replay %.1f us" % (case["variant"], case["m"], case["us"],
                                                                case["replay_us"]))
-        print("  %-12s %-26s %8s %8s %6s %8s %8s %8s %10s" % ("NxK", "config", "launches", "early", "late", "after",
-                                                                "ends", "gap", "after sum"))
+        print("  %-12s %-26s %8s %8s %6s %8s %8s %8s %8s %10s" % ("NxK", "config", "launches", "early", "late",
+                                                                     "after", "ends", "gap", "span", "after sum"))
         for r in case["groups"][:a.top]:
-            gap = "-" if r["gap"] is None else "%.2f" % r["gap"]
-            print("  %-12s %-26s %8d %8.2f %5.0f%% %8.2f %8.2f %8s %10.1f" % (
+            gap, span = ("-" if r[f] is None else "%.2f" % r[f] for f in ("gap", "span"))
+            print("  %-12s %-26s %8d %8.2f %5.0f%% %8.2f %8.2f %8s %8s %10.1f" % (
                 "%dx%d" % (r["n"], r["k"]), r["config"], r["launches"], r["early"], 100 * r["late"], r["after"],
-                r["ends"], gap, r["after_total"]))
+                r["ends"], gap, span, r["after_total"]))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"source": a.trace, "meta": doc.get("meta", {}), "cases": summary}, f, indent=1)

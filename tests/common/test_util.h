@@ -67,6 +67,13 @@ inline std::string run_command(const std::string& command, int* status) {
   return out;
 }
 
+#ifdef SKINNYGEMM_CLI_PATH
+// Runs the built CLI (the test targets define SKINNYGEMM_CLI_PATH) with args, as run_command does.
+inline std::string run_cli(const std::string& args, int* status) {
+  return run_command(std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args, status);
+}
+#endif
+
 // All ones: a NaN in both bf16 and fp16, so an output a kernel forgot to write cannot pass a comparison.
 constexpr uint16_t kPoison = 0xffff;
 

@@ -29,7 +29,7 @@ struct CliResult {
 
 CliResult run_cli(const std::string& args) {
   CliResult r;
-  r.output = skinnygemm::test::run_command(std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args, &r.status);
+  r.output = skinnygemm::test::run_cli(args, &r.status);
   return r;
 }
 

@@ -194,9 +194,7 @@ TEST(FusedBench, BadOptionsAreNamed) {
   test::expect_error([&] { run_fused_bench({}, cpu_options({1})); }, {"no fusions"});
 }
 
-std::string run_cli(const std::string& args, int* status) {
-  return test::run_command(std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args, status);
-}
+using test::run_cli;
 
 TEST(FusedCli, CpuEndToEndWritesFusedRows) {
   const auto dir = test::fresh_test_dir("fused");

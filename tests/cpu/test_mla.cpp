@@ -269,9 +269,7 @@ TEST(FusedPolicy, BadFilesNameTheField) {
   std::filesystem::remove_all(dir);
 }
 
-std::string run_cli(const std::string& args, int* status) {
-  return test::run_command(std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args, status);
-}
+using test::run_cli;
 
 TEST(MlaCli, CpuRowsOfKindMlaLayerAndThePolicyFile) {
   const auto dir = test::fresh_test_dir("mla_cli");

@@ -232,9 +232,7 @@ TEST(StepMemoryFit, Tp1OnA141GbDevice) {
   EXPECT_THAT(none.message, HasSubstr("no TP degree of kimi_k3 fits"));
 }
 
-std::string run_cli(const std::string& args, int* status) {
-  return test::run_command(std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args, status);
-}
+using test::run_cli;
 
 TEST(StepCli, CpuRowsOfKindStep) {
   const auto file = std::filesystem::temp_directory_path() / ("skinnygemm_step_" + std::to_string(::getpid()) + ".json");

@@ -232,9 +232,7 @@ TEST(StepRankArgs, BadValuesNameTheValueAndWhatWasExpected) {
   check_ranks_runnable(8, true, 8);
 }
 
-std::string run_cli(const std::string& args, int* status) {
-  return test::run_command(std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args, status);
-}
+using test::run_cli;
 
 TEST(StepRankCli, BadRankOptionsExitWith2AndAClearMessage) {
   int status = -1;

@@ -538,9 +538,7 @@ TEST(TuneFileName, FromTheDeviceName) {
   EXPECT_EQ(tune::table_file_name(cpu), "cpu-2t.json");
 }
 
-std::string run_cli(const std::string& args, int* status) {
-  return test::run_command(std::string("'") + SKINNYGEMM_CLI_PATH + "' " + args, status);
-}
+using test::run_cli;
 
 TEST_F(TuneFiles, CliTunesResumesAndWritesJson) {
   const std::string json = (dir_ / "rows.json").string();

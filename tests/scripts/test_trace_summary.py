@@ -43,6 +43,7 @@ def main():
         # a: launch 1 early 2, after 10, ends 2; launch 3 early 1, after 6, ends 1 -> medians 1.5, 8, 1.5
         assert abs(a["early"] - 1.5) < 1e-9 and abs(a["after"] - 8.0) < 1e-9 and abs(a["ends"] - 1.5) < 1e-9, a
         assert abs(a["gap"] - 2.0) < 1e-9 and a["late"] == 0, a  # only launch 3 has a previous launch
+        assert abs(a["span"] - 8.0) < 1e-9 and abs(groups["b"]["span"] - 12.0) < 1e-9, a  # 32 - 24, 24 - 12
         assert abs(a["after_total"] - 16.0) < 1e-9, a
         # b: the dependency ends at the earliest wait, 12.5: early 12.5 - 5 = 7.5, late 1 of 2 (entered at 13),
         # after 24 - 12.5 = 11.5, ends 4, gap 12.5 - 12 = 0.5

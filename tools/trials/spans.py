@@ -1,34 +1,35 @@
 #!/usr/bin/env python3
-"""Per shape, the median span of its launches in each `step --trace-tma` timeline given (the previous traced launch's
-last exit to this one's last exit: what the launch adds to the step), its config, the share of its CTAs that entered
-after the dependency ended, and its bytes' time at the trace's stream-read rate ("ideal"); the first case of each
-file (one variant at one M). Reads the timelines of the joint trials side by side (tools/trials/step_trial_tables.py
-L*, scripts/judge-16b); shapes in the order of the first file's summed spans, largest first.
+"""Per shape, side by side for several `step --trace-tma` timelines (each case, i.e. each M, a column): the median
+span of its launches (what a launch adds to the step: scripts/trace_summary.py's "span"), the share of its CTAs
+that entered after the dependency ended, its config, and its bytes at the trace's stream-read rate (ideal).
+Session 12's trials (tools/trials/step_trial_tables.py, docs/kernels.md "Session 12").
 
     tools/trials/spans.py NAME=trace.json[.gz] ... [--json OUT]"""
-import argparse, gzip, json, statistics
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import trace_summary  # noqa: E402  (scripts/trace_summary.py: the per-launch arithmetic)
 
 
-def spans(path):
-    doc = json.load(gzip.open(path) if path.endswith(".gz") else open(path))
-    bw = doc["stream_read_tbps"]
-    case = doc["cases"][0]
-    groups, prev = {}, None
-    for launch in case["launches"]:
-        last = max(launch["exit_us"])
-        if prev is not None:
-            key = "%dx%d" % (launch["n"], launch["k"])
-            g = groups.setdefault(key, {"config": launch["config"], "spans": [], "late": [],
-                                        "ideal": launch["n"] * launch["k"] * 2 / bw / 1e6})
-            g["spans"].append(last - prev)
-            ready = min(launch["waited_us"])
-            g["late"].append(sum(1 for t in launch["entry_us"] if t > ready) / len(launch["entry_us"]))
-        prev = last
+def by_shape(doc):
+    """{"NAME/M<m>": {"us", "replay_us", "shapes": {"NxK": {config, launches, span, late, ideal, total}}}}"""
     out = {}
-    for key, g in groups.items():
-        out[key] = {"config": g["config"], "launches": len(g["spans"]), "span": statistics.median(g["spans"]),
-                    "ideal": g["ideal"], "late": statistics.median(g["late"]), "total": sum(g["spans"])}
-    return {"us": case["us"], "replay_us": case["replay_us"], "shapes": out}
+    bw = doc["stream_read_tbps"]
+    for case in trace_summary.summarize(doc):
+        shapes = {}
+        for g in case["groups"]:
+            if g["span"] is None:  # the step's first launch alone: no previous launch to span from
+                continue
+            key = "%dx%d" % (g["n"], g["k"])
+            if key in shapes and shapes[key]["launches"] >= g["launches"]:
+                continue  # a shape under two configs in one step: the one launched more often
+            shapes[key] = {"config": g["config"], "launches": g["launches"], "span": g["span"], "late": g["late"],
+                           "ideal": g["n"] * g["k"] * 2 / bw / 1e6, "total": g["span"] * g["launches"]}
+        out[case["m"]] = {"us": case["us"], "replay_us": case["replay_us"], "shapes": shapes}
+    return out
 
 
 def main():
@@ -39,12 +40,13 @@ def main():
     res = {}
     for item in a.traces:
         name, path = item.split("=", 1)
-        res[name] = spans(path)
+        for m, r in by_shape(trace_summary.load(path)).items():
+            res["%s/M%d" % (name, m)] = r
     names = list(res)
-    shapes = sorted(res[names[0]]["shapes"], key=lambda s: -res[names[0]]["shapes"][s]["total"])
+    first = res[names[0]]["shapes"]
     print("%-12s %5s %7s  " % ("NxK", "runs", "ideal") + "  ".join("%-30s" % n for n in names))
-    for s in shapes:
-        row = "%-12s %5d %7.2f  " % (s, res[names[0]]["shapes"][s]["launches"], res[names[0]]["shapes"][s]["ideal"])
+    for s in sorted(first, key=lambda s: -first[s]["total"]):
+        row = "%-12s %5d %7.2f  " % (s, first[s]["launches"], first[s]["ideal"])
         for n in names:
             g = res[n]["shapes"].get(s)
             row += "  %-30s" % ("-" if g is None else "%6.2f %3.0f%% %s" % (g["span"], 100 * g["late"],
