@@ -54,9 +54,10 @@ struct TmaParams {
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
-  // The lab's timeline (tma::set_trace; null: off): per CTA {entry, after griddepcontrol.wait, exit, SM} in
-  // %globaltimer nanoseconds, so that a whole step shows when each launch's CTAs start and end next to its
-  // neighbours (docs/kernels.md "Session 11": configs that win alone lose 6.6-11.5 us per launch there).
+  // The lab's timeline (tma::set_trace; null: off): per CTA kTraceWords words {entry, after griddepcontrol.wait,
+  // exit, SM id, first stage landed, last stage multiplied} in %globaltimer nanoseconds, so that a whole step shows
+  // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
+  // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
 };
 
@@ -65,11 +66,11 @@ __device__ __forceinline__ unsigned long long global_ns() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-// The lab's timeline (TmaParams::trace): word w of this CTA's four, now. p.trace is read at each use, so that no
+// The lab's timeline (TmaParams::trace): word w of this CTA's kTraceWords, now. p.trace is read at each use, so that no
 // pointer stays live across the main loop with the trace off (one kept from the kernel's entry to its exits cost
 // 4-6 registers in the 32-token instances and spilled the 128-row ones, ptxas -v).
 __device__ __forceinline__ void trace_now(const TmaParams& p, int w) {
-  if (p.trace) p.trace[4LL * blockIdx.x + w] = global_ns();
+  if (p.trace) p.trace[static_cast<long long>(kTraceWords) * blockIdx.x + w] = global_ns();
 }
 
 using cuda::mbar_arrive;  // kernels/common/mbarrier.cuh
@@ -253,7 +254,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     unsigned sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
     trace_now(p, 0);
-    p.trace[4LL * g + 3] = sm;
+    p.trace[static_cast<long long>(kTraceWords) * g + 3] = sm;
   }
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
@@ -432,6 +433,12 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       consumers_sync();  // the buffer is rewritten at the next tile's end
     }
   };
+  // The timeline: the first stage (its weights and x) landed. A consumer writes it, so that it precedes the last
+  // multiply (the producer's stamp after its own wait could follow it: session 13's first run of the GPU test).
+  if (p.trace) {
+    mbar_wait(full, 0);
+    if (tid == 0) trace_now(p, 4);
+  }
   int seg_first_stage = first.ks;
   Unit u = first;
   for (int i = 0, s = 0, phase = 0; i < count; ++i, next(u)) {
@@ -471,6 +478,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     if (lane == 0) mbar_arrive(empty + s);
     if (++s == S) s = 0, phase ^= 1;
     if (u.ks != p.k_stages - 1 && i != count - 1) continue;
+    if (i == count - 1 && tid == 0) trace_now(p, 5);  // the timeline: the last stage multiplied (at the tile end, not
+                                                       // per stage: a test there spilled the 128-row 64-token instances)
 
     // The end of this CTA's part of row tile u.tile.
     const int tile = u.tile;
