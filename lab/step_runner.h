@@ -100,6 +100,7 @@ struct TmaTraceLaunch {
   int64_t n = 0, k = 0, m = 0;
   std::string config;
   std::vector<double> entry_us, waited_us, exit_us;
+  std::vector<double> first_stage_us, multiplied_us;  // the CTA's first stage landed (x too), its last one multiplied
   std::vector<int> sm;
 };
 struct TmaTrace {

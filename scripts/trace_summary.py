@@ -12,6 +12,11 @@ replay's first entry):
   gap     the dependency's end minus the previous traced launch's last exit (an untraced launch between them,
           cuBLASLt or another family, makes it larger)
   span    its last exit minus the previous traced launch's: what the launch adds to the step
+and, where the timeline has when each CTA's first stage landed and its last was multiplied (first_stage_us,
+multiplied_us), per CTA medians of
+  xland   its first stage landed minus the dependency's end: the x round trip after the wait
+  stream  its last stage multiplied minus its first landed: the stages it still streamed and multiplied after it
+  drain   its exit minus its last multiply: the split reduction and the stores
 Medians over a group's launches; `--json OUT` writes the same per group.
 
     scripts/trace_summary.py trace.json[.gz] [--json summary.json] [--top 12]
@@ -30,7 +35,17 @@ def launch_stats(launch, previous_exit):
         raise ValueError("launch %sx%s %s: %d of its CTAs' times were not written" % (
             launch["n"], launch["k"], launch["config"], unwritten))
     ready = min(waits)
+    staged = {}
+    if launch.get("first_stage_us") and launch.get("multiplied_us"):
+        first, last = launch["first_stage_us"], launch["multiplied_us"]
+        if any(t < 0 for t in first + last):
+            raise ValueError("launch %sx%s %s: a CTA's stage times were not written" % (
+                launch["n"], launch["k"], launch["config"]))
+        staged = {"xland": statistics.median(f - ready for f in first),
+                  "stream": statistics.median(l - f for f, l in zip(first, last)),
+                  "drain": statistics.median(x - l for x, l in zip(exits, last))}
     return {
+        **staged,
         "early": ready - min(entries),
         "late": sum(1 for t in entries if t > ready) / len(entries),
         "after": max(exits) - ready,
@@ -62,6 +77,9 @@ def summarize(doc):
             row = {"n": n, "k": k, "config": config, "launches": len(stats)}
             for field in ("early", "late", "after", "ends"):
                 row[field] = statistics.median(s[field] for s in stats)
+            for field in ("xland", "stream", "drain"):
+                if all(field in s for s in stats):
+                    row[field] = statistics.median(s[field] for s in stats)
             for field in ("gap", "span"):
                 known = [s[field] for s in stats if s[field] is not None]
                 row[field] = statistics.median(known) if known else None
@@ -89,13 +107,15 @@ def main():
     for case in summary:
         print("%s M=%d: step %.1f us, traced replay %.1f us" % (case["variant"], case["m"], case["us"],
                                                                case["replay_us"]))
-        print("  %-12s %-26s %8s %8s %6s %8s %8s %8s %8s %10s" % ("NxK", "config", "launches", "early", "late",
-                                                                     "after", "ends", "gap", "span", "after sum"))
+        print("  %-12s %-26s %8s %8s %6s %8s %8s %8s %8s %10s %7s %7s %7s" % (
+            "NxK", "config", "launches", "early", "late", "after", "ends", "gap", "span", "after sum", "xland",
+            "stream", "drain"))
         for r in case["groups"][:a.top]:
             gap, span = ("-" if r[f] is None else "%.2f" % r[f] for f in ("gap", "span"))
-            print("  %-12s %-26s %8d %8.2f %5.0f%% %8.2f %8.2f %8s %8s %10.1f" % (
+            staged = " ".join("%7s" % ("-" if f not in r else "%.2f" % r[f]) for f in ("xland", "stream", "drain"))
+            print("  %-12s %-26s %8d %8.2f %5.0f%% %8.2f %8.2f %8s %8s %10.1f %s" % (
                 "%dx%d" % (r["n"], r["k"]), r["config"], r["launches"], r["early"], 100 * r["late"], r["after"],
-                r["ends"], gap, span, r["after_total"]))
+                r["ends"], gap, span, r["after_total"], staged))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"source": a.trace, "meta": doc.get("meta", {}), "cases": summary}, f, indent=1)

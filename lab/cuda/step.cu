@@ -102,8 +102,9 @@ class CudaStepDevice final : public StepDevice {
   }
 
   TmaTrace trace_tma(const std::function<void()>& enqueue) override {
-    // 4 words per CTA: 8 Mi words hold 2 Mi CTAs, e.g. 766 launches of 2700 (the step's grids have a few hundred).
-    constexpr long long kWords = 8LL << 20;
+    // 6 words per CTA (tma::kTraceWords): 12 Mi words hold 2 Mi CTAs, e.g. 766 launches of 2700 (the step's grids
+    // have a few hundred).
+    constexpr long long kWords = 12LL << 20;
     if (!trace_) trace_ = reinterpret_cast<unsigned long long*>(mem_.get(kWords * 8, "the TMA timeline"));
     SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(trace_, 0, kWords * 8, stream_.s));
     Graph g;
@@ -118,19 +119,20 @@ class CudaStepDevice final : public StepDevice {
     constexpr int kReplays = 5;
     out.replay_us = 1e3 * g.replay_ms(stream_.s, kReplays) / kReplays;
     long long words = 0;
-    for (const tma::TraceLaunch& l : launches) words = std::max(words, l.offset + 4LL * l.ctas);
+    for (const tma::TraceLaunch& l : launches) words = std::max(words, l.offset + tma::kTraceWords * static_cast<long long>(l.ctas));
     std::vector<unsigned long long> host(static_cast<std::size_t>(words));
     SKINNYGEMM_CUDA_CHECK(cudaMemcpy(host.data(), trace_, host.size() * 8, cudaMemcpyDeviceToHost));
     unsigned long long t0 = ~0ULL;
-    for (std::size_t i = 0; i < host.size(); i += 4)
+    for (std::size_t i = 0; i < host.size(); i += tma::kTraceWords)
       if (host[i]) t0 = std::min(t0, host[i]);
     auto us = [&](unsigned long long t) { return t ? static_cast<double>(t - t0) * 1e-3 : -1.0; };  // -1: unwritten
     for (const tma::TraceLaunch& l : launches) {
       TmaTraceLaunch t;
       t.n = l.problem.n, t.k = l.problem.k, t.m = l.problem.m, t.config = l.config;
       for (int c = 0; c < l.ctas; ++c) {
-        const unsigned long long* w = host.data() + l.offset + 4LL * c;
+        const unsigned long long* w = host.data() + l.offset + tma::kTraceWords * static_cast<long long>(c);
         t.entry_us.push_back(us(w[0])), t.waited_us.push_back(us(w[1])), t.exit_us.push_back(us(w[2]));
+        t.first_stage_us.push_back(us(w[4])), t.multiplied_us.push_back(us(w[5]));
         t.sm.push_back(static_cast<int>(w[3]));
       }
       out.launches.push_back(std::move(t));

@@ -197,15 +197,20 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
     ASSERT_GT(l.ctas, 0);
     std::set<unsigned long long> sm_ids;
     for (int c = 0; c < l.ctas; ++c) {
-      const unsigned long long* w = host.data() + l.offset + 4LL * c;
+      const unsigned long long* w = host.data() + l.offset + tma::kTraceWords * static_cast<long long>(c);
       EXPECT_GT(w[0], 0u) << l.config << " CTA " << c;
       EXPECT_LE(w[0], w[1]) << l.config << " CTA " << c;
       EXPECT_LE(w[1], w[2]) << l.config << " CTA " << c;
+      // The first stage lands after the wait (its x is read after it), the last is multiplied after that, and both
+      // before the exit.
+      EXPECT_LE(w[1], w[4]) << l.config << " CTA " << c;
+      EXPECT_LE(w[4], w[5]) << l.config << " CTA " << c;
+      EXPECT_LE(w[5], w[2]) << l.config << " CTA " << c;
       sm_ids.insert(w[3]);
     }
     // %smid need not be below the SM count (PTX: below %nsmid), but a launch never spans more SMs than there are.
     EXPECT_LE(sm_ids.size(), static_cast<std::size_t>(sms)) << l.config;
-    next = l.offset + 4LL * l.ctas;
+    next = l.offset + tma::kTraceWords * static_cast<long long>(l.ctas);
   }
   for (long long i = next; i < kWords; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], 0u) << "word " << i;
   for (std::size_t i = 0; i < std::size(cases); ++i) {
@@ -221,7 +226,7 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
   EXPECT_TRUE(tma::take_trace().empty());
   ASSERT_EQ(cudaMemcpy(host.data(), words, kWords * 8, cudaMemcpyDeviceToHost), cudaSuccess);
   for (long long i = 0; i < kWords; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], 0u) << "word " << i;
-  tma::set_trace(words, 8);  // two CTAs' words; the lead split has 4 x its CTAs
+  tma::set_trace(words, 8);  // one CTA's words and a part; the lead split has 6 x its CTAs
   try {
     gemm(cases[0].p, ops[0].x->get(), ops[0].w->get(), ops[0].y->get(), o);
     ADD_FAILURE() << "a launch past the sink's end was not refused";

@@ -27,6 +27,10 @@ def main():
             launch(200, 64, "b", [5.0, 13.0], [12.5, 13.5], [20.0, 24.0]),
             # A again: early 1, after 6, ends 1, gap 26 - 24 = 2.
             launch(100, 64, "a", [25.0, 25.0], [26.0, 26.0], [31.0, 32.0]),
+            # C, with the stage times: first stages land 1 and 2 after the dependency (40), last ones are multiplied
+            # 3 and 4 later, exits 0.5 and 1.5 after those: xland 1.5, stream 3.5, drain 1.0 (medians over the CTAs).
+            dict(launch(300, 64, "c", [35.0, 35.0], [40.0, 40.0], [44.5, 47.5]),
+                 first_stage_us=[41.0, 42.0], multiplied_us=[44.0, 46.0]),
         ]}]}
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.json")
@@ -49,7 +53,10 @@ def main():
         # after 24 - 12.5 = 11.5, ends 4, gap 12.5 - 12 = 0.5
         assert abs(b["early"] - 7.5) < 1e-9 and b["late"] == 0.5 and abs(b["after"] - 11.5) < 1e-9, b
         assert abs(b["ends"] - 4.0) < 1e-9 and abs(b["gap"] - 0.5) < 1e-9, b
-        assert [g["config"] for g in cases[0]["groups"]] == ["a", "b"]  # by summed "after" (16, 11.5), largest first
+        assert [g["config"] for g in cases[0]["groups"]] == ["a", "b", "c"]  # by summed "after" (16, 11.5, 7.5)
+        c = groups["c"]
+        assert abs(c["xland"] - 1.5) < 1e-9 and abs(c["stream"] - 3.5) < 1e-9 and abs(c["drain"] - 1.0) < 1e-9, c
+        assert "xland" not in a, a  # no stage times: no stage columns
         # A CTA that wrote nothing (-1) is an error naming the launch; a step file is not a trace.
         doc["cases"][0]["launches"][1]["exit_us"][0] = -1.0  # one CTA of two
         with open(trace, "w") as f:

@@ -54,8 +54,8 @@ struct TmaParams {
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
-  // The lab's timeline (tma::set_trace; null: off): per CTA {entry, after griddepcontrol.wait, exit, SM} in
-  // %globaltimer nanoseconds, so that a whole step shows when each launch's CTAs start and end next to its
+  // The lab's timeline (tma::set_trace; null: off): per CTA kTraceWords words {entry, after griddepcontrol.wait,
+  // exit, SM, first stage landed, last stage multiplied} in %globaltimer nanoseconds (the SM: its id), so that a whole step shows when each launch's CTAs start and end next to its
   // neighbours (docs/kernels.md "Session 11": configs that win alone lose 6.6-11.5 us per launch there).
   unsigned long long* trace;
 };
@@ -65,11 +65,11 @@ __device__ __forceinline__ unsigned long long global_ns() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-// The lab's timeline (TmaParams::trace): word w of this CTA's four, now. p.trace is read at each use, so that no
+// The lab's timeline (TmaParams::trace): word w of this CTA's kTraceWords, now. p.trace is read at each use, so that no
 // pointer stays live across the main loop with the trace off (one kept from the kernel's entry to its exits cost
 // 4-6 registers in the 32-token instances and spilled the 128-row ones, ptxas -v).
 __device__ __forceinline__ void trace_now(const TmaParams& p, int w) {
-  if (p.trace) p.trace[4LL * blockIdx.x + w] = global_ns();
+  if (p.trace) p.trace[static_cast<long long>(kTraceWords) * blockIdx.x + w] = global_ns();
 }
 
 using cuda::mbar_arrive;  // kernels/common/mbarrier.cuh
@@ -253,7 +253,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     unsigned sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
     trace_now(p, 0);
-    p.trace[4LL * g + 3] = sm;
+    p.trace[static_cast<long long>(kTraceWords) * g + 3] = sm;
   }
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
@@ -295,6 +295,10 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       trace_now(p, 1);
       Unit ux = first;
       for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
+      if (p.trace) {  // the timeline: the first stage (its x) landed; slot 0 cannot be refilled before that anyway
+        mbar_wait(full, 0);
+        trace_now(p, 4);
+      }
       for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
         mbar_wait(empty + s, phase);
         mbar_expect_tx(full + s, kWBytes + kXBytes);
@@ -471,6 +475,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     if (lane == 0) mbar_arrive(empty + s);
     if (++s == S) s = 0, phase ^= 1;
     if (u.ks != p.k_stages - 1 && i != count - 1) continue;
+    if (i == count - 1 && tid == 0) trace_now(p, 5);  // the timeline: the last stage multiplied (not per stage: a
+                                                       // test there spilled the 128-row 64-token instances more)
 
     // The end of this CTA's part of row tile u.tile.
     const int tile = u.tile;

@@ -125,7 +125,7 @@ unsigned long long* trace_words(const Problem& p, const Config& c, int ctas) {
   if (!t.on.load(std::memory_order_acquire)) return nullptr;
   std::lock_guard<std::mutex> lock(t.mutex);
   if (!t.words) return nullptr;
-  const long long need = 4LL * ctas;
+  const long long need = static_cast<long long>(kTraceWords) * ctas;
   SKINNYGEMM_CHECK(t.used + need <= t.capacity, "the TMA trace holds " << t.capacity << " words; launch "
                                                     << t.launches.size() + 1 << " (" << c.name() << " on " << p.str()
                                                     << ", " << ctas << " CTAs) needs " << need << " more after "

@@ -14,6 +14,9 @@ constexpr int kThreads = 32 * (kConsumerWarps + 1);  // + one producer warp
 constexpr int kMaxStages = 32;
 constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
 constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
+// The lab's timeline (TmaParams::trace): words per CTA, {entry, after griddepcontrol.wait, exit, SM, first stage
+// landed, last stage multiplied} (the last two split what a CTA does after the wait: docs/kernels.md "Session 12").
+constexpr int kTraceWords = 6;
 constexpr int kMaxLeadParts = 16;  // the reducer gathers parts - 1 partials (51 parts of 144 rows: 9.6 us at M = 1)
 
 #ifdef __CUDACC__
