@@ -14,6 +14,10 @@
 //                         u = fewest (tile, stage) units per CTA of the stream-K split
 //   tma_m8_r64_b2_s4_x8   the same kernel with split-K by a cluster of x CTAs per row tile (reduced through
 //                         distributed shared memory) instead of stream-K; x1 = one CTA per row tile, whole K
+//   tma_m8_r64_b2_s4_c2_q4  the same kernel with the work queued: every row tile's K cut into chunks of q stages;
+//                         each CTA prefetches one chunk before the PDL wait, then takes the next free chunk from a
+//                         counter until none is left, so that CTAs the scheduler packed onto a shared SM do less;
+//                         the last chunk of a tile to finish sums the tile's chunk partials in chunk order
 //   tma_m8_r64_b2_s4_c2_d3  split-K of every row tile into about c x SMs / tiles parts, one CTA each; the part that
 //                         reduces has d more stages than each other part (their partials are ready when it ends)
 //   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm
@@ -71,6 +75,7 @@ constexpr int kTmaCtasPerSm[] = {1, 2};
 constexpr int kTmaMinUnits[] = {1, 2, 8};
 constexpr int kTmaCluster[] = {1, 2, 4, 8};
 constexpr int kTmaLead[] = {0, 3, 6, 9, 12};
+constexpr int kTmaChunk[] = {2, 4, 8};
 
 // A cuBLASLt algorithm as cublasLtMatmulAlgoConfigGetAttribute describes it (CUBLASLT_ALGO_CONFIG_* values).
 struct CublasltIdentity {
@@ -102,6 +107,7 @@ struct Config {
   int min_units = 0;    // tma, stream-K
   int cluster = 0;      // tma: CTAs of a cluster splitting one row tile's K (0: stream-K; 1: one CTA, no split)
   int lead = -1;        // tma lead split: extra stages of each row tile's reducing part (-1: another mode)
+  int chunk = 0;        // tma queue: stages per chunk of a row tile's K (0: another mode)
   CublasltIdentity lt_identity;  // cublaslt: the algorithm by identity when lt_identity.named()
 
   std::string name() const;  // builds a string: not for a per-call path

@@ -133,6 +133,53 @@ TEST(TmaFamily, LeadSplitGivesPartZeroTheLeadAndCoversEveryStage) {
   }
 }
 
+// The queue (_q<chunk>): chunks of `chunk` stages per row tile (the last shorter), one CTA per chunk up to two per SM;
+// token tiles 8 and 16 only, and the chunk partials within the split workspace.
+TEST(TmaFamily, TheQueueCutsEveryTileIntoChunksAndFitsItsWorkspace) {
+  const Config c = Config::parse("tma_m8_r64_b2_s4_c2_q4");
+  EXPECT_EQ(c.chunk, 4);
+  EXPECT_EQ(c.ctas_per_sm, 2);
+  EXPECT_EQ(c.lead, -1);
+  EXPECT_EQ(c.min_units, 0);
+  EXPECT_EQ(c.name(), "tma_m8_r64_b2_s4_c2_q4");
+  EXPECT_NE(c, Config::parse("tma_m8_r64_b2_s4_c2_q8"));
+  EXPECT_THROW(Config::parse("tma_m8_r64_b2_s4_c2_q3"), Error);
+  // 6288 x 7168: 99 row tiles of 56 two-box stages, 14 chunks each (the 14th of 4 stages too), 1386 chunks, 264 CTAs.
+  tma::Grid g = tma::queue_grid_for(6288, 7168, 64, 2, 2, 4, 132);
+  EXPECT_EQ(g.tiles, 99);
+  EXPECT_EQ(g.k_stages, 56);
+  EXPECT_EQ(g.chunks_per_tile, 14);
+  EXPECT_EQ(g.chunks, 99LL * 14);
+  EXPECT_EQ(g.ctas, 264);
+  // 7168 x 768 at q8: 6 stages, one chunk per tile (no partials), one CTA per tile.
+  g = tma::queue_grid_for(7168, 768, 64, 2, 2, 8, 132);
+  EXPECT_EQ(g.chunks_per_tile, 1);
+  EXPECT_EQ(g.ctas, 112);
+  EXPECT_EQ(tma::queue_partial_floats(g, 64, 8), 0u);
+  // 1536 x 128 at q2: one stage, a chunk shorter than q.
+  g = tma::queue_grid_for(1536, 128, 64, 2, 2, 2, 132);
+  EXPECT_EQ(g.chunks_per_tile, 1);
+  EXPECT_EQ(g.chunks, 24);
+  const DeviceInfo h200_facts = h200();
+  std::string why;
+  EXPECT_TRUE(tma::fits(c, Problem{1, 6288, 7168, DType::BF16}, h200_facts, &why)) << why;
+  Config wide = Config::parse("tma_m32_r64_b2_s3_c2_u1");
+  wide.min_units = 0, wide.chunk = 4;
+  EXPECT_FALSE(tma::fits(wide, Problem{17, 6288, 7168, DType::BF16}, h200_facts, &why));
+  EXPECT_THAT(why, HasSubstr("token tiles up to 16"));
+  // 2^22 rows of K = 16384 at q2: 2^16 tiles x 64 chunks x 64 x 16 floats, past the workspace.
+  EXPECT_FALSE(tma::fits(Config::parse("tma_m16_r64_b2_s4_c2_q2"), Problem{16, 1 << 22, 16384, DType::BF16}, h200_facts, &why));
+  EXPECT_THAT(why, HasSubstr("chunk partials exceed the split workspace"));
+  int queued = 0;
+  for (const Config& l : listed_configs(Family::Tma))
+    if (l.chunk > 0) {
+      ++queued;
+      EXPECT_LE(l.tile_m, 16) << l.name();
+      EXPECT_EQ(l.rows, 64) << l.name();
+    }
+  EXPECT_GE(queued, 12);
+}
+
 TEST(TmaFamily, SupportsChecksTheShape) {
   const DeviceInfo dev = h200();
   std::string why;

@@ -78,7 +78,9 @@ TEST(GpuTma, RandomInputsAcrossThresholdsAndTails) {
       lead.rows = 64, lead.boxes = 2, lead.stages = 4, lead.ctas_per_sm = 2, lead.min_units = 0, lead.lead = 3;
       const std::vector<double> exact = fp64(p, h);
       const std::vector<uint16_t> rounded = naive(p, h);
-      for (const Config& c : {tma::first_cut_config(p, sms), wide, cluster, slab, lead}) {
+      Config queue = lead;  // the queue of 64-row tiles, chunks of 2 stages (token tiles 8 and 16)
+      queue.lead = -1, queue.chunk = 2;
+      for (const Config& c : {tma::first_cut_config(p, sms), wide, cluster, slab, lead, queue}) {
         if (!supports(c, p, cuda::device_info(), 16)) continue;  // K = 8: one stage, no split by a cluster
         const std::vector<uint16_t> y = run_tma(p, h, c.name());
         ASSERT_TRUE(within_naive_bound(p, h, y, exact, rounded, c.name()));
@@ -108,10 +110,52 @@ TEST(GpuTma, SameInputsGiveSameBits) {
   // Tiles split over many CTAs: the reduction's order is fixed, whoever arrives last.
   for (const char* c : {"tma_m8_r64_b2_s4_c2_u1", "tma_m16_r128_b1_s4_c2_u1", "tma_m64_r64_b2_s3_c2_u2",
                         "tma_m8_r64_b2_s4_x8", "tma_m16_r64_b2_s4_x4", "tma_m16_r16_b2_s12_x1", "tma_m8_r32_b2_s8_x2",
-                        "tma_m8_r32_b2_s7_c2_d9", "tma_m16_r32_b2_s7_c2_d9", "tma_m8_r64_b2_s4_c2_d0"}) {
+                        "tma_m8_r32_b2_s7_c2_d9", "tma_m16_r32_b2_s7_c2_d9", "tma_m8_r64_b2_s4_c2_d0",
+                        "tma_m8_r64_b2_s4_c2_q2", "tma_m16_r64_b2_s3_c2_q4"}) {
     const Problem p{Config::parse(c).tile_m, 1536, 7168, DType::BF16};
     const HostOperands h = random_operands(p, 5);
     EXPECT_TRUE(bitwise_equal(p, run_tma(p, h, c).data(), run_tma(p, h, c).data())) << c;
+  }
+}
+
+// The queue (_q<chunk>): with more chunks than CTAs most chunks are taken from the counter after the wait; launches
+// back to back on one stream (PDL: the next one's CTAs prefetch while this one runs) each take every chunk once, so
+// every result is exact, and the launch's last take resets the counter for the next.
+TEST(GpuTma, TheQueueTakesEveryChunkOnceLaunchAfterLaunch) {
+  SKIP_WITHOUT_GPU();
+  const int sms = cuda::device_info().sms;
+  struct Case {
+    Problem p;
+    const char* config;
+  };
+  // 4264 x 8200: 67 row tiles of 65 stages (the last K box partial), 33 chunks of 2 each (2211 > 2 x SMs); 17 of 4;
+  // 7168 x 768 at q8: one chunk per tile (no partials); 1536 x 128: one stage per tile, shorter than its chunk.
+  const Case cases[] = {{Problem{5, 4264, 8200, DType::BF16}, "tma_m8_r64_b2_s4_c2_q2"},
+                        {Problem{16, 4264, 8200, DType::BF16}, "tma_m16_r64_b2_s4_c2_q4"},
+                        {Problem{3, 7168, 768, DType::FP16}, "tma_m8_r64_b2_s3_c2_q8"},
+                        {Problem{1, 1536, 128, DType::BF16}, "tma_m8_r64_b2_s4_c2_q2"}};
+  {
+    const Config c = Config::parse(cases[0].config);
+    const tma::Grid g = tma::queue_grid_for(cases[0].p.n, cases[0].p.k, c.rows, c.boxes, c.ctas_per_sm, c.chunk, sms);
+    ASSERT_GT(g.chunks, 2LL * g.ctas) << "most chunks come from the queue";
+  }
+  constexpr int kLaunches = 3;
+  for (const Case& c : cases) {
+    const HostOperands h = random_operands(c.p, static_cast<uint32_t>(c.p.n + c.p.m), /*small_ints=*/true);
+    const std::vector<uint16_t> want = naive(c.p, h);
+    const std::size_t ny = matrix_elems(c.p.m, c.p.n, c.p.y_stride());
+    DeviceArray x(h.x), w(h.w);
+    std::vector<std::unique_ptr<DeviceArray>> ys;
+    Options o;
+    o.backend = Backend::Cuda;
+    o.config = c.config;
+    for (int i = 0; i < kLaunches; ++i) {
+      ys.push_back(std::make_unique<DeviceArray>(std::vector<uint16_t>(ny, kPoison)));
+      gemm(c.p, x.get(), w.get(), ys.back()->get(), o);  // no synchronization in between
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (int i = 0; i < kLaunches; ++i)
+      EXPECT_TRUE(bitwise_equal(c.p, ys[i]->download(ny).data(), want.data())) << c.config << " launch " << i;
   }
 }
 
@@ -145,10 +189,12 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
     const char* config;
   };
   // Every way a consumer leaves the kernel: the lead split's parts and reducer (polled handoff at the 8-token tile),
-  // stream-K whose row tiles all fall to several CTAs (reduced by the counter; an N tail), a cluster split-K.
+  // stream-K whose row tiles all fall to several CTAs (reduced by the counter; an N tail), a cluster split-K, the
+  // queue (536 chunks of 2 stages on 264 CTAs).
   const Case cases[] = {{Problem{1, 1536, 2048, DType::BF16}, "tma_m8_r32_b2_s7_c2_d9"},
                         {Problem{4, 4264, 2048, DType::BF16}, "tma_m8_r64_b2_s4_c2_u1"},
-                        {Problem{3, 2112, 7168, DType::BF16}, "tma_m8_r64_b2_s3_x8"}};
+                        {Problem{3, 2112, 7168, DType::BF16}, "tma_m8_r64_b2_s3_x8"},
+                        {Problem{5, 4264, 2048, DType::BF16}, "tma_m8_r64_b2_s4_c2_q2"}};
   {
     const Config c = Config::parse(cases[1].config);
     const tma::Grid g = tma::grid_for(cases[1].p.n, cases[1].p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);

@@ -30,6 +30,19 @@ EXPLICIT.update({"P1": P1, "P2": P2, "P12": P1 + P2})
 LEAD_SPLIT_SHAPES = [(6288, 7168), (7168, 3584), (7168, 1536), (8448, 7168), (7168, 4224)]
 EXPLICIT.update({"E0": [(nk, M8, "tma_m8_r64_b2_s4_c2_d0") for nk in LEAD_SPLIT_SHAPES],
                  "X2": [(nk, M8, "tma_m8_r64_b2_s4_x2") for nk in LEAD_SPLIT_SHAPES]})
+# Both lost (session 13: E0 +138 / +207 us at M = 1 / 8, X2 +174 / +212): the timeline says the launch ends with its
+# most loaded SM, not its longest part: 6288 x 7168's 198 CTAs sat on 106 SMs (a launch's CTAs enter wherever its
+# predecessor left room), two to an SM streamed 13% slower. Q<q>: the queue (chunks of q stages taken from a counter,
+# so that CTAs sharing an SM take fewer) on the lead-split shapes and the stream-K lm_head; QA4 on every TMA shape of
+# the step; QC4 on the cluster shapes only.
+QUEUE_SHAPES = LEAD_SPLIT_SHAPES + [(20480, 7168)]
+CLUSTER_SHAPES = [(3584, 7168), (1536, 7168), (896, 7168), (2112, 7168), (2304, 1536)]
+# (Q2 without lm_head: its 8960 chunk partials exceed the split workspace.) Forced up to M = 16 (tile 16 past 8).
+QUEUE_TRIALS = {"Q2": [(nk, "tma_m8_r64_b2_s4_c2_q2") for nk in LEAD_SPLIT_SHAPES],
+                "Q4": [(nk, "tma_m8_r64_b2_s4_c2_q4") for nk in QUEUE_SHAPES],
+                "Q8": [(nk, "tma_m8_r64_b2_s4_c2_q8") for nk in QUEUE_SHAPES],
+                "QA4": [(nk, "tma_m8_r64_b2_s4_c2_q4") for nk in STEP_SHAPES + [(20480, 7168)]],
+                "QC4": [(nk, "tma_m8_r64_b2_s4_c2_q4") for nk in CLUSTER_SHAPES]}
 TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Which neighbour's PDL edge the step leans on: in the step 6288 x 7168 follows shared.down (7168 x 768) and
     # precedes f_b_proj (1536 x 128), which reads its output. Each trial forces that neighbour to cuBLASLt (no PDL
@@ -41,6 +54,7 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     "F4": ([((7168, 768), "tma_m8_r64_b2_s4_c2_d6")], 16),
     "F6": ([((7168, 768), "tma_m8_r64_b2_s6_c2_d6")], 16),
 }
+TRIALS.update({name: (items, 16) for name, items in QUEUE_TRIALS.items()})
 
 def main():
     out = sys.argv[1]

@@ -26,6 +26,7 @@ Config tma_parse(const std::string& name, const std::vector<std::string>& parts,
   SKINNYGEMM_CHECK(parts.size() == 7 || parts.size() == 6,
                    "config '" << name << "': expected tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas per SM>_u<min units>"
                               << ", tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas per SM>_d<lead stages>"
+                              << ", tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas per SM>_q<stages per chunk>"
                               << " or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster>, got " << parts.size() << " parts");
   Config c;
   c.family = id;
@@ -48,6 +49,10 @@ Config tma_parse(const std::string& name, const std::vector<std::string>& parts,
     c.lead = field(6, "d", "lead stages", kTmaLead);
     return c;
   }
+  if (!parts[6].empty() && parts[6][0] == 'q') {
+    c.chunk = field(6, "q", "stages per chunk", kTmaChunk);
+    return c;
+  }
   c.min_units = field(6, "u", "units per CTA", kTmaMinUnits);
   return c;
 }
@@ -57,6 +62,7 @@ std::string tma_print(const Config& c) {
                   "_s" + std::to_string(c.stages);
   if (c.cluster >= 1) return s + "_x" + std::to_string(c.cluster);
   if (c.lead >= 0) return s + "_c" + std::to_string(c.ctas_per_sm) + "_d" + std::to_string(c.lead);
+  if (c.chunk > 0) return s + "_c" + std::to_string(c.ctas_per_sm) + "_q" + std::to_string(c.chunk);
   return s + "_c" + std::to_string(c.ctas_per_sm) + "_u" + std::to_string(c.min_units);
 }
 
@@ -82,6 +88,13 @@ std::vector<Config> tma_listed(Family id) {
                 out.push_back(cfg);
               }
           cfg.min_units = 0;
+          // The queue (session 13): the step's 64-row, two-box, two-CTA-per-SM rings only.
+          if (rows == 64 && boxes == 2 && tile <= tma::kQueueMaxTileM && wide && stages <= 8 && !odd && in_range(tma_ring_bytes(rows, tile, stages, boxes)))
+            for (int q : kTmaChunk) {
+              cfg.ctas_per_sm = 2, cfg.chunk = q;
+              out.push_back(cfg);
+            }
+          cfg.chunk = 0;
           // The lead split with 2 CTAs per SM (rings of up to 113 KB: 2 x (113 + 1) KB fit an H200 SM).
           if (rows >= 32 && stages >= 4 && stages <= 8 && in_range(tma_ring_bytes(rows, tile, stages, boxes, 1, true), 113 * 1024))
             for (int d : kTmaLead) {

@@ -25,6 +25,14 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
   if (c.cluster > 1 && cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster).k_stages < c.cluster)
     return fail(why_not, "K=" + std::to_string(p.k) + " has fewer stages of " + std::to_string(kStageK * c.boxes) +
                              " than the " + std::to_string(c.cluster) + " CTAs of " + c.name() + " splitting it");
+  if (c.chunk > 0 && c.tile_m > kQueueMaxTileM)
+    return fail(why_not, c.name() + ": the queue is built for token tiles up to " + std::to_string(kQueueMaxTileM));
+  if (c.chunk > 0 && dev.sms > 0) {
+    const Grid g = queue_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.chunk, dev.sms);
+    if (queue_partial_floats(g, c.rows, c.tile_m) > partial_floats(2 * dev.sms, 128, 64))
+      return fail(why_not, c.name() + " on N=" + std::to_string(p.n) + ", K=" + std::to_string(p.k) + ": " +
+                               std::to_string(g.chunks) + " chunk partials exceed the split workspace");
+  }
   if (smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0) > dev.smem_per_block_optin)
     return fail(why_not, c.name() + " needs more shared memory than the device allows per block");
   return true;
@@ -123,6 +131,9 @@ GridShape grid_shape(const Config& c, const Problem& p, int sms) {
   if (c.lead >= 0) {
     const Grid g = lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms);
     s.tiles = g.tiles, s.per_tile = g.parts, s.ctas = g.ctas, s.split = "lead-split parts";
+  } else if (c.chunk > 0) {
+    const Grid g = queue_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.chunk, sms);
+    s.tiles = g.tiles, s.per_tile = g.chunks_per_tile, s.ctas = g.ctas, s.split = "queued chunks";
   } else if (c.cluster >= 1) {
     const Grid g = cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster);
     s.tiles = g.tiles, s.per_tile = c.cluster, s.ctas = g.ctas, s.split = "cluster CTAs";

@@ -58,6 +58,12 @@ struct TmaParams {
   // exit, SM, first stage landed, last stage multiplied} in %globaltimer nanoseconds (the SM: its id), so that a whole step shows when each launch's CTAs start and end next to its
   // neighbours (docs/kernels.md "Session 11": configs that win alone lose 6.6-11.5 us per launch there).
   unsigned long long* trace;
+  // The queue (config _q<chunk>): each row tile's K in chunks of `chunk` stages (0: another mode), chunk c of the
+  // problem is stages [(c % chunks_per_tile) chunk, ...) of tile c / chunks_per_tile; CTA g prefetches chunk g, then
+  // takes chunk ctas + (*queue)++ until none is left; the launch's last take resets *queue to 0 (the next launch
+  // takes only after griddepcontrol.wait, i.e. after us). Chunk partials go to partials[c].
+  int chunk, chunks_per_tile, chunks;
+  unsigned* queue;
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -214,6 +220,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   uint64_t* empty = full + kMaxStages;
   unsigned* last_flag = reinterpret_cast<unsigned*>(empty + kMaxStages);
   float4* reduce_slots = reinterpret_cast<float4*>(smem + kReduceSlotsOffset);  // 128 lane sums of a reduction
+  volatile int* slot_chunk = reinterpret_cast<int*>(smem + kSlotChunkOffset);   // the queue: each slot's chunk
   char* slots = smem + kBarrierBytes;
   const int S = p.stages;
   auto slot_w = [&](int s) { return slots + s * (kWBytes + kXBytes); };
@@ -283,6 +290,54 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     for (int b = 0; b < kBoxes; ++b) tma_load(slot_x(s) + b * kXBox, &x_map, full + s, (u.ks * kBoxes + b) * kStageK, 0);
   };
 
+  // The queue: the stages of chunk c, and where its stage j is.
+  const int chunks_per_tile = p.chunks_per_tile;
+  auto chunk_stages = [&](int c) { return min(p.chunk, p.k_stages - (c % chunks_per_tile) * p.chunk); };
+  auto chunk_unit = [&](int c, int j) { return Unit{c / chunks_per_tile, (c % chunks_per_tile) * p.chunk + j}; };
+
+  // The queue is built for token tiles 8 and 16 only (tma_family: kQueueMaxTileM): its code in the 128-row 64-token
+  // instances doubled their spills (ptxas -v: 268 / 816 bytes of spill stores / loads against 152 / 400).
+  constexpr bool kQueue = kTileM <= kQueueMaxTileM;
+  if (kQueue && warp == kConsumerWarps && p.chunk > 0) {  // the queue's producer
+    if (lane == 0) {
+      int c = g, len = chunk_stages(g);
+      const int ahead = len < S ? len : S;
+      for (int j = 0; j < ahead; ++j) {  // this CTA's own chunk, before the wait
+        slot_chunk[j] = c;
+        mbar_expect_tx(full + j, kWBytes + kXBytes);
+        load_w(j, chunk_unit(c, j));
+      }
+      pdl_wait();
+      trace_now(p, 1);
+      for (int j = 0; j < ahead; ++j) load_x(j, chunk_unit(c, j));
+      // Then chunk after chunk from the queue, stage after stage as the consumers free the slots; slot s's fill
+      // `round` (0 = the first) waits for the consumers' release of fill round - 1. The slot after the last stage
+      // gets chunk -1 and an arrival without bytes: the consumers' end.
+      int j = ahead, s = ahead == S ? 0 : ahead, round = ahead == S ? 1 : 0;
+      for (;;) {
+        if (j == len) {
+          const unsigned taken = atomicAdd(p.queue, 1u);
+          if (taken == static_cast<unsigned>(p.chunks - 1)) *p.queue = 0;  // the launch's last take: every CTA
+                                                                            // takes until it finds none
+          c = ctas + static_cast<int>(taken);
+          if (c >= p.chunks) break;
+          len = chunk_stages(c), j = 0;
+        }
+        if (round > 0) mbar_wait(empty + s, (round - 1) & 1);
+        slot_chunk[s] = c;
+        mbar_expect_tx(full + s, kWBytes + kXBytes);
+        const Unit u = chunk_unit(c, j);
+        load_w(s, u);
+        load_x(s, u);
+        ++j;
+        if (++s == S) s = 0, ++round;
+      }
+      if (round > 0) mbar_wait(empty + s, (round - 1) & 1);
+      slot_chunk[s] = -1;
+      mbar_arrive(full + s);  // release (CTA scope): slot_chunk[s] is visible to the consumers' wait
+    }
+    return;
+  }
   if (warp == kConsumerWarps) {  // producer
     if (lane == 0) {
       const int ahead = count < S ? count : S;
@@ -295,10 +350,6 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       trace_now(p, 1);
       Unit ux = first;
       for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
-      if (p.trace) {  // the timeline: the first stage (its x) landed; slot 0 cannot be refilled before that anyway
-        mbar_wait(full, 0);
-        trace_now(p, 4);
-      }
       for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
         mbar_wait(empty + s, phase);
         mbar_expect_tx(full + s, kWBytes + kXBytes);
@@ -436,16 +487,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       consumers_sync();  // the buffer is rewritten at the next tile's end
     }
   };
-  int seg_first_stage = first.ks;
-  Unit u = first;
-  for (int i = 0, s = 0, phase = 0; i < count; ++i, next(u)) {
-    mbar_wait(full + s, phase);
-    if constexpr (kAblate == 2) {
-      __syncwarp();
-      if (lane == 0) mbar_arrive(empty + s);
-      if (++s == S) s = 0, phase ^= 1;
-      continue;
-    }
+  // One stage of slot s into the accumulators.
+  auto multiply = [&](int s) {
 #pragma unroll
     for (int kq = 0; kq < kSteps / kKWarps; ++kq) {
       const int kb = kq * kKWarps + warp_k;  // this warp's K steps of the stage: warp_k, warp_k + kKWarps, ...
@@ -471,6 +514,126 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         for (int j = 0; j < kNt; ++j) mma<T>(acc[mt][j], a, b[j][0], b[j][1]);
       }
     }
+  };
+  // The CTA whose release completes row tile `tile` (its partials stored: `parts` of them, part(c) the c-th as float4
+  // groups of [token][row]) sums them in part order into y, and resets the tile's counter for the next launch (which
+  // waits for us). Every consumer calls it after the consumers' barrier that follows its partial stores.
+  auto reduce_if_last = [&](int tile, int parts, auto&& part) {
+    // Thread 0's release covers the partials every consumer stored before the barrier (cumulativity); its
+    // acquire, with the barrier after it, orders the reducer's reads of the other CTAs' partials.
+    if (tid == 0) *last_flag = arrive_acq_rel(p.counters + tile) == static_cast<unsigned>(parts - 1);
+    consumers_sync();
+    if (*last_flag) {
+      // Float4 groups of [token][row]; `lanes` threads share a group's parts (part c to lane c % lanes), their
+      // sums are added in lane order: a fixed tree for the tile's (parts, M), whoever arrives last.
+      const int groups = kRows / 4 * p.m;
+      const int lanes = groups >= 32 * kConsumerWarps ? 1 : min(parts, 32 * kConsumerWarps / groups);
+      constexpr int kV = 2;  // groups per thread per pass (lanes == 1)
+      float4 sum[kV];
+      const int lane_of = lanes == 1 ? 0 : tid / groups;
+      for (int g0 = lanes == 1 ? tid : tid % groups; g0 < groups && lane_of < lanes; g0 += kV * 32 * kConsumerWarps) {
+#pragma unroll
+        for (int v = 0; v < kV; ++v) sum[v] = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int c0 = lane_of; c0 < parts; c0 += 4 * lanes) {
+          float4 val[4][kV];
+#pragma unroll
+          for (int b = 0; b < 4; ++b)  // up to 8 loads in flight before the first add
+#pragma unroll
+            for (int v = 0; v < kV; ++v) {
+              const int c = c0 + b * lanes, gi = g0 + v * 32 * kConsumerWarps;
+              if (c < parts && gi < groups && (lanes == 1 || v == 0)) val[b][v] = __ldcg(part(c) + gi);
+            }
+#pragma unroll
+          for (int b = 0; b < 4; ++b)
+#pragma unroll
+            for (int v = 0; v < kV; ++v) {
+              const int c = c0 + b * lanes, gi = g0 + v * 32 * kConsumerWarps;
+              if (c < parts && gi < groups && (lanes == 1 || v == 0)) {
+                sum[v].x += val[b][v].x, sum[v].y += val[b][v].y, sum[v].z += val[b][v].z, sum[v].w += val[b][v].w;
+              }
+            }
+        }
+        if (lanes > 1) {
+          reduce_slots[lane_of * groups + g0] = sum[0];
+        } else {
+#pragma unroll
+          for (int v = 0; v < kV; ++v) {
+            const int gi = g0 + v * 32 * kConsumerWarps;
+            if (gi < groups) store_group<T, kRows>(p, tile * kRows, gi, sum[v]);
+          }
+        }
+      }
+      if (lanes > 1) {
+        consumers_sync();
+        for (int gi = tid; gi < groups; gi += 32 * kConsumerWarps) {
+          float4 t = reduce_slots[gi];
+          for (int l = 1; l < lanes; ++l) {
+            const float4 o = reduce_slots[l * groups + gi];
+            t.x += o.x, t.y += o.y, t.z += o.z, t.w += o.w;
+          }
+          store_group<T, kRows>(p, tile * kRows, gi, t);
+        }
+      }
+      if (tid == 0) p.counters[tile] = 0;  // ready for the next launch (which waits for us)
+    }
+    consumers_sync();  // last_flag and the lane sums are rewritten at the next partial tile
+  };
+  constexpr int kTileFloats = kRows * kTileM;
+  auto store_whole_tile = [&](int tile) {
+    for_each_output([&](int token, int rloc, float v) {
+      if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
+    });
+  };
+  if (p.trace) {  // the timeline: the first stage (its x) landed
+    mbar_wait(full, 0);
+    if (tid == 0) trace_now(p, 4);
+  }
+
+  if (kQueue && p.chunk > 0) {  // the queue: chunk after chunk as the producer fills the slots, until chunk -1
+    for (int s = 0, phase = 0, j = 0, len = 0, c = 0;;) {
+      mbar_wait(full + s, phase);
+      if (j == 0) {
+        c = slot_chunk[s];
+        if (c < 0) break;
+        len = chunk_stages(c);
+      }
+      multiply(s);
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty + s);
+      if (++s == S) s = 0, phase ^= 1;
+      if (++j < len) continue;
+      j = 0;
+      if (tid == 0) trace_now(p, 5);  // the timeline: the last stage multiplied (rewritten at every chunk's end)
+      const int tile = c / chunks_per_tile;
+      sum_k_warps();
+      if (chunks_per_tile == 1) {
+        store_whole_tile(tile);
+      } else {
+        float* mine = p.partials + static_cast<long long>(c) * kTileFloats;
+        for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
+        consumers_sync();
+        const long long first_chunk = static_cast<long long>(tile) * chunks_per_tile;
+        reduce_if_last(tile, chunks_per_tile, [&](int part) {
+          return reinterpret_cast<const float4*>(p.partials + (first_chunk + part) * kTileFloats);
+        });
+      }
+      clear();
+    }
+    exit_trace();
+    return;
+  }
+
+  int seg_first_stage = first.ks;
+  Unit u = first;
+  for (int i = 0, s = 0, phase = 0; i < count; ++i, next(u)) {
+    mbar_wait(full + s, phase);
+    if constexpr (kAblate == 2) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty + s);
+      if (++s == S) s = 0, phase ^= 1;
+      continue;
+    }
+    multiply(s);
     __syncwarp();
     if (lane == 0) mbar_arrive(empty + s);
     if (++s == S) s = 0, phase ^= 1;
@@ -527,86 +690,25 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       return;
     }
     if (kAblate == 1 || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
-      for_each_output([&](int token, int rloc, float v) {
-        if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
-      });
+      store_whole_tile(tile);
     } else {
       // Part of a tile: FP32 partials [token][row] to this CTA's slot (0 = its first tile, 1 = its last), then
       // the last CTA of the tile to arrive sums every part in a fixed order.
-      constexpr int kTileFloats = kRows * kTileM;
       float* mine = p.partials + (static_cast<long long>(g) * 2 + (tile == first.tile ? 0 : 1)) * kTileFloats;
       for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
       consumers_sync();
       const long long tile_u0 = static_cast<long long>(tile) * p.k_stages;
       const int g_first = owner_cta(tile_u0, p.units, ctas);
       const int parts = owner_cta(tile_u0 + p.k_stages - 1, p.units, ctas) - g_first + 1;
-      // Thread 0's release covers the partials every consumer stored before the barrier (cumulativity); its
-      // acquire, with the barrier after it, orders the reducer's reads of the other CTAs' partials.
-      if (tid == 0) *last_flag = arrive_acq_rel(p.counters + tile) == static_cast<unsigned>(parts - 1);
-      consumers_sync();
-      if (*last_flag) {
-        // Part c (0 = CTA g_first) of the tile: CTAs after g_first start inside it (their slot 0); g_first's
-        // slot is 0 only if its range starts at the tile.
-        const float* part0 = p.partials +
-                             (static_cast<long long>(g_first) * 2 + (first_unit(g_first, p.units, ctas) == tile_u0 ? 0 : 1)) *
-                                 kTileFloats;
-        const float* part1 = p.partials + static_cast<long long>(g_first) * 2 * kTileFloats;  // + c * 2 * kTileFloats
-        auto part = [&](int c) -> const float4* {
-          return reinterpret_cast<const float4*>(c == 0 ? part0 : part1 + static_cast<long long>(c) * 2 * kTileFloats);
-        };
-        // Float4 groups of [token][row]; `lanes` threads share a group's parts (part c to lane c % lanes), their
-        // sums are added in lane order: a fixed tree for the tile's (parts, M), whoever arrives last.
-        const int groups = kRows / 4 * p.m;
-        const int lanes = groups >= 32 * kConsumerWarps ? 1 : min(parts, 32 * kConsumerWarps / groups);
-        constexpr int kV = 2;  // groups per thread per pass (lanes == 1)
-        float4 sum[kV];
-        const int lane_of = lanes == 1 ? 0 : tid / groups;
-        for (int g0 = lanes == 1 ? tid : tid % groups; g0 < groups && lane_of < lanes; g0 += kV * 32 * kConsumerWarps) {
-#pragma unroll
-          for (int v = 0; v < kV; ++v) sum[v] = make_float4(0.f, 0.f, 0.f, 0.f);
-          for (int c0 = lane_of; c0 < parts; c0 += 4 * lanes) {
-            float4 val[4][kV];
-#pragma unroll
-            for (int b = 0; b < 4; ++b)  // up to 8 loads in flight before the first add
-#pragma unroll
-              for (int v = 0; v < kV; ++v) {
-                const int c = c0 + b * lanes, gi = g0 + v * 32 * kConsumerWarps;
-                if (c < parts && gi < groups && (lanes == 1 || v == 0)) val[b][v] = __ldcg(part(c) + gi);
-              }
-#pragma unroll
-            for (int b = 0; b < 4; ++b)
-#pragma unroll
-              for (int v = 0; v < kV; ++v) {
-                const int c = c0 + b * lanes, gi = g0 + v * 32 * kConsumerWarps;
-                if (c < parts && gi < groups && (lanes == 1 || v == 0)) {
-                  sum[v].x += val[b][v].x, sum[v].y += val[b][v].y, sum[v].z += val[b][v].z, sum[v].w += val[b][v].w;
-                }
-              }
-          }
-          if (lanes > 1) {
-            reduce_slots[lane_of * groups + g0] = sum[0];
-          } else {
-#pragma unroll
-            for (int v = 0; v < kV; ++v) {
-              const int gi = g0 + v * 32 * kConsumerWarps;
-              if (gi < groups) store_group<T, kRows>(p, tile * kRows, gi, sum[v]);
-            }
-          }
-        }
-        if (lanes > 1) {
-          consumers_sync();
-          for (int gi = tid; gi < groups; gi += 32 * kConsumerWarps) {
-            float4 t = reduce_slots[gi];
-            for (int l = 1; l < lanes; ++l) {
-              const float4 o = reduce_slots[l * groups + gi];
-              t.x += o.x, t.y += o.y, t.z += o.z, t.w += o.w;
-            }
-            store_group<T, kRows>(p, tile * kRows, gi, t);
-          }
-        }
-        if (tid == 0) p.counters[tile] = 0;  // ready for the next launch (which waits for us)
-      }
-      consumers_sync();  // last_flag and the lane sums are rewritten at the next partial tile
+      // Part c (0 = CTA g_first) of the tile: CTAs after g_first start inside it (their slot 0); g_first's slot is
+      // 0 only if its range starts at the tile.
+      const float* part0 = p.partials +
+                           (static_cast<long long>(g_first) * 2 + (first_unit(g_first, p.units, ctas) == tile_u0 ? 0 : 1)) *
+                               kTileFloats;
+      const float* part1 = p.partials + static_cast<long long>(g_first) * 2 * kTileFloats;  // + c * 2 * kTileFloats
+      reduce_if_last(tile, parts, [&](int c) -> const float4* {
+        return reinterpret_cast<const float4*>(c == 0 ? part0 : part1 + static_cast<long long>(c) * 2 * kTileFloats);
+      });
     }
     clear();
     seg_first_stage = 0;

@@ -168,8 +168,9 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // cluster 1: one CTA per row tile over the whole K, which the kernel's stream-K arithmetic gives with tiles CTAs.
   const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, cluster)
                  : c.lead >= 0  ? lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms)
+                 : c.chunk > 0  ? queue_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.chunk, sms)
                                 : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
-  SKINNYGEMM_CHECK(g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
+  SKINNYGEMM_CHECK(g.tiles < kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
                                                  << "; the workspace holds " << kMaxCounters);
   const Workspace ws = workspace(stream, sms);
   TmaParams params{};
@@ -191,8 +192,14 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.lead_partials = ws.lead_partials;
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
+  params.chunk = c.chunk;
+  params.chunks_per_tile = g.chunks_per_tile;
+  params.chunks = static_cast<int>(g.chunks);
+  SKINNYGEMM_CHECK(queue_partial_floats(g, c.rows, c.tile_m) <= partial_floats(2 * sms, 128, 64),
+                   c.name() << " on " << p.str() << ": " << g.chunks << " chunk partials exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;
+  params.queue = ws.counters + kMaxCounters - 1;  // above every row tile's counter
   params.seg = cuda::output_segments(p, segments, count);
   const CUtensorMap w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
   const CUtensorMap x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);

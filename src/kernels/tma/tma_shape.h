@@ -14,6 +14,8 @@ constexpr int kThreads = 32 * (kConsumerWarps + 1);  // + one producer warp
 constexpr int kMaxStages = 32;
 constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
 constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
+constexpr int kQueueMaxTileM = 16;       // the queue's token tiles (8 and 16)
+constexpr int kSlotChunkOffset = 640;     // the queue: each slot's chunk (kMaxStages ints, after the barriers)
 // The lab's timeline (TmaParams::trace): words per CTA, {entry, after griddepcontrol.wait, exit, SM, first stage
 // landed, last stage multiplied} (the last two split what a CTA does after the wait: docs/kernels.md "Session 12").
 constexpr int kTraceWords = 6;
@@ -55,6 +57,8 @@ struct Grid {
   int ctas = 0;
   int parts = 0;        // lead split: CTAs per row tile (1: whole tiles)
   int lead_stages = 0;  // lead split: stages of part 0
+  int chunks_per_tile = 0;  // queue: chunks of each row tile's K
+  long long chunks = 0;     // queue: chunks of the problem (tiles x chunks_per_tile)
 };
 
 // The stream-K split: every (row tile, K stage) unit of the problem, cut into ctas equal contiguous ranges.
@@ -99,6 +103,22 @@ inline Grid lead_split_grid_for(long long n, long long k, int rows, int boxes, i
   g.lead_stages = static_cast<int>(lead_stages);
   g.ctas = static_cast<int>(g.tiles * parts);
   return g;
+}
+
+// The queue: every row tile's K cut into chunks of `chunk` stages (the last of a tile shorter), tile-major; one CTA per
+// chunk up to ctas_per_sm x sms CTAs, each prefetching its own chunk before the PDL wait and then taking the next free
+// chunk (index ctas + the queue's counter) after it.
+inline Grid queue_grid_for(long long n, long long k, int rows, int boxes, int ctas_per_sm, int chunk, int sms) {
+  Grid g = cluster_grid_for(n, k, rows, boxes, 1);
+  g.chunks_per_tile = (g.k_stages + chunk - 1) / chunk;
+  g.chunks = static_cast<long long>(g.tiles) * g.chunks_per_tile;
+  const long long c = static_cast<long long>(ctas_per_sm) * sms;
+  g.ctas = static_cast<int>(g.chunks < c ? g.chunks : c);
+  return g;
+}
+// The queue's FP32 partials: one rows x tile_m slot per chunk where tiles have more than one chunk.
+inline std::size_t queue_partial_floats(const Grid& g, int rows, int tile_m) {
+  return g.chunks_per_tile > 1 ? static_cast<std::size_t>(g.chunks) * rows * tile_m : 0;
 }
 
 // Workspace of a launch: two FP32 partial tiles per CTA and one counter per row tile.
