@@ -61,7 +61,7 @@ struct TmaParams {
   // The queue (config _q<chunk>): each row tile's K in chunks of `chunk` stages (0: another mode), chunk c of the
   // problem is stages [(c % chunks_per_tile) chunk, ...) of tile c / chunks_per_tile; CTA g prefetches chunk g, then
   // takes chunk ctas + (*queue)++ until none is left; the launch's last take resets *queue to 0 (the next launch
-  // takes only after griddepcontrol.wait, i.e. after us). Chunk partials go to partials[c].
+  // takes only after griddepcontrol.wait, i.e. after us). The partial of chunk c goes to lead_partials[c] (polled).
   int chunk, chunks_per_tile, chunks;
   unsigned* queue;
 };
@@ -313,15 +313,18 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       // Then chunk after chunk from the queue, stage after stage as the consumers free the slots; slot s's fill
       // `round` (0 = the first) waits for the consumers' release of fill round - 1. The slot after the last stage
       // gets chunk -1 and an arrival without bytes: the consumers' end.
+      // The next chunk is taken one chunk ahead, so that the counter's round trip overlaps the stages (taken at the
+      // chunk's end, the queue was 1.2-1.3x slower than the lead split on 6288 x 7168 in the step, session 13).
       int j = ahead, s = ahead == S ? 0 : ahead, round = ahead == S ? 1 : 0;
+      unsigned taken = atomicAdd(p.queue, 1u);
       for (;;) {
         if (j == len) {
-          const unsigned taken = atomicAdd(p.queue, 1u);
-          if (taken == static_cast<unsigned>(p.chunks - 1)) *p.queue = 0;  // the launch's last take: every CTA
-                                                                            // takes until it finds none
+          // Every CTA takes until it finds none, so the take of the last chunk number is the launch's last.
+          if (taken == static_cast<unsigned>(p.chunks - 1)) *p.queue = 0;
           c = ctas + static_cast<int>(taken);
           if (c >= p.chunks) break;
           len = chunk_stages(c), j = 0;
+          taken = atomicAdd(p.queue, 1u);
         }
         if (round > 0) mbar_wait(empty + s, (round - 1) & 1);
         slot_chunk[s] = c;
@@ -457,6 +460,17 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
           if (warp_k == 0 && token < p.m) f(token, rloc, acc[mt][j][e]);
         }
   };
+  auto for_each_output_ref = [&](auto&& f) {  // the same, with each accumulator by reference
+#pragma unroll
+    for (int mt = 0; mt < kMt; ++mt)
+#pragma unroll
+      for (int j = 0; j < kNt; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int rloc = warp_row * kWarpRows + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
+          if (warp_k == 0 && token < p.m) f(token, rloc, acc[mt][j][e]);
+        }
+  };
   // The K warps' sums of one tile through shared memory (after the ring and the cluster receive buffer):
   // [warp_k - 1][warp_row][accumulator][lane], added in warp_k order (the same bits whoever finishes first).
   auto sum_k_warps = [&] {
@@ -579,6 +593,52 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     consumers_sync();  // last_flag and the lane sums are rewritten at the next partial tile
   };
   constexpr int kTileFloats = kRows * kTileM;
+  // The queue's last chunk of a tile: the tile's other chunks' partials (chunks_per_tile - 1 slots of kTileFloats from
+  // `slots`, every word the sentinel until its chunk's CTA wrote it) added in chunk order, each word polled until
+  // written and reset to the sentinel for the next launch; then this CTA's own sums (the last chunk) after them. The
+  // 128 consumers share the float4 groups of [token][row] (one per thread up to M = 8), 16 (8) chunks' loads in flight
+  // each, into the sum buffer (a per-accumulator gather took 4 round trips at M = 8 and spilled the 16-token tile).
+  auto gather_chunks = [&](float* slots) {
+    if constexpr (kQueue) {
+      constexpr int kBatch = kTileM <= 8 ? 16 : 8;  // 16 at the 16-token tile spilled (ptxas -v)
+      const int groups = kRows / 4 * p.m, others = p.chunks_per_tile - 1;
+      float4* sums = reinterpret_cast<float4*>(others_sum);
+      for (int gi = tid; gi < groups; gi += 32 * kConsumerWarps) {
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int c0 = 0; c0 < others; c0 += kBatch) {
+          float4 v[kBatch];
+          unsigned pending = 0;
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b)
+            if (c0 + b < others) pending |= 1u << b;
+          auto src = [&](int b) { return reinterpret_cast<float4*>(slots + static_cast<long long>(c0 + b) * kTileFloats) + gi; };
+          while (pending) {
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b)
+              if (pending & (1u << b)) v[b] = ld_relaxed_v4(src(b));
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b)
+              if ((pending & (1u << b)) && !is_sentinel(v[b])) pending &= ~(1u << b);
+            if (pending) __nanosleep(32);
+          }
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b)
+            if (c0 + b < others) {
+              st_relaxed_v4(src(b), sentinel4());
+              if (c0 + b == 0) {
+                sum = v[b];
+              } else {
+                sum.x += v[b].x, sum.y += v[b].y, sum.z += v[b].z, sum.w += v[b].w;
+              }
+            }
+        }
+        sums[gi] = sum;
+      }
+      consumers_sync();
+      for_each_output_ref([&](int token, int rloc, float& a) { a = others_sum[token * kRows + rloc] + a; });
+      consumers_sync();  // the sum buffer is rewritten at the next tile's end
+    }
+  };
   auto store_whole_tile = [&](int tile) {
     for_each_output([&](int token, int rloc, float v) {
       if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
@@ -606,16 +666,15 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       if (tid == 0) trace_now(p, 5);  // the timeline: the last stage multiplied (rewritten at every chunk's end)
       const int tile = c / chunks_per_tile;
       sum_k_warps();
-      if (chunks_per_tile == 1) {
-        store_whole_tile(tile);
+      if (chunks_per_tile > 1 && c % chunks_per_tile != chunks_per_tile - 1) {
+        // Not the tile's last chunk: its partial [token][row] to the chunk's words, polled by the CTA of the last
+        // chunk (no fence, no counter: a counter round trip per chunk kept the consumers from the next chunk's
+        // stages; session 13).
+        float* mine = p.lead_partials + static_cast<long long>(c) * kTileFloats;
+        for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
       } else {
-        float* mine = p.partials + static_cast<long long>(c) * kTileFloats;
-        for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
-        consumers_sync();
-        const long long first_chunk = static_cast<long long>(tile) * chunks_per_tile;
-        reduce_if_last(tile, chunks_per_tile, [&](int part) {
-          return reinterpret_cast<const float4*>(p.partials + (first_chunk + part) * kTileFloats);
-        });
+        if (chunks_per_tile > 1) gather_chunks(p.lead_partials + static_cast<long long>(c - chunks_per_tile + 1) * kTileFloats);
+        store_whole_tile(tile);
       }
       clear();
     }

@@ -116,7 +116,8 @@ inline Grid queue_grid_for(long long n, long long k, int rows, int boxes, int ct
   g.ctas = static_cast<int>(g.chunks < c ? g.chunks : c);
   return g;
 }
-// The queue's FP32 partials: one rows x tile_m slot per chunk where tiles have more than one chunk.
+// The queue's FP32 partials (polled, in the lead split's words): one rows x tile_m slot per chunk where tiles have more
+// than one chunk.
 inline std::size_t queue_partial_floats(const Grid& g, int rows, int tile_m) {
   return g.chunks_per_tile > 1 ? static_cast<std::size_t>(g.chunks) * rows * tile_m : 0;
 }
