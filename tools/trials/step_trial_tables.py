@@ -30,7 +30,7 @@ EXPLICIT.update({"P1": P1, "P2": P2, "P12": P1 + P2})
 LEAD_SPLIT_SHAPES = [(6288, 7168), (7168, 3584), (7168, 1536), (8448, 7168), (7168, 4224)]
 EXPLICIT.update({"E0": [(nk, M8, "tma_m8_r64_b2_s4_c2_d0") for nk in LEAD_SPLIT_SHAPES],
                  "X2": [(nk, M8, "tma_m8_r64_b2_s4_x2") for nk in LEAD_SPLIT_SHAPES]})
-# Both lost (session 13: E0 +138 / +207 us at M = 1 / 8, X2 +174 / +212). The timeline says the launch ends with its
+# Both lost (session 13: E0 +139 / +209 us at M = 1 / 8, X2 +175 / +214). The timeline says the launch ends with its
 # most loaded SM, not its longest part: 6288 x 7168's 198 CTAs sat on 106 SMs (a launch's CTAs enter wherever its
 # predecessor left room), two to an SM streamed 13% slower. The queue that followed (chunks of K taken from a counter,
 # so that CTAs sharing an SM take fewer) lost too and lives on branch `queue` with its trials (docs/kernels.md
