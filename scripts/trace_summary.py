@@ -12,6 +12,8 @@ replay's first entry):
   gap     the dependency's end minus the previous traced launch's last exit (an untraced launch between them,
           cuBLASLt or another family, makes it larger)
   span    its last exit minus the previous traced launch's: what the launch adds to the step
+  SMs     how many SMs its CTAs ran on (where the previous kernel left room when they entered: 6288 x 7168's 198 CTAs
+          sat on 106 of 132 SMs, those two to an SM streamed 13-15% slower; docs/kernels.md "Session 13")
 and, where the timeline has when each CTA's first stage landed and its last was multiplied (first_stage_us,
 multiplied_us), per CTA medians of
   xland   its first stage landed minus the dependency's end: the x round trip after the wait
@@ -53,6 +55,7 @@ def launch_stats(launch, previous_exit):
         "gap": None if previous_exit is None else ready - previous_exit,
         "span": None if previous_exit is None else max(exits) - previous_exit,
         "last_exit": max(exits),
+        "sms": len(set(launch["sm"])) if launch.get("sm") else None,
     }
 
 
@@ -77,6 +80,8 @@ def summarize(doc):
             row = {"n": n, "k": k, "config": config, "launches": len(stats)}
             for field in ("early", "late", "after", "ends"):
                 row[field] = statistics.median(s[field] for s in stats)
+            if all(s["sms"] is not None for s in stats):
+                row["sms"] = statistics.median(s["sms"] for s in stats)
             for field in ("xland", "stream", "drain"):
                 if all(field in s for s in stats):
                     row[field] = statistics.median(s[field] for s in stats)
@@ -107,14 +112,15 @@ def main():
     for case in summary:
         print("%s M=%d: step %.1f us, traced replay %.1f us" % (case["variant"], case["m"], case["us"],
                                                                case["replay_us"]))
-        print("  %-12s %-26s %8s %8s %6s %8s %8s %8s %8s %10s %7s %7s %7s" % (
-            "NxK", "config", "launches", "early", "late", "after", "ends", "gap", "span", "after sum", "xland",
+        print("  %-12s %-26s %8s %5s %8s %6s %8s %8s %8s %8s %10s %7s %7s %7s" % (
+            "NxK", "config", "launches", "SMs", "early", "late", "after", "ends", "gap", "span", "after sum", "xland",
             "stream", "drain"))
         for r in case["groups"][:a.top]:
             gap, span = ("-" if r[f] is None else "%.2f" % r[f] for f in ("gap", "span"))
             staged = " ".join("%7s" % ("-" if f not in r else "%.2f" % r[f]) for f in ("xland", "stream", "drain"))
-            print("  %-12s %-26s %8d %8.2f %5.0f%% %8.2f %8.2f %8s %8s %10.1f %s" % (
-                "%dx%d" % (r["n"], r["k"]), r["config"], r["launches"], r["early"], 100 * r["late"], r["after"],
+            sms = "-" if "sms" not in r else "%.0f" % r["sms"]
+            print("  %-12s %-26s %8d %5s %8.2f %5.0f%% %8.2f %8.2f %8s %8s %10.1f %s" % (
+                "%dx%d" % (r["n"], r["k"]), r["config"], r["launches"], sms, r["early"], 100 * r["late"], r["after"],
                 r["ends"], gap, span, r["after_total"], staged))
     if a.json:
         with open(a.json, "w") as f:

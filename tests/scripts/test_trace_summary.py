@@ -23,8 +23,9 @@ def main():
         "launches": [
             # A: CTAs enter at 0 and 1, the dependency ends at 2 (both waits), exits 10 and 12.
             launch(100, 64, "a", [0.0, 1.0], [2.0, 2.0], [10.0, 12.0]),
-            # B: one CTA entered early (5) and waited until 12.5, one late (13, its wait ends at once, 13.5).
-            launch(200, 64, "b", [5.0, 13.0], [12.5, 13.5], [20.0, 24.0]),
+            # B: one CTA entered early (5) and waited until 12.5, one late (13, its wait ends at once, 13.5); both on
+            # one SM.
+            dict(launch(200, 64, "b", [5.0, 13.0], [12.5, 13.5], [20.0, 24.0]), sm=[7, 7]),
             # A again: early 1, after 6, ends 1, gap 26 - 24 = 2.
             launch(100, 64, "a", [25.0, 25.0], [26.0, 26.0], [31.0, 32.0]),
             # C, with the stage times: first stages land 1 and 2 after the dependency (40), last ones are multiplied
@@ -53,6 +54,7 @@ def main():
         # after 24 - 12.5 = 11.5, ends 4, gap 12.5 - 12 = 0.5
         assert abs(b["early"] - 7.5) < 1e-9 and b["late"] == 0.5 and abs(b["after"] - 11.5) < 1e-9, b
         assert abs(b["ends"] - 4.0) < 1e-9 and abs(b["gap"] - 0.5) < 1e-9, b
+        assert a["sms"] == 2 and b["sms"] == 1, (a, b)  # distinct SM ids of a launch's CTAs
         assert [g["config"] for g in cases[0]["groups"]] == ["a", "b", "c"]  # by summed "after" (16, 11.5, 7.5)
         c = groups["c"]
         assert abs(c["xland"] - 1.5) < 1e-9 and abs(c["stream"] - 3.5) < 1e-9 and abs(c["drain"] - 1.0) < 1e-9, c
