@@ -83,8 +83,8 @@ ordered_json step_document(tune::BenchMeta meta, const ordered_json& rows) {
 namespace {
 
 // --trace-tma's file: per (variant, M) the traced replay's time and every TMA launch's CTAs (entry, end of the
-// wait, exit in us from the replay's first entry; -1 where a CTA wrote nothing), to be read by
-// scripts/trace_summary.py.
+// wait, exit, first stage landed, last stage multiplied in us from the replay's first entry, -1 where a CTA wrote
+// nothing; and its SM), to be read by scripts/trace_summary.py.
 ordered_json trace_document(tune::BenchMeta meta, const tune::StepReport& rep) {
   ordered_json cases = ordered_json::array();
   auto times = [](const std::vector<double>& v) {

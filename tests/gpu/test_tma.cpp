@@ -135,8 +135,8 @@ TEST(GpuTma, PerSegmentOutputs) {
 }
 
 // The lab's timeline (tma::set_trace, `step --trace-tma`): each launch gets its own words, every CTA writes entry <=
-// end of the wait <= exit and an SM id, the results are the same bits, nothing is written or listed with the sink
-// off, and a sink too small for a launch fails naming the sizes.
+// end of the wait <= first stage landed <= last stage multiplied <= exit and an SM id, the results are the same bits,
+// nothing is written or listed with the sink off, and a sink too small for a launch fails naming the sizes.
 TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
   SKIP_WITHOUT_GPU();
   const int sms = cuda::device_info().sms;
