@@ -90,7 +90,7 @@ std::vector<Config> tma_listed(Family id) {
           cfg.min_units = 0;
           // The queue (session 13): the step's 64-row, two-box, two-CTA-per-SM rings only.
           if (rows == 64 && boxes == 2 && tile <= tma::kQueueMaxTileM && wide && stages <= 8 && !odd &&
-              in_range(tma_ring_bytes(rows, tile, stages, boxes, 1, /*sum buffer=*/true)))
+              in_range(tma_ring_bytes(rows, tile, stages, boxes)))
             for (int q : kTmaChunk) {
               cfg.ctas_per_sm = 2, cfg.chunk = q;
               out.push_back(cfg);
@@ -118,7 +118,7 @@ bool tma_fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, st
 }
 
 int64_t tma_smem_bytes(const Config& c, const Problem&) {
-  return tma::smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0 || c.chunk > 0);
+  return tma::smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0);
 }
 
 int tma_registers(const Config&) { return 0; }  // not modelled: the heuristic does not score this family

@@ -29,11 +29,11 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
     return fail(why_not, c.name() + ": the queue is built for token tiles up to " + std::to_string(kQueueMaxTileM));
   if (c.chunk > 0 && dev.sms > 0) {
     const Grid g = queue_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.chunk, dev.sms);
-    if (queue_partial_floats(g, c.rows, c.tile_m) > lead_partial_floats(dev.sms))
+    if (queue_partial_floats(g, c.rows, c.tile_m) > partial_floats(2 * dev.sms, 128, 64))
       return fail(why_not, c.name() + " on N=" + std::to_string(p.n) + ", K=" + std::to_string(p.k) + ": " +
                                std::to_string(g.chunks) + " chunk partials exceed the split workspace");
   }
-  if (smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0 || c.chunk > 0) > dev.smem_per_block_optin)
+  if (smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0) > dev.smem_per_block_optin)
     return fail(why_not, c.name() + " needs more shared memory than the device allows per block");
   return true;
 }

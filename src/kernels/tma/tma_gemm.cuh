@@ -61,7 +61,7 @@ struct TmaParams {
   // The queue (config _q<chunk>): each row tile's K in chunks of `chunk` stages (0: another mode), chunk c of the
   // problem is stages [(c % chunks_per_tile) chunk, ...) of tile c / chunks_per_tile; CTA g prefetches chunk g, then
   // takes chunk ctas + (*queue)++ until none is left; the launch's last take resets *queue to 0 (the next launch
-  // takes only after griddepcontrol.wait, i.e. after us). The partial of chunk c goes to lead_partials[c] (polled).
+  // takes only after griddepcontrol.wait, i.e. after us). The partial of chunk c goes to partials[c].
   int chunk, chunks_per_tile, chunks;
   unsigned* queue;
 };
@@ -221,6 +221,12 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   unsigned* last_flag = reinterpret_cast<unsigned*>(empty + kMaxStages);
   float4* reduce_slots = reinterpret_cast<float4*>(smem + kReduceSlotsOffset);  // 128 lane sums of a reduction
   volatile int* slot_chunk = reinterpret_cast<int*>(smem + kSlotChunkOffset);   // the queue: each slot's chunk
+  // The queue's handoff of finished chunks from the consumers to the reducing lanes: kQueueDone slots, each an
+  // mbarrier the consumer warps arrive on (done), one the reducing lanes arrive on when the slot is free again, and
+  // the chunk number (-1: no more).
+  uint64_t* chunk_done = reinterpret_cast<uint64_t*>(smem + kChunkDoneOffset);
+  uint64_t* chunk_free = chunk_done + kQueueDone;
+  volatile int* done_chunk = reinterpret_cast<int*>(chunk_free + kQueueDone);
   char* slots = smem + kBarrierBytes;
   const int S = p.stages;
   auto slot_w = [&](int s) { return slots + s * (kWBytes + kXBytes); };
@@ -265,6 +271,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
     mbar_init(others_ready, 32);
+    for (int d = 0; d < kQueueDone; ++d) mbar_init(chunk_done + d, kConsumerWarps), mbar_init(chunk_free + d, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -338,6 +345,54 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       if (round > 0) mbar_wait(empty + s, (round - 1) & 1);
       slot_chunk[s] = -1;
       mbar_arrive(full + s);  // release (CTA scope): slot_chunk[s] is visible to the consumers' wait
+    } else {
+      // Lanes 1-31: the queue's reduction, off the consumers' path (v2's reducer that waited for its tile's other
+      // chunks ended 10 us after its own work; v1's consumers paid a counter round trip per chunk: session 13).
+      // For every chunk of this CTA that has partners, in order: the tile's counter (release: the consumers' partial
+      // stores came before their arrival on chunk_done); the last of the tile's chunks to arrive sums the tile's
+      // partials in chunk order into y and resets the counter.
+      constexpr unsigned kLanes = 0xfffffffeu;
+      const int h = lane - 1;
+      pdl_wait();  // the counters and y belong to the previous launch until it is done
+      for (int k = 0;; ++k) {
+        const int d = k % kQueueDone;
+        mbar_wait(chunk_done + d, (k / kQueueDone) & 1);
+        const int c = done_chunk[d];
+        if (c < 0) break;
+        const int tile = c / chunks_per_tile;
+        int last = 0;
+        if (h == 0) last = arrive_acq_rel(p.counters + tile) == static_cast<unsigned>(chunks_per_tile - 1);
+        last = __shfl_sync(kLanes, last, 1);
+        __syncwarp(kLanes);  // lane 1's acquire orders the other lanes' loads below
+        if (last) {
+          constexpr int kBatch = kTileM <= 8 ? 8 : 4;  // 8 at the 16-token tile spilled (ptxas -v)
+          const int groups = kRows / 4 * p.m;
+          const float4* first = reinterpret_cast<const float4*>(p.partials + static_cast<long long>(tile) * chunks_per_tile * (kRows * kTileM));
+          for (int gi = h; gi < groups; gi += 31) {
+            float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+            for (int j0 = 0; j0 < chunks_per_tile; j0 += kBatch) {
+              float4 v[kBatch];
+#pragma unroll
+              for (int b = 0; b < kBatch; ++b)
+                if (j0 + b < chunks_per_tile) v[b] = __ldcg(first + static_cast<long long>(j0 + b) * (kRows * kTileM / 4) + gi);
+#pragma unroll
+              for (int b = 0; b < kBatch; ++b)
+                if (j0 + b < chunks_per_tile) {
+                  if (j0 + b == 0) {
+                    sum = v[b];
+                  } else {
+                    sum.x += v[b].x, sum.y += v[b].y, sum.z += v[b].z, sum.w += v[b].w;
+                  }
+                }
+            }
+            store_group<T, kRows>(p, tile * kRows, gi, sum);
+          }
+          __syncwarp(kLanes);
+          if (h == 0) p.counters[tile] = 0;  // ready for the next launch (which waits for us)
+        }
+        if (h == 0) mbar_arrive(chunk_free + d);
+      }
+      if (h == 0) trace_now(p, 2);  // the CTA's end: these lanes finish after the consumers
     }
     return;
   }
@@ -593,52 +648,6 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     consumers_sync();  // last_flag and the lane sums are rewritten at the next partial tile
   };
   constexpr int kTileFloats = kRows * kTileM;
-  // The queue's last chunk of a tile: the tile's other chunks' partials (chunks_per_tile - 1 slots of kTileFloats from
-  // `slots`, every word the sentinel until its chunk's CTA wrote it) added in chunk order, each word polled until
-  // written and reset to the sentinel for the next launch; then this CTA's own sums (the last chunk) after them. The
-  // 128 consumers share the float4 groups of [token][row] (one per thread up to M = 8), 16 (8) chunks' loads in flight
-  // each, into the sum buffer (a per-accumulator gather took 4 round trips at M = 8 and spilled the 16-token tile).
-  auto gather_chunks = [&](float* slots) {
-    if constexpr (kQueue) {
-      constexpr int kBatch = kTileM <= 8 ? 16 : 8;  // 16 at the 16-token tile spilled (ptxas -v)
-      const int groups = kRows / 4 * p.m, others = p.chunks_per_tile - 1;
-      float4* sums = reinterpret_cast<float4*>(others_sum);
-      for (int gi = tid; gi < groups; gi += 32 * kConsumerWarps) {
-        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int c0 = 0; c0 < others; c0 += kBatch) {
-          float4 v[kBatch];
-          unsigned pending = 0;
-#pragma unroll
-          for (int b = 0; b < kBatch; ++b)
-            if (c0 + b < others) pending |= 1u << b;
-          auto src = [&](int b) { return reinterpret_cast<float4*>(slots + static_cast<long long>(c0 + b) * kTileFloats) + gi; };
-          while (pending) {
-#pragma unroll
-            for (int b = 0; b < kBatch; ++b)
-              if (pending & (1u << b)) v[b] = ld_relaxed_v4(src(b));
-#pragma unroll
-            for (int b = 0; b < kBatch; ++b)
-              if ((pending & (1u << b)) && !is_sentinel(v[b])) pending &= ~(1u << b);
-            if (pending) __nanosleep(32);
-          }
-#pragma unroll
-          for (int b = 0; b < kBatch; ++b)
-            if (c0 + b < others) {
-              st_relaxed_v4(src(b), sentinel4());
-              if (c0 + b == 0) {
-                sum = v[b];
-              } else {
-                sum.x += v[b].x, sum.y += v[b].y, sum.z += v[b].z, sum.w += v[b].w;
-              }
-            }
-        }
-        sums[gi] = sum;
-      }
-      consumers_sync();
-      for_each_output_ref([&](int token, int rloc, float& a) { a = others_sum[token * kRows + rloc] + a; });
-      consumers_sync();  // the sum buffer is rewritten at the next tile's end
-    }
-  };
   auto store_whole_tile = [&](int tile) {
     for_each_output([&](int token, int rloc, float v) {
       if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
@@ -650,6 +659,20 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   }
 
   if (kQueue && p.chunk > 0) {  // the queue: chunk after chunk as the producer fills the slots, until chunk -1
+    // The k-th chunk handed to the reducing lanes (its partial stored by every consumer before): once they freed the
+    // slot from chunk k - kQueueDone, thread 0 names the chunk and every consumer warp arrives (release: the stores
+    // before it are visible to the lanes' wait).
+    auto hand_over = [&](int k, int c) {
+      const int d = k % kQueueDone;
+      __syncwarp();
+      if (lane == 0) {
+        if (k >= kQueueDone) mbar_wait(chunk_free + d, (k / kQueueDone - 1) & 1);
+        if (tid == 0) done_chunk[d] = c;
+      }
+      consumers_sync();  // done_chunk[d] is written before any warp arrives
+      if (lane == 0) mbar_arrive(chunk_done + d);
+    };
+    int handed = 0;
     for (int s = 0, phase = 0, j = 0, len = 0, c = 0;;) {
       mbar_wait(full + s, phase);
       if (j == 0) {
@@ -666,20 +689,17 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       if (tid == 0) trace_now(p, 5);  // the timeline: the last stage multiplied (rewritten at every chunk's end)
       const int tile = c / chunks_per_tile;
       sum_k_warps();
-      if (chunks_per_tile > 1 && c % chunks_per_tile != chunks_per_tile - 1) {
-        // Not the tile's last chunk: its partial [token][row] to the chunk's words, polled by the CTA of the last
-        // chunk (no fence, no counter: a counter round trip per chunk kept the consumers from the next chunk's
-        // stages; session 13).
-        float* mine = p.lead_partials + static_cast<long long>(c) * kTileFloats;
-        for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
-      } else {
-        if (chunks_per_tile > 1) gather_chunks(p.lead_partials + static_cast<long long>(c - chunks_per_tile + 1) * kTileFloats);
+      if (chunks_per_tile == 1) {
         store_whole_tile(tile);
+      } else {  // the chunk's partial [token][row], then the reducing lanes take it (hand_over)
+        float* mine = p.partials + static_cast<long long>(c) * kTileFloats;
+        for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
+        hand_over(handed++, c);
       }
       clear();
     }
-    exit_trace();
-    return;
+    hand_over(handed, -1);
+    return;  // the reducing lanes write the CTA's exit time
   }
 
   int seg_first_stage = first.ks;

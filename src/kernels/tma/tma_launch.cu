@@ -195,7 +195,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.chunk = c.chunk;
   params.chunks_per_tile = g.chunks_per_tile;
   params.chunks = static_cast<int>(g.chunks);
-  SKINNYGEMM_CHECK(queue_partial_floats(g, c.rows, c.tile_m) <= lead_partial_floats(sms),
+  SKINNYGEMM_CHECK(queue_partial_floats(g, c.rows, c.tile_m) <= partial_floats(2 * sms, 128, 64),
                    c.name() << " on " << p.str() << ": " << g.chunks << " chunk partials exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;
@@ -206,7 +206,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   cuda::LaunchShape shape;
   shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
-  shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, cluster, c.lead >= 0 || c.chunk > 0));
+  shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, cluster, c.lead >= 0));
   shape.cluster_x = cluster;
   allow_smem(kernel, static_cast<int>(shape.smem));
   params.trace = trace_words(p, c, g.ctas);  // last before the launch: a listed launch is one that was made

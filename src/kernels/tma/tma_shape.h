@@ -15,7 +15,9 @@ constexpr int kMaxStages = 32;
 constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
 constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
 constexpr int kQueueMaxTileM = 16;       // the queue's token tiles (8 and 16)
-constexpr int kSlotChunkOffset = 640;     // the queue: each slot's chunk (kMaxStages ints, after the barriers)
+constexpr int kSlotChunkOffset = 640;
+constexpr int kQueueDone = 4;            // the queue: finished chunks in flight to the reducing lanes
+constexpr int kChunkDoneOffset = 768;    // their mbarriers (done, free) and chunk numbers, below kReduceSlotsOffset     // the queue: each slot's chunk (kMaxStages ints, after the barriers)
 // The lab's timeline (TmaParams::trace): words per CTA, {entry, after griddepcontrol.wait, exit, SM, first stage
 // landed, last stage multiplied} (the last two split what a CTA does after the wait: docs/kernels.md "Session 12").
 constexpr int kTraceWords = 6;
@@ -116,8 +118,7 @@ inline Grid queue_grid_for(long long n, long long k, int rows, int boxes, int ct
   g.ctas = static_cast<int>(g.chunks < c ? g.chunks : c);
   return g;
 }
-// The queue's FP32 partials (polled, in the lead split's words): one rows x tile_m slot per chunk where tiles have more
-// than one chunk.
+// The queue's FP32 partials: one rows x tile_m slot per chunk where tiles have more than one chunk.
 inline std::size_t queue_partial_floats(const Grid& g, int rows, int tile_m) {
   return g.chunks_per_tile > 1 ? static_cast<std::size_t>(g.chunks) * rows * tile_m : 0;
 }
