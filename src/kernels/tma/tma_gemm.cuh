@@ -367,14 +367,15 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         if (last) {
           constexpr int kBatch = kTileM <= 8 ? 8 : 4;  // 8 at the 16-token tile spilled (ptxas -v)
           const int groups = kRows / 4 * p.m;
-          const float4* first = reinterpret_cast<const float4*>(p.partials + static_cast<long long>(tile) * chunks_per_tile * (kRows * kTileM));
+          const float4* tile_partials =
+              reinterpret_cast<const float4*>(p.partials + static_cast<long long>(tile) * chunks_per_tile * (kRows * kTileM));
           for (int gi = h; gi < groups; gi += 31) {
             float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
             for (int j0 = 0; j0 < chunks_per_tile; j0 += kBatch) {
               float4 v[kBatch];
 #pragma unroll
               for (int b = 0; b < kBatch; ++b)
-                if (j0 + b < chunks_per_tile) v[b] = __ldcg(first + static_cast<long long>(j0 + b) * (kRows * kTileM / 4) + gi);
+                if (j0 + b < chunks_per_tile) v[b] = __ldcg(tile_partials + static_cast<long long>(j0 + b) * (kRows * kTileM / 4) + gi);
 #pragma unroll
               for (int b = 0; b < kBatch; ++b)
                 if (j0 + b < chunks_per_tile) {

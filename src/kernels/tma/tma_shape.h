@@ -15,9 +15,9 @@ constexpr int kMaxStages = 32;
 constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
 constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
 constexpr int kQueueMaxTileM = 16;       // the queue's token tiles (8 and 16)
-constexpr int kSlotChunkOffset = 640;
+constexpr int kSlotChunkOffset = 640;     // the queue: each slot's chunk (kMaxStages ints, after the barriers)
 constexpr int kQueueDone = 4;            // the queue: finished chunks in flight to the reducing lanes
-constexpr int kChunkDoneOffset = 768;    // their mbarriers (done, free) and chunk numbers, below kReduceSlotsOffset     // the queue: each slot's chunk (kMaxStages ints, after the barriers)
+constexpr int kChunkDoneOffset = 768;    // their mbarriers (done, free) and chunk numbers, below kReduceSlotsOffset
 // The lab's timeline (TmaParams::trace): words per CTA, {entry, after griddepcontrol.wait, exit, SM, first stage
 // landed, last stage multiplied} (the last two split what a CTA does after the wait: docs/kernels.md "Session 12").
 constexpr int kTraceWords = 6;
