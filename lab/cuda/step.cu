@@ -119,7 +119,8 @@ class CudaStepDevice final : public StepDevice {
     constexpr int kReplays = 5;
     out.replay_us = 1e3 * g.replay_ms(stream_.s, kReplays) / kReplays;
     long long words = 0;
-    for (const tma::TraceLaunch& l : launches) words = std::max(words, l.offset + tma::kTraceWords * static_cast<long long>(l.ctas));
+    for (const tma::TraceLaunch& l : launches)
+      words = std::max(words, l.offset + tma::kTraceWords * static_cast<long long>(l.ctas));
     std::vector<unsigned long long> host(static_cast<std::size_t>(words));
     SKINNYGEMM_CUDA_CHECK(cudaMemcpy(host.data(), trace_, host.size() * 8, cudaMemcpyDeviceToHost));
     unsigned long long t0 = ~0ULL;

@@ -25,8 +25,9 @@ P1 = [((7168, 1536), M8, "tma_m8_r64_b2_s5_c1_d6")]
 P2 = [((7168, 3584), M8, "tma_m8_r64_b2_s5_c1_d6"), ((3584, 7168), M8, "tma_m8_r64_b2_s4_x2")]
 EXPLICIT.update({"P1": P1, "P2": P2, "P12": P1 + P2})
 # Session 13: the s0 timeline's lead splits end unevenly (6288 x 7168: part 0, six stages longer, exits 3.5 us after
-# part 1; 7168 x 1536 2.7 us; medians of CTAs two to an SM). E0: equal parts (lead 0: the reducer gathers after its last stage); X2: equal parts
-# reduced through distributed shared memory (a cluster of two per row tile, the clusters' parts end within 0.4 us).
+# part 1; 7168 x 1536 2.7 us; medians of CTAs two to an SM). E0: equal parts (lead 0: the reducer gathers after its
+# last stage); X2: equal parts reduced through distributed shared memory (a cluster of two per row tile, the
+# clusters' parts end within 0.4 us).
 LEAD_SPLIT_SHAPES = [(6288, 7168), (7168, 3584), (7168, 1536), (8448, 7168), (7168, 4224)]
 EXPLICIT.update({"E0": [(nk, M8, "tma_m8_r64_b2_s4_c2_d0") for nk in LEAD_SPLIT_SHAPES],
                  "X2": [(nk, M8, "tma_m8_r64_b2_s4_x2") for nk in LEAD_SPLIT_SHAPES]})
