@@ -59,6 +59,13 @@ struct TmaParams {
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
+  // Weights past the ring (session 14, docs/kernels.md): the producer asks the L2 for the next l2_ahead stages of its
+  // range before griddepcontrol.wait, so that their copies after the wait are L2 hits instead of DRAM round trips
+  // (the stamps put 2.2-3.4 us of "stream" after the wait on CTAs with 2-4 stages past their ring); evict_first
+  // marks every weight copy as the first to leave the L2 (weights are read once), so that those prefetched lines,
+  // x and the partials outlive the stream.
+  int l2_ahead;
+  int evict_first;
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -86,6 +93,26 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint
           shared_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_addr(bar))
       : "memory");
+}
+// The same with an L2 cache policy (createpolicy) for the lines it reads.
+__device__ __forceinline__ void tma_load_hint(void* dst, const CUtensorMap* map, uint64_t* bar, int inner, int outer,
+                                              uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], "
+      "[%4], %5;" ::"r"(shared_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_addr(bar)), "l"(policy)
+      : "memory");
+}
+// One 2D tile of a tensor map into the L2 only (no shared memory, no completion).
+__device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int inner, int outer) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(reinterpret_cast<uint64_t>(map)),
+               "r"(inner), "r"(outer)
+               : "memory");
+}
+__device__ __forceinline__ uint64_t evict_first_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
 }
 __device__ __forceinline__ void arrive_release(unsigned* counter) {
   asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
@@ -274,10 +301,14 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     if (++u.ks == p.k_stages) u.ks = 0, ++u.tile;
   };
 
-  auto load_w = [&](int s, const Unit& u) {
+  auto load_w = [&](int s, const Unit& u, uint64_t policy) {
 #pragma unroll
-    for (int b = 0; b < kBoxes; ++b)
-      tma_load(slot_w(s) + b * kWBox, &w_map, full + s, (u.ks * kBoxes + b) * kStageK, u.tile * kRows);
+    for (int b = 0; b < kBoxes; ++b) {
+      if (policy)
+        tma_load_hint(slot_w(s) + b * kWBox, &w_map, full + s, (u.ks * kBoxes + b) * kStageK, u.tile * kRows, policy);
+      else
+        tma_load(slot_w(s) + b * kWBox, &w_map, full + s, (u.ks * kBoxes + b) * kStageK, u.tile * kRows);
+    }
   };
   auto load_x = [&](int s, const Unit& u) {
 #pragma unroll
@@ -287,10 +318,18 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   if (warp == kConsumerWarps) {  // producer
     if (lane == 0) {
       const int ahead = count < S ? count : S;
+      const uint64_t policy = p.evict_first ? evict_first_policy() : 0;
       Unit u = first;
       for (int i = 0; i < ahead; ++i, next(u)) {  // weights never depend on the previous kernel: all before the wait
         mbar_expect_tx(full + i, kWBytes + kXBytes);
-        load_w(i, u);
+        load_w(i, u, policy);
+      }
+      {
+        Unit v = u;  // the stages after the ring, into the L2
+        const int l2_end = count - ahead < p.l2_ahead ? count : ahead + p.l2_ahead;
+        for (int i = ahead; i < l2_end; ++i, next(v))
+#pragma unroll
+          for (int b = 0; b < kBoxes; ++b) tma_prefetch_l2(&w_map, (v.ks * kBoxes + b) * kStageK, v.tile * kRows);
       }
       pdl_wait();
       trace_now(p, 1);
@@ -299,7 +338,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
         mbar_wait(empty + s, phase);
         mbar_expect_tx(full + s, kWBytes + kXBytes);
-        load_w(s, u);
+        load_w(s, u, policy);
         load_x(s, u);
         if (++s == S) s = 0, phase ^= 1;
       }

@@ -3,6 +3,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -136,6 +137,21 @@ unsigned long long* trace_words(const Problem& p, const Config& c, int ctas) {
   return w;
 }
 
+// Lab knobs of session 14's trial (docs/kernels.md): SKINNYGEMM_TMA_L2_AHEAD (stages past the ring prefetched into
+// the L2 before the wait, default 0) and SKINNYGEMM_TMA_EVICT_FIRST (1: weight copies evict first), read once.
+int env_knob(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : 0;
+}
+int l2_ahead_knob() {
+  static const int v = env_knob("SKINNYGEMM_TMA_L2_AHEAD");
+  return v;
+}
+int evict_first_knob() {
+  static const int v = env_knob("SKINNYGEMM_TMA_EVICT_FIRST");
+  return v;
+}
+
 }  // namespace
 
 void set_trace(unsigned long long* device_words, long long capacity_words) {
@@ -194,6 +210,8 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.partials = ws.partials;
   params.counters = ws.counters;
   params.seg = cuda::output_segments(p, segments, count);
+  params.l2_ahead = l2_ahead_knob();
+  params.evict_first = evict_first_knob();
   const CUtensorMap w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
   const CUtensorMap x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
   cuda::LaunchShape shape;
