@@ -66,6 +66,10 @@ struct TmaParams {
   // x and the partials outlive the stream.
   int l2_ahead;
   int evict_first;
+  // When the next kernel may launch (session 14's trial): < 0 at the start (the default), t >= 0 once this CTA's
+  // consumers multiplied t stages after the wait (CUTLASS's low-latency GEMM lets its dependents in after about half
+  // its K tiles): a later trigger keeps the next kernel's CTAs off the SMs while this one streams.
+  int trigger_stage;
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -289,8 +293,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  // The next kernel's CTAs may take the free room on the SMs now and fill their own rings during our tail.
-  pdl_launch_dependents();
+  // The next kernel's CTAs may take the free room on the SMs now and fill their own rings during our tail (the first
+  // launch_dependents of any thread counts for the CTA; a CTA that exits counts too).
+  if (p.trigger_stage < 0) pdl_launch_dependents();
 
   // A position in this CTA's range of units, advanced without divisions (they cost ~100 instructions each).
   struct Unit {
@@ -516,6 +521,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     __syncwarp();
     if (lane == 0) mbar_arrive(empty + s);
     if (++s == S) s = 0, phase ^= 1;
+    if (i == p.trigger_stage && tid == 0) pdl_launch_dependents();
     if (u.ks != p.k_stages - 1 && i != count - 1) continue;
     if (i == count - 1 && tid == 0) trace_now(p, 5);  // the timeline: the last stage multiplied (at the tile end, not
                                                        // per stage: a test there spilled the 128-row 64-token instances)

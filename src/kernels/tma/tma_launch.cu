@@ -138,7 +138,8 @@ unsigned long long* trace_words(const Problem& p, const Config& c, int ctas) {
 }
 
 // Lab knobs of session 14's trial (docs/kernels.md): SKINNYGEMM_TMA_L2_AHEAD (stages past the ring prefetched into
-// the L2 before the wait, default 0) and SKINNYGEMM_TMA_EVICT_FIRST (1: weight copies evict first), read once.
+// the L2 before the wait, default 0), SKINNYGEMM_TMA_EVICT_FIRST (1: weight copies evict first) and
+// SKINNYGEMM_TMA_TRIGGER (below), read once.
 int env_knob(const char* name) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : 0;
@@ -149,6 +150,13 @@ int l2_ahead_knob() {
 }
 int evict_first_knob() {
   static const int v = env_knob("SKINNYGEMM_TMA_EVICT_FIRST");
+  return v;
+}
+int trigger_knob() {  // SKINNYGEMM_TMA_TRIGGER: stages multiplied before the next kernel may launch; unset: at the start
+  static const int v = [] {
+    const char* e = std::getenv("SKINNYGEMM_TMA_TRIGGER");
+    return e && *e ? std::atoi(e) : -1;
+  }();
   return v;
 }
 
@@ -212,6 +220,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.seg = cuda::output_segments(p, segments, count);
   params.l2_ahead = l2_ahead_knob();
   params.evict_first = evict_first_knob();
+  params.trigger_stage = trigger_knob();
   const CUtensorMap w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
   const CUtensorMap x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
   cuda::LaunchShape shape;
