@@ -46,6 +46,9 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # holding all six stages of 7168 x 768 (F6, 115 KB: not listed), M = 1..16.
     "F4": ([((7168, 768), "tma_m8_r64_b2_s4_c2_d6")], 16),
     "F6": ([((7168, 768), "tma_m8_r64_b2_s6_c2_d6")], 16),
+    # Session 14: the lead of 3 stages instead of 6 on the fused step's lead-split shapes (6288 x 7168 and
+    # 4480 x 7168 end 6-8.5 us after their first CTA, the lead part last), M = 1..16.
+    "D3": ([((n, k), "tma_m8_r64_b2_s4_c2_d3") for n, k in LEAD_SPLIT_SHAPES + [(4480, 7168)]], 16),
 }
 
 def main():

@@ -59,17 +59,6 @@ struct TmaParams {
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
-  // Weights past the ring (session 14, docs/kernels.md): the producer asks the L2 for the next l2_ahead stages of its
-  // range before griddepcontrol.wait, so that their copies after the wait are L2 hits instead of DRAM round trips
-  // (the stamps put 2.2-3.4 us of "stream" after the wait on CTAs with 2-4 stages past their ring); evict_first
-  // marks every weight copy as the first to leave the L2 (weights are read once), so that those prefetched lines,
-  // x and the partials outlive the stream.
-  int l2_ahead;
-  int evict_first;
-  // When the next kernel may launch (session 14's trial): < 0 at the start (the default), t >= 0 once this CTA's
-  // consumers multiplied t stages after the wait (CUTLASS's low-latency GEMM lets its dependents in after about half
-  // its K tiles): a later trigger keeps the next kernel's CTAs off the SMs while this one streams.
-  int trigger_stage;
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -106,12 +95,6 @@ __device__ __forceinline__ void tma_load_hint(void* dst, const CUtensorMap* map,
       "[%4], %5;" ::"r"(shared_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_addr(bar)), "l"(policy)
       : "memory");
-}
-// One 2D tile of a tensor map into the L2 only (no shared memory, no completion).
-__device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int inner, int outer) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(reinterpret_cast<uint64_t>(map)),
-               "r"(inner), "r"(outer)
-               : "memory");
 }
 __device__ __forceinline__ uint64_t evict_first_policy() {
   uint64_t policy;
@@ -293,9 +276,10 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  // The next kernel's CTAs may take the free room on the SMs now and fill their own rings during our tail (the first
-  // launch_dependents of any thread counts for the CTA; a CTA that exits counts too).
-  if (p.trigger_stage < 0) pdl_launch_dependents();
+  // The next kernel's CTAs may take the free room on the SMs now and fill their own rings during our tail. (Letting them
+  // in only after t stages multiplied, as CUTLASS's low-latency GEMM does, cost the step 230-470 us: docs/kernels.md
+  // "Session 14".)
+  pdl_launch_dependents();
 
   // A position in this CTA's range of units, advanced without divisions (they cost ~100 instructions each).
   struct Unit {
@@ -308,12 +292,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
 
   auto load_w = [&](int s, const Unit& u, uint64_t policy) {
 #pragma unroll
-    for (int b = 0; b < kBoxes; ++b) {
-      if (policy)
-        tma_load_hint(slot_w(s) + b * kWBox, &w_map, full + s, (u.ks * kBoxes + b) * kStageK, u.tile * kRows, policy);
-      else
-        tma_load(slot_w(s) + b * kWBox, &w_map, full + s, (u.ks * kBoxes + b) * kStageK, u.tile * kRows);
-    }
+    for (int b = 0; b < kBoxes; ++b)
+      tma_load_hint(slot_w(s) + b * kWBox, &w_map, full + s, (u.ks * kBoxes + b) * kStageK, u.tile * kRows, policy);
   };
   auto load_x = [&](int s, const Unit& u) {
 #pragma unroll
@@ -323,18 +303,14 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   if (warp == kConsumerWarps) {  // producer
     if (lane == 0) {
       const int ahead = count < S ? count : S;
-      const uint64_t policy = p.evict_first ? evict_first_policy() : 0;
+      // Weights are read once: their lines leave the L2 first, so that x, the partials and the next kernel's input
+      // outlive the stream (the step 37-68 us faster at M = 1-16; prefetching the stages past the ring into the L2
+      // before the wait lost 50-2170 us: docs/kernels.md "Session 14").
+      const uint64_t policy = evict_first_policy();
       Unit u = first;
       for (int i = 0; i < ahead; ++i, next(u)) {  // weights never depend on the previous kernel: all before the wait
         mbar_expect_tx(full + i, kWBytes + kXBytes);
         load_w(i, u, policy);
-      }
-      {
-        Unit v = u;  // the stages after the ring, into the L2
-        const int l2_end = count - ahead < p.l2_ahead ? count : ahead + p.l2_ahead;
-        for (int i = ahead; i < l2_end; ++i, next(v))
-#pragma unroll
-          for (int b = 0; b < kBoxes; ++b) tma_prefetch_l2(&w_map, (v.ks * kBoxes + b) * kStageK, v.tile * kRows);
       }
       pdl_wait();
       trace_now(p, 1);
@@ -521,7 +497,6 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     __syncwarp();
     if (lane == 0) mbar_arrive(empty + s);
     if (++s == S) s = 0, phase ^= 1;
-    if (i == p.trigger_stage && tid == 0) pdl_launch_dependents();
     if (u.ks != p.k_stages - 1 && i != count - 1) continue;
     if (i == count - 1 && tid == 0) trace_now(p, 5);  // the timeline: the last stage multiplied (at the tile end, not
                                                        // per stage: a test there spilled the 128-row 64-token instances)

@@ -137,24 +137,10 @@ unsigned long long* trace_words(const Problem& p, const Config& c, int ctas) {
   return w;
 }
 
-// Lab knobs of session 14's trial (docs/kernels.md): SKINNYGEMM_TMA_L2_AHEAD (stages past the ring prefetched into
-// the L2 before the wait, default 0), SKINNYGEMM_TMA_EVICT_FIRST (1: weight copies evict first) and
-// SKINNYGEMM_TMA_TRIGGER (below), read once.
-int env_knob(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : 0;
-}
-int l2_ahead_knob() {
-  static const int v = env_knob("SKINNYGEMM_TMA_L2_AHEAD");
-  return v;
-}
-int evict_first_knob() {
-  static const int v = env_knob("SKINNYGEMM_TMA_EVICT_FIRST");
-  return v;
-}
-int trigger_knob() {  // SKINNYGEMM_TMA_TRIGGER: stages multiplied before the next kernel may launch; unset: at the start
+// The lead split's handoff forced by the lab (SKINNYGEMM_TMA_HANDOFF=0|1, session 14's trial); unset: by token tile.
+int handoff_knob() {
   static const int v = [] {
-    const char* e = std::getenv("SKINNYGEMM_TMA_TRIGGER");
+    const char* e = std::getenv("SKINNYGEMM_TMA_HANDOFF");
     return e && *e ? std::atoi(e) : -1;
   }();
   return v;
@@ -211,16 +197,13 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.lead_stages = g.lead_stages;
   // The lead split's handoff: polled words for token tiles <= 8 (no fence on the parts' side: 0.3-0.5 us faster at
   // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above (0.1-0.5 us faster at M = 16).
-  params.handoff = c.tile_m <= 8 ? 1 : 0;
+  params.handoff = handoff_knob() >= 0 ? handoff_knob() : c.tile_m <= 8 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;
   params.seg = cuda::output_segments(p, segments, count);
-  params.l2_ahead = l2_ahead_knob();
-  params.evict_first = evict_first_knob();
-  params.trigger_stage = trigger_knob();
   const CUtensorMap w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
   const CUtensorMap x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
   cuda::LaunchShape shape;
