@@ -49,6 +49,10 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Session 14: the lead of 3 stages instead of 6 on the fused step's lead-split shapes (6288 x 7168 and
     # 4480 x 7168 end 6-8.5 us after their first CTA, the lead part last), M = 1..16.
     "D3": ([((n, k), "tma_m8_r64_b2_s4_c2_d3") for n, k in LEAD_SPLIT_SHAPES + [(4480, 7168)]], 16),
+    # The shared experts' gate_up 1536 x 7168 (92 launches) drains 1.7-2.2 us in its cluster of eight (the barrier
+    # waits for the cluster's slowest CTA): the 64-row lead split instead (24 tiles in 11 parts of 4-5 stages, a
+    # 5-stage ring, so every part but the lead is on chip before the wait).
+    "G6": ([((1536, 7168), "tma_m8_r64_b2_s5_c2_d6")], 16),
 }
 
 def main():
