@@ -37,6 +37,7 @@ ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const t
                            const tune::StepReport& report) {
   const char* config = r.variant == tune::StepVariant::Cublaslt        ? "cublaslt"
                        : r.variant == tune::StepVariant::CublasltTorch ? "cublaslt_torch"
+                       : r.variant == tune::StepVariant::CublasltFused ? "cublaslt+fusions"
                        : r.variant == tune::StepVariant::Skinny        ? "selection"
                        : r.variant == tune::StepVariant::Tma           ? "tma first-cut"
                                                                 : "selection+fusions";
@@ -132,7 +133,7 @@ tune::StepRunOptions step_run_options(const StepArgs& a, Backend backend) {
   o.backend = backend;
   const bool gpu = backend == Backend::Cuda;
   o.variants = tune::parse_variants(!a.variants.empty() ? a.variants
-                                    : gpu               ? "cublaslt,cublaslt_torch,skinny,skinny_fused,tma"
+                                    : gpu               ? "cublaslt,cublaslt_torch,cublaslt_fused,skinny,skinny_fused,tma"
                                                         : "skinny,skinny_fused");
   o.samples = a.samples;
   o.sinks = !a.no_sinks;
@@ -268,8 +269,8 @@ Command add_step(CLI::App& app) {
   sub->add_option("--tp", a->tp, "tensor-parallel degree (per-rank shapes)")->capture_default_str();
   sub->add_option("--m", a->m, "tokens: 1:64, 1,2,4,8 or 3 (each 1..64)")->capture_default_str();
   sub->add_option("--variants", a->variants,
-                  "comma list of cublaslt, cublaslt_torch, skinny, skinny_fused, tma (default: all five on cuda, "
-                  "the skinny ones on cpu)");
+                  "comma list of cublaslt, cublaslt_torch, cublaslt_fused, skinny, skinny_fused, tma (default: all six "
+                  "on cuda, the skinny ones on cpu)");
   sub->add_option("--scale", a->scale, "(0, 1]: widths x scale (multiples of 8) and fewer layers, for tests")
       ->capture_default_str();
   add_backend_option(sub, &a->backend);

@@ -17,6 +17,7 @@ std::string variant_name(StepVariant variant, bool pdl) {
                      : variant == StepVariant::CublasltTorch ? "cublaslt_torch"
                      : variant == StepVariant::Skinny        ? "skinny"
                      : variant == StepVariant::SkinnyFused   ? "skinny_fused"
+                     : variant == StepVariant::CublasltFused ? "cublaslt_fused"
                                                              : "tma";
   return std::string(base) + (pdl ? "" : "_nopdl");
 }
@@ -30,9 +31,10 @@ std::vector<StepVariant> parse_variants(const std::string& list) {
     else if (item == "skinny_fused") v = StepVariant::SkinnyFused;
     else if (item == "tma") v = StepVariant::Tma;
     else if (item == "cublaslt_torch") v = StepVariant::CublasltTorch;
+    else if (item == "cublaslt_fused") v = StepVariant::CublasltFused;
     else SKINNYGEMM_CHECK(item == "cublaslt", "unknown step variant '" << item << "' in '" << list
-                                                  << "'; expected a comma list of cublaslt, cublaslt_torch, skinny, skinny_fused, tma "
-                                                     "(no-PDL twins are chosen with --pdl, not by name)");
+                                                  << "'; expected a comma list of cublaslt, cublaslt_torch, cublaslt_fused, "
+                                                     "skinny, skinny_fused, tma (no-PDL twins are chosen with --pdl, not by name)");
     SKINNYGEMM_CHECK(std::find(out.begin(), out.end(), v) == out.end(), "step variant '" << item << "' is listed twice in '" << list << "'");
     out.push_back(v);
   }
@@ -66,6 +68,29 @@ int64_t step_bytes(const std::vector<StepOp>& ops, int64_t m, std::size_t elem) 
   int64_t b = 0;
   for (const StepOp& op : ops) b += op.bytes(m, elem);
   return b;
+}
+
+StepSegment fused_as_one_gemm(const StepModel& model, const StepOp& op) {
+  StepSegment whole = op.segments.at(0);
+  whole.name = op.name;
+  for (std::size_t i = 1; i < op.segments.size(); ++i) {
+    const StepSegment& s = op.segments[i];
+    SKINNYGEMM_CHECK(s.block == whole.block && s.row == whole.row + whole.n && s.y.buffer == whole.y.buffer &&
+                         s.y.col == whole.y.col + whole.y.n,
+                     op.name << " (layer " << op.layer << ") cannot run as one GEMM: its part " << s.name
+                             << " reads rows [" << s.row << ", " << s.row + s.n << ") of block "
+                             << model.blocks.at(static_cast<std::size_t>(s.block)).name << " and writes columns ["
+                             << s.y.col << ", " << s.y.col + s.y.n << ") of "
+                             << model.buffers.at(static_cast<std::size_t>(s.y.buffer)).name << "; expected rows "
+                             << whole.row + whole.n << ".. of block "
+                             << model.blocks.at(static_cast<std::size_t>(whole.block)).name << " and columns "
+                             << whole.y.col + whole.y.n << ".. of "
+                             << model.buffers.at(static_cast<std::size_t>(whole.y.buffer)).name
+                             << ", right after the parts before it");
+    whole.n += s.n;
+    whole.y.n += s.y.n;
+  }
+  return whole;
 }
 
 std::map<std::string, int> op_counts(const std::vector<StepOp>& ops) {
@@ -298,13 +323,15 @@ StepModel build_step_model(const std::string& model, int tp, double scale) {
   verify_order(b.m, b.fused);
   all_reduce_points(b.m, b.unfused);  // throws now, not in a multi-GPU run, when the layout cannot be reduced
   all_reduce_points(b.m, b.fused);
+  for (const StepOp& op : b.fused)  // likewise for the cublaslt_fused variant's single GEMMs
+    if (op.fused()) fused_as_one_gemm(b.m, op);
   b.m.ops_unfused = std::move(b.unfused);
   b.m.ops_fused = std::move(b.fused);
   return b.m;
 }
 
 std::vector<StepOp> StepModel::ops(StepVariant variant) const {
-  return variant == StepVariant::SkinnyFused ? ops_fused : ops_unfused;
+  return variant == StepVariant::SkinnyFused || variant == StepVariant::CublasltFused ? ops_fused : ops_unfused;
 }
 
 MemoryFit memory_fit(const std::string& model, int tp, double scale, int64_t free_bytes) {

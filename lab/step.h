@@ -26,11 +26,13 @@ namespace skinnygemm::tune {
 // i.e. what an engine runs today.
 // skinny: every in-step projection through skinnygemm's selection. skinny_fused: the Kimi-K3 fusions
 // (qkv_a+g, QKVG+[f_a|b], router+latent down) through FusedProjection, the rest as in skinny.
+// cublaslt_fused: skinny_fused's ops with every GEMM on cuBLASLt's default, each fusion as one GEMM over its
+// block (fused_as_one_gemm), so that the step separates what fusion gains from what our kernels gain.
 // tma: every projection on the TMA family's first-cut config (kernels/tma/tma_family.h) where it applies,
 // selection elsewhere; unfused (the family's fused rung is not in FusedProjection's ladder yet).
-enum class StepVariant { Cublaslt, Skinny, SkinnyFused, Tma, CublasltTorch };
+enum class StepVariant { Cublaslt, Skinny, SkinnyFused, Tma, CublasltTorch, CublasltFused };
 
-// "cublaslt", "skinny", "skinny_fused"; with pdl = false the name gets "_nopdl".
+// "cublaslt", "skinny", "skinny_fused", ...; with pdl = false the name gets "_nopdl".
 std::string variant_name(StepVariant variant, bool pdl = true);
 // A comma list of base names (no _nopdl); an unknown name is an Error listing the choices.
 std::vector<StepVariant> parse_variants(const std::string& list);
@@ -93,7 +95,7 @@ struct StepModel {
   int64_t arena_bytes = 0;  // all weight blocks
   std::vector<StepOp> ops_unfused, ops_fused;  // what ops() returns (both verified when built)
 
-  // The variant's ops in model order: cublaslt and skinny run ops_unfused, skinny_fused ops_fused.
+  // The variant's ops in model order: skinny_fused and cublaslt_fused run ops_fused, the others ops_unfused.
   std::vector<StepOp> ops(StepVariant variant) const;
   int64_t activation_bytes(int64_t max_m) const;  // every buffer for max_m rows
   int buffer_index(const std::string& name) const;
@@ -111,6 +113,11 @@ StepModel build_step_model(const std::string& model, int tp, double scale = 1.0)
 void verify_order(const StepModel& model, const std::vector<StepOp>& ops);
 
 int64_t step_bytes(const std::vector<StepOp>& ops, int64_t m, std::size_t elem);
+
+// A fusion as the one GEMM that covers it (the cublaslt_fused variant): rows [row, row + N) of its block and
+// output columns [col, col + N) of its buffer, N the parts' rows together, named after the op. An Error naming
+// the op and the part when its parts are not adjacent rows of one block and adjacent columns of one buffer.
+StepSegment fused_as_one_gemm(const StepModel& model, const StepOp& op);
 
 // Where the ranks of a tensor-parallel step all-reduce (docs/step.md, "Several GPUs"): the indices of the ops
 // with a row-parallel segment (o_proj of MLA and KDA, shared.down, dense.down), in order. Each one's output is

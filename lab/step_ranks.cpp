@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "lab/json_round.h"
+#include "lab/step.h"
 #include "skinnygemm/error.h"
 
 namespace skinnygemm::tune {
@@ -137,14 +138,15 @@ ordered_json merge_rank_rows(const std::vector<ordered_json>& docs) {
     }
     overall.push_back(overall_row(rows));
   }
-  // Speedups between overall rows only: the cuBLASLt step of the same ranks, PDL setting and M.
+  // Speedups between overall rows only: the cublaslt step of the same ranks, PDL setting and M (by its exact name:
+  // cublaslt_torch and cublaslt_fused are variants measured against it, not baselines).
   for (ordered_json& o : overall) {
     if (o.contains("error")) {
       out.push_back(o);
       continue;
     }
     for (const ordered_json& c : overall)
-      if (c.at("variant").get<std::string>().rfind("cublaslt", 0) == 0 && c.at("m") == o.at("m") &&
+      if (c.at("variant") == variant_name(StepVariant::Cublaslt, c.value("pdl", false)) && c.at("m") == o.at("m") &&
           c.value("pdl", false) == o.value("pdl", false) && !c.contains("error")) {
         o["cublaslt_us"] = c.at("us");
         o["speedup"] = json_round(c.at("us").get<double>() / o.at("us").get<double>());

@@ -34,13 +34,14 @@ StepExecutor::StepExecutor(const StepModel& model, const StepMemory& memory, Ste
   SKINNYGEMM_CHECK(variant != StepVariant::Tma || memory.backend == Backend::Cuda,
                    "the tma step variant needs the cuda backend (the TMA family runs on the GPU); on the "
                    << backend_name(memory.backend) << " backend run skinny or skinny_fused");
-  SKINNYGEMM_CHECK((variant != StepVariant::Cublaslt && variant != StepVariant::CublasltTorch) ||
-                       memory.backend == Backend::Cuda,
+  SKINNYGEMM_CHECK((variant != StepVariant::Cublaslt && variant != StepVariant::CublasltTorch &&
+                    variant != StepVariant::CublasltFused) || memory.backend == Backend::Cuda,
                    "the " << variant_name(variant) << " step variant needs the cuda backend (cuBLASLt runs on the GPU); "
                           << "on the " << backend_name(memory.backend) << " backend run skinny or skinny_fused");
   for (const StepOp& op : ops_) {
     fused_.emplace_back();
-    if (!op.fused()) continue;
+    gemm_.push_back(op.fused() ? fused_as_one_gemm(model, op) : op.segments[0]);
+    if (!op.fused() || variant == StepVariant::CublasltFused) continue;
     std::vector<Segment> segs;
     for (const StepSegment& s : op.segments)
       segs.push_back({memory.weights(model, s), s.n, 0, memory.at(model, s.y), model.buffers[s.y.buffer].width, 1,
@@ -57,15 +58,16 @@ void StepExecutor::run(std::size_t i, int64_t m, void* stream, const void* weigh
   SKINNYGEMM_CHECK(m >= 1 && m <= max_m_, "m=" << m << " is outside 1.." << max_m_ << " (the step's max_m)");
   const int64_t ldx = model_->buffers[op.x.buffer].width;
   const char* x = memory_.at(*model_, op.x);
+  SKINNYGEMM_CHECK(!weights || !op.fused(), op.name << " is a fusion: its weights are bound at construction, not "
+                                                    "replaced per run");
   if (fused_[i]) {
-    SKINNYGEMM_CHECK(!weights, op.name << " is a fusion: its weights are bound at construction, not replaced per run");
     RunOptions o;
     o.gemm.backend = memory_.backend;
     o.gemm.stream = stream;
     fused_[i]->run(x, ldx, m, o);
     return;
   }
-  const StepSegment& s = op.segments[0];
+  const StepSegment& s = gemm_[i];
   Options o;
   o.backend = memory_.backend;
   o.stream = stream;
@@ -81,7 +83,7 @@ void StepExecutor::force_config(int64_t n, int64_t k, const std::string& config)
 
 std::string StepExecutor::forced_config(const Problem& p) const {
   if (auto it = overrides_.find({p.n, p.k}); it != overrides_.end()) return it->second;
-  if (variant_ == StepVariant::Cublaslt) return "cublaslt";
+  if (variant_ == StepVariant::Cublaslt || variant_ == StepVariant::CublasltFused) return "cublaslt";
   if (variant_ == StepVariant::CublasltTorch) return "cublaslt_torch";
   if (variant_ == StepVariant::Tma && memory_.backend == Backend::Cuda && p.m <= 64 && p.k % 8 == 0 && p.ldx % 8 == 0)
     return tma::first_cut_config(p, sms_, tma_lead_).name();

@@ -37,8 +37,9 @@ struct StepMemory {
 
 // Launches a variant's ops: cublaslt forces config "cublaslt", skinny selects, and fused ops run through a
 // FusedProjection built here once (zero-copy weights, outputs adjacent: written in place), so that run()
-// allocates nothing and can be captured into a graph. With comm, each op of all_reduce_points is followed by
-// an in-place all-reduce of its output rows.
+// allocates nothing and can be captured into a graph; cublaslt_fused runs each fusion as one GEMM forced to
+// "cublaslt" over its whole block (fused_as_one_gemm), since FusedProjection would select our kernels. With
+// comm, each op of all_reduce_points is followed by an in-place all-reduce of its output rows.
 class StepExecutor {
  public:
   StepExecutor(const StepModel& model, const StepMemory& memory, StepVariant variant, int64_t max_m,
@@ -59,8 +60,9 @@ class StepExecutor {
   // Every unfused op of shape n x k runs config from now on (the step search's trials, lab/step_search.h);
   // an empty config removes the override.
   void force_config(int64_t n, int64_t k, const std::string& config);
-  // The config run() forces for an unfused op of problem p: the override, else the variant's (cublaslt,
-  // cublaslt_torch, the tma first cut), else "" (selection).
+  // The config run() forces for a GEMM of problem p (an unfused op, or a fusion of cublaslt_fused): the override,
+  // else the variant's (cublaslt for cublaslt and cublaslt_fused, cublaslt_torch, the tma first cut), else ""
+  // (selection).
   std::string forced_config(const Problem& p) const;
 
  private:
@@ -69,7 +71,8 @@ class StepExecutor {
   StepVariant variant_;
   int64_t max_m_;
   std::vector<StepOp> ops_;
-  std::vector<std::unique_ptr<FusedProjection>> fused_;  // per op; null unless the op is a fusion
+  std::vector<std::unique_ptr<FusedProjection>> fused_;  // per op; null unless the op is a fusion (not cublaslt_fused)
+  std::vector<StepSegment> gemm_;  // per op: what its gemm() call covers where it has no FusedProjection
   StepComm* comm_ = nullptr;
   std::vector<bool> reduce_;  // per op: an all-reduce follows (only with comm)
   int sms_ = 0;  // the GPU's multiprocessors, for the tma variant's first-cut configs

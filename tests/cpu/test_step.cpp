@@ -104,11 +104,70 @@ TEST(StepModel, ScaledModelKeepsTheStructureAndAlignment) {
   expect_error([] { build_step_model("kimi_k3", 3); }, "no shapes for tp 3");
   expect_error([] { parse_variants("skinny,fast"); }, "unknown step variant 'fast'");
   EXPECT_EQ(variant_name(StepVariant::SkinnyFused, false), "skinny_fused_nopdl");
-  const std::vector<StepVariant> all = parse_variants("cublaslt,cublaslt_torch,skinny,skinny_fused,tma");
-  ASSERT_EQ(all.size(), 5u);
+  const std::vector<StepVariant> all = parse_variants("cublaslt,cublaslt_torch,cublaslt_fused,skinny,skinny_fused,tma");
+  ASSERT_EQ(all.size(), 6u);
   EXPECT_EQ(all[1], StepVariant::CublasltTorch);
+  EXPECT_EQ(all[2], StepVariant::CublasltFused);
   for (StepVariant v : all) EXPECT_EQ(parse_variants(variant_name(v)).front(), v) << variant_name(v);
   expect_error([] { parse_variants("cublaslt_torch,cublaslt_torch"); }, "listed twice");
+}
+
+TEST(StepModel, CublasltFusedRunsSkinnyFusedsOpsEachFusionAsOneGemm) {
+  EXPECT_EQ(variant_name(StepVariant::CublasltFused), "cublaslt_fused");
+  EXPECT_EQ(variant_name(StepVariant::CublasltFused, false), "cublaslt_fused_nopdl");
+  expect_error([] { parse_variants("cublaslt,cublaslt_fusion"); }, "unknown step variant 'cublaslt_fusion'");
+  expect_error([] { parse_variants("cublaslt,cublaslt_fusion"); }, "cublaslt_fused, skinny");
+  const StepModel m = build_step_model("kimi_k3", 8);
+  const auto fused = m.ops(StepVariant::CublasltFused);
+  const auto skinny_fused = m.ops(StepVariant::SkinnyFused);
+  ASSERT_EQ(fused.size(), 650u);
+  ASSERT_EQ(skinny_fused.size(), 650u);
+  for (std::size_t i = 0; i < fused.size(); ++i) {
+    EXPECT_EQ(fused[i].name, skinny_fused[i].name) << i;
+    EXPECT_EQ(fused[i].layer, skinny_fused[i].layer) << i;
+    EXPECT_EQ(fused[i].segments.size(), skinny_fused[i].segments.size()) << fused[i].name;
+  }
+  // The fusions' N (docs/step.md, "Variants"): one GEMM over each block, at the first part's rows and columns.
+  const std::map<std::string, int64_t> want_n = {
+      {"mla.qkv_a_g", 3648}, {"kda.qkvg_fab", 6288}, {"moe.router_latent_down", 4480}};
+  std::map<std::string, int> seen;
+  for (const StepOp& op : fused) {
+    if (!op.fused()) continue;
+    ++seen[op.name];
+    const StepSegment whole = fused_as_one_gemm(m, op);
+    const StepSegment& first = op.segments[0];
+    int64_t parts = 0;
+    for (const StepSegment& s : op.segments) parts += s.n;
+    EXPECT_EQ(whole.n, parts) << op.name;
+    EXPECT_EQ(whole.n, want_n.at(op.name)) << op.name;
+    EXPECT_EQ(whole.k, op.k()) << op.name;
+    EXPECT_EQ(whole.block, first.block) << op.name;
+    EXPECT_EQ(whole.row, first.row) << op.name;
+    EXPECT_EQ(whole.y.buffer, first.y.buffer) << op.name;
+    EXPECT_EQ(whole.y.col, first.y.col) << op.name;
+    EXPECT_EQ(whole.y.n, parts) << op.name;
+    EXPECT_EQ(whole.name, op.name);
+  }
+  EXPECT_EQ(seen, (std::map<std::string, int>{{"kda.qkvg_fab", 69}, {"mla.qkv_a_g", 24}, {"moe.router_latent_down", 92}}));
+}
+
+TEST(StepModel, AFusionWhosePartsAreNotAdjacentCannotRunAsOneGemm) {
+  const StepModel m = build_step_model("kimi_k3", 8, kScale);
+  auto ops = m.ops(StepVariant::CublasltFused);
+  std::size_t i = 0;
+  while (ops[i].name != "mla.qkv_a_g") ++i;
+  StepOp gap = ops[i];
+  gap.segments[1].y.col += 8;
+  expect_error([&] { fused_as_one_gemm(m, gap); },
+               "mla.qkv_a_g (layer 4) cannot run as one GEMM: its part mla.g_proj reads rows [");
+  expect_error([&] { fused_as_one_gemm(m, gap); }, "of mla.a; expected rows");
+  StepOp rows = ops[i];
+  rows.segments[1].row += 8;
+  expect_error([&] { fused_as_one_gemm(m, rows); }, "mla.qkv_a_g (layer 4) cannot run as one GEMM");
+  StepOp other = ops[i];
+  other.segments[1].y.buffer = m.buffer_index("mla.q");
+  other.segments[1].y.col = other.segments[0].n;
+  expect_error([&] { fused_as_one_gemm(m, other); }, "of mla.q; expected rows");
 }
 
 // y against a plain FP64 loop over the x the op read: one output ulp plus the FP32 accumulation bound.
@@ -135,6 +194,25 @@ void expect_matches_loop(const StepModel& m, const StepMemory& mem, const StepOp
                         << "," << j << "] = " << got << ", loop " << ref << ", tolerance " << tol;
       }
   }
+}
+
+// cublaslt_fused needs the GPU, so its mapping runs here through the CPU backend's gemm(): one call with the
+// executor's problem over the whole block must write every part's outputs where the parts would.
+TEST(StepCpuFusedAsOneGemm, WritesEveryPartInPlace) {
+  const StepModel m = build_step_model("kimi_k3", 8, kScale);
+  const auto dev = make_cpu_step_device(m, 64);
+  std::set<std::string> done;
+  for (const StepOp& op : m.ops(StepVariant::CublasltFused)) {
+    if (!op.fused() || !done.insert(op.name).second) continue;
+    dev->reset_activations(11);  // the fusions read only the input (hidden)
+    const StepSegment whole = fused_as_one_gemm(m, op);
+    Options o;
+    o.backend = Backend::Cpu;
+    const Problem p{3, whole.n, whole.k, m.dtype, m.buffers[op.x.buffer].width, whole.k, m.buffers[whole.y.buffer].width};
+    gemm(p, dev->memory().at(m, op.x), dev->memory().weights(m, whole), dev->memory().at(m, whole.y), o);
+    expect_matches_loop(m, dev->memory(), op, 3);
+  }
+  EXPECT_EQ(done.size(), 3u);
 }
 
 class StepCpu : public ::testing::TestWithParam<StepVariant> {};
@@ -211,6 +289,9 @@ TEST(StepRun, CpuRunReportsEveryVariantAndM) {
   expect_error([&] { run_step(o); }, "the cublaslt step variant needs the cuda backend");
   o.variants = {StepVariant::CublasltTorch};
   expect_error([&] { run_step(o); }, "the cublaslt_torch step variant needs the cuda backend");
+  o.variants = {StepVariant::CublasltFused};
+  expect_error([&] { run_step(o); }, "the cublaslt_fused step variant needs the cuda backend (cuBLASLt runs on the "
+                                     "GPU); on the cpu backend run skinny or skinny_fused");
 }
 
 TEST(StepMemoryFit, Tp1OnA141GbDevice) {
@@ -251,9 +332,11 @@ TEST(StepCli, CpuRowsOfKindStep) {
       EXPECT_TRUE(row.contains(f)) << f << " in " << row.dump();
     EXPECT_EQ(row.at("variant").get<std::string>().rfind("skinny", 0), 0u);
   }
-  const std::string bad = run_cli("step --backend cpu --scale 0.015625 --m 1 --variants cublaslt", &status);
-  EXPECT_EQ(status, 2) << bad;
-  EXPECT_THAT(bad, HasSubstr("needs the cuda backend"));
+  for (const char* v : {"cublaslt", "cublaslt_fused"}) {
+    const std::string bad = run_cli(std::string("step --backend cpu --scale 0.015625 --m 1 --variants ") + v, &status);
+    EXPECT_EQ(status, 2) << bad;
+    EXPECT_THAT(bad, HasSubstr(std::string("the ") + v + " step variant needs the cuda backend"));
+  }
 }
 
 // --trace-tma (the TMA family's timeline in the step) is refused before any work where it cannot be taken: on the

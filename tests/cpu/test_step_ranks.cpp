@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
+#include "lab/json_round.h"
 #include "runtime/backends.h"
 #include "lab/step_ranks.h"
 #include "lab/step_runner.h"
@@ -191,6 +192,23 @@ TEST(StepMerge, OverallRowIsTheSlowestRankAndSpeedupIsBetweenOverallRows) {
   EXPECT_EQ(sk.at("checked"), 6);
   EXPECT_DOUBLE_EQ(sk.at("max_rel_error").get<double>(), 2e-3);
   EXPECT_EQ(sk.at("all_reduces"), 186);
+}
+
+// Only the cublaslt row is the baseline: cublaslt_torch and cublaslt_fused (before or after it) are measured against it.
+TEST(StepMerge, SpeedupIsAgainstTheCublasltRowNotTheOtherCublasltVariants) {
+  std::vector<ordered_json> docs;
+  for (int r = 0; r < 2; ++r)
+    docs.push_back(doc({rank_row(r, "cublaslt_fused", 90, 20), rank_row(r, "cublaslt", 120, 20),
+                        rank_row(r, "cublaslt_torch", 100, 20), rank_row(r, "skinny", 80, 20)}));
+  const ordered_json rows = merge_rank_rows(docs);
+  ASSERT_EQ(rows.size(), 12u);  // 2 ranks x 4 variants, then 4 overall
+  for (std::size_t i = 8; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at("cublaslt_us"), 120.0) << rows[i].dump();
+    EXPECT_DOUBLE_EQ(rows[i].at("speedup").get<double>(), json_round(120.0 / rows[i].at("us").get<double>()))
+        << rows[i].dump();
+  }
+  EXPECT_EQ(rows[8].at("variant"), "cublaslt_fused");
+  EXPECT_DOUBLE_EQ(rows[8].at("speedup").get<double>(), json_round(120.0 / 90));
 }
 
 TEST(StepMerge, ErrorsOfAnyRankMakeTheOverallRowAnError) {

@@ -82,9 +82,9 @@ TEST(GpuStepRanks, TwoRanksThroughTheCli) {
     EXPECT_EQ(row.at("rank_us").size(), 2u);
     EXPECT_GT(row.at("speedup").get<double>(), 0) << row.dump();
   }
-  EXPECT_EQ(per_rank[0], 6);  // 3 variants x 2 M
-  EXPECT_EQ(per_rank[1], 6);
-  EXPECT_EQ(overall, 6);
+  EXPECT_EQ(per_rank[0], 12);  // the 6 default variants on cuda x 2 M
+  EXPECT_EQ(per_rank[1], 12);
+  EXPECT_EQ(overall, 12);
 }
 
 }  // namespace
