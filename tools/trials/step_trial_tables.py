@@ -53,6 +53,12 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # waits for the cluster's slowest CTA): the 64-row lead split instead (24 tiles in 11 parts of 4-5 stages, a
     # 5-stage ring, so every part but the lead is on chip before the wait).
     "G6": ([((1536, 7168), "tma_m8_r64_b2_s5_c2_d6")], 16),
+    # Both lost (session 14: D3 +65 / +100 / +180 us at M = 1 / 8 / 16, G6 +185 / +600 / +930). The shared experts'
+    # down 7168 x 768 (92 launches) streams 3.4 us after the wait for the 2 of its 6 stages past a 4-stage ring:
+    # 32-row tiles (224 CTAs of 66 KB) hold all six before the wait (S32; the 115 KB 6-stage ring of 64 rows, F6,
+    # lost in session 12); o_proj 7168 x 1536 (93) likewise in 32-row tiles, 6 of its 12 stages in the ring (T32).
+    "S32": ([((7168, 768), "tma_m8_r32_b2_s6_c2_d6")], 16),
+    "T32": ([((7168, 1536), "tma_m8_r32_b2_s6_c2_d6")], 16),
 }
 
 def main():

@@ -3,7 +3,6 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -137,15 +136,6 @@ unsigned long long* trace_words(const Problem& p, const Config& c, int ctas) {
   return w;
 }
 
-// The lead split's handoff forced by the lab (SKINNYGEMM_TMA_HANDOFF=0|1, session 14's trial); unset: by token tile.
-int handoff_knob() {
-  static const int v = [] {
-    const char* e = std::getenv("SKINNYGEMM_TMA_HANDOFF");
-    return e && *e ? std::atoi(e) : -1;
-  }();
-  return v;
-}
-
 }  // namespace
 
 void set_trace(unsigned long long* device_words, long long capacity_words) {
@@ -196,8 +186,10 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.parts = g.parts;
   params.lead_stages = g.lead_stages;
   // The lead split's handoff: polled words for token tiles <= 8 (no fence on the parts' side: 0.3-0.5 us faster at
-  // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above (0.1-0.5 us faster at M = 16).
-  params.handoff = handoff_knob() >= 0 ? handoff_knob() : c.tile_m <= 8 ? 1 : 0;
+  // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above (0.1-0.5 us faster at M = 16; polled
+  // words at M = 16 cost the whole step 150 us although the parts drained 0.5-0.8 us sooner: docs/kernels.md
+  // "Session 14").
+  params.handoff = c.tile_m <= 8 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
