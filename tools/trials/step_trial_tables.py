@@ -59,6 +59,12 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # lost in session 12); o_proj 7168 x 1536 (93) likewise in 32-row tiles, 6 of its 12 stages in the ring (T32).
     "S32": ([((7168, 768), "tma_m8_r32_b2_s6_c2_d6")], 16),
     "T32": ([((7168, 1536), "tma_m8_r32_b2_s6_c2_d6")], 16),
+    # Both lost (session 14: S32 +200 / +180 / +360 us at M = 1 / 8 / 16, T32 +280 / +270 / +480). The lead of 9
+    # stages (D9; D3 lost), and 128-row tiles on the lead-split shapes (R128): alone, 4480 x 7168 takes 0.7 us more
+    # at M = 8 than at M = 1 and 1.5 more at M = 16, while its weights stay the same and its x tiles, read from the L2
+    # by each of its 70 row tiles' parts, double (9.5 -> 19 MB per launch); 128-row tiles read x half as often.
+    "D9": ([((n, k), "tma_m8_r64_b2_s4_c2_d9") for n, k in LEAD_SPLIT_SHAPES + [(4480, 7168)]], 16),
+    "R128": ([((n, k), "tma_m8_r128_b1_s4_c2_d6") for n, k in LEAD_SPLIT_SHAPES + [(4480, 7168)]], 16),
 }
 
 def main():
