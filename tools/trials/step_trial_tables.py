@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Step trials (docs/kernels.md "Session 11"): copies of the shipped table that force configs on shapes at M = 1..8,
 so that the whole step shows what they cost per launch against the first cut (the shipped table's first entries
-of these shapes are at M = 17, so the forced entries add to it). Usage: tools/trials/step_trial_tables.py OUTDIR;
+of these shapes are at M = 17, so the forced entries add to it; TRIALS go to M = 16 where they say so). Usage: tools/trials/step_trial_tables.py OUTDIR;
 then tools/trials/step_trials.sh runs the step once through each table. Only configs main builds (1 and 2 boxes
 per stage); the session-11 trials of 4- and 8-box configs (t1, t2, s1-s6, u1-u7) are not here."""
 import copy, json, os, sys
@@ -53,16 +53,17 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # waits for the cluster's slowest CTA): the 64-row lead split instead (24 tiles in 11 parts of 4-5 stages, a
     # 5-stage ring, so every part but the lead is on chip before the wait).
     "G6": ([((1536, 7168), "tma_m8_r64_b2_s5_c2_d6")], 16),
-    # Both lost (session 14: D3 +65 / +100 / +180 us at M = 1 / 8 / 16, G6 +185 / +600 / +930). The shared experts'
+    # Both lost (session 14: D3 +66 / +90 / +182 us at M = 1 / 8 / 16, G6 +186 / +590 / +931). The shared experts'
     # down 7168 x 768 (92 launches) streams 3.4 us after the wait for the 2 of its 6 stages past a 4-stage ring:
-    # 32-row tiles (224 CTAs of 66 KB) hold all six before the wait (S32; the 115 KB 6-stage ring of 64 rows, F6,
+    # 32-row tiles (224 CTAs of 67 KiB) hold all six before the wait (S32; the 115 KB 6-stage ring of 64 rows, F6,
     # lost in session 12); o_proj 7168 x 1536 (93) likewise in 32-row tiles, 6 of its 12 stages in the ring (T32).
     "S32": ([((7168, 768), "tma_m8_r32_b2_s6_c2_d6")], 16),
     "T32": ([((7168, 1536), "tma_m8_r32_b2_s6_c2_d6")], 16),
-    # Both lost (session 14: S32 +200 / +180 / +360 us at M = 1 / 8 / 16, T32 +280 / +270 / +480). The lead of 9
+    # Both lost (session 14: S32 +209 / +168 / +363 us at M = 1 / 8 / 16, T32 +289 / +255 / +476). The lead of 9
     # stages (D9; D3 lost), and 128-row tiles on the lead-split shapes (R128): alone, 4480 x 7168 takes 0.7 us more
-    # at M = 8 than at M = 1 and 1.5 more at M = 16, while its weights stay the same and its x tiles, read from the L2
-    # by each of its 70 row tiles' parts, double (9.5 -> 19 MB per launch); 128-row tiles read x half as often.
+    # at M = 8 than at M = 1 and 1.5 more again at M = 16, while its weights stay the same and the x its 70 row tiles
+    # read from the L2 grows with M (1, 8.0, 16.1 MB per launch); 128-row tiles read x half as often.
+    # Both lost too (D9 +153 / +161 / +15, R128 +406 / +2007 / +3235).
     "D9": ([((n, k), "tma_m8_r64_b2_s4_c2_d9") for n, k in LEAD_SPLIT_SHAPES + [(4480, 7168)]], 16),
     "R128": ([((n, k), "tma_m8_r128_b1_s4_c2_d6") for n, k in LEAD_SPLIT_SHAPES + [(4480, 7168)]], 16),
 }

@@ -8,9 +8,12 @@
 #   tools/trials/step_trials.sh "s0 F4 F6 s0" 1,8,16      7168 x 768's ring: the first cut's 5 stages against 4 and 6
 #   PDL=off tools/trials/step_trials.sh "s0" 1            the same with PDL off on every launch (variants _nopdl)
 #   VARIANTS=skinny_fused,skinny tools/trials/step_trials.sh "s0 D3 s0" 1,8,16   other step variants (default skinny)
-# s0 is the shipped table; every other name a copy of it from tools/trials/step_trial_tables.py. Prints each step's
-# time per M (M:us) and keeps each step's output in $OUT/step-NAME[-pdlPDL].txt.
+# s0 is the shipped table; every other name a copy of it from tools/trials/step_trial_tables.py. Prints per table and
+# variant the step's time per M (M:us) and keeps each step's output in $OUT/step-NAME[-pdlPDL].txt.
 set -uo pipefail
+: "${OUT:?set OUT to the folder whose files come back}"
+[ $# -ge 2 ] || { echo "usage: tools/trials/step_trials.sh \"TABLES\" M_LIST"; exit 2; }
+variants="${VARIANTS:-skinny}"
 OUT2="$(mktemp -d)"; OUT="$OUT2" scripts/gpu-check build > /dev/null 2>&1 || { echo "build failed"; exit 1; }
 cli=build/gpu/skinnygemm
 data=build/trial-data
@@ -20,8 +23,7 @@ for s in $1; do
   if [ "$s" != s0 ]; then d="$data/$s"; cp -r models policies "$d/"; fi
   log="$OUT/step-$s${PDL:+-pdl$PDL}.txt"
   SKINNYGEMM_DATA_DIR="$d" $cli step --model kimi_k3 --tp 8 --m "$2" --pdl "${PDL:-on}" --no-sinks \
-    --variants "${VARIANTS:-skinny}" > "$log" 2>&1
-  variants="${VARIANTS:-skinny}"
+    --variants "$variants" > "$log" 2>&1
   for v in ${variants//,/ }; do
     echo "$s${PDL:+ (PDL $PDL)} $v $(grep -E "^ *$v(_nopdl)? " "$log" | awk '{printf "%s:%s ", $2, $5}')"
   done

@@ -277,8 +277,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   }
   __syncthreads();
   // The next kernel's CTAs may take the free room on the SMs now and fill their own rings during our tail. (Letting them
-  // in only after t stages multiplied, as CUTLASS's low-latency GEMM does, cost the step 230-470 us: docs/kernels.md
-  // "Session 14".)
+  // in only once a CTA had multiplied its first or third stage, as CUTLASS's low-latency GEMM lets its dependents in
+  // after about half its K tiles are loaded, cost the step 171-472 us: docs/kernels.md "Session 14".)
   pdl_launch_dependents();
 
   // A position in this CTA's range of units, advanced without divisions (they cost ~100 instructions each).
@@ -304,8 +304,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     if (lane == 0) {
       const int ahead = count < S ? count : S;
       // Weights are read once: their lines leave the L2 first, so that x, the partials and the next kernel's input
-      // outlive the stream (the step 37-68 us faster at M = 1-16; prefetching the stages past the ring into the L2
-      // before the wait lost 50-2170 us: docs/kernels.md "Session 14").
+      // outlive the stream (the step 36-68 us faster at M = 1-16; prefetching 4 or more stages past the ring into the
+      // L2 before the wait cost it 192-2173 us: docs/kernels.md "Session 14").
       const uint64_t policy = evict_first_policy();
       Unit u = first;
       for (int i = 0; i < ahead; ++i, next(u)) {  // weights never depend on the previous kernel: all before the wait

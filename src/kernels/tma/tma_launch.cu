@@ -187,7 +187,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.lead_stages = g.lead_stages;
   // The lead split's handoff: polled words for token tiles <= 8 (no fence on the parts' side: 0.3-0.5 us faster at
   // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above (0.1-0.5 us faster at M = 16; polled
-  // words at M = 16 cost the whole step 150 us although the parts drained 0.5-0.8 us sooner: docs/kernels.md
+  // words at M = 16 cost the whole step 150 us although the parts drained 0.6-0.8 us sooner: docs/kernels.md
   // "Session 14").
   params.handoff = c.tile_m <= 8 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
