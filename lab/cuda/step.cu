@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "runtime/backends.h"
@@ -92,9 +93,22 @@ class CudaStepDevice final : public StepDevice {
     SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream_.s));
   }
 
+  // SKINNYGEMM_STEP_ABLATE_X=1 (branch x-ablation): the timing graphs' TMA launches copy x for their ring's first round
+  // only (wrong results; the check ran before, eagerly, without it).
+  struct AblateX {
+    AblateX() {
+      const char* e = std::getenv("SKINNYGEMM_STEP_ABLATE_X");
+      if (e && *e == '1') tma::set_ablate_x(true);
+    }
+    ~AblateX() { tma::set_ablate_x(false); }
+  };
+
   StepTiming time(const std::function<void()>& enqueue, int samples) override {
     Graph g;
-    capture(enqueue, g);
+    {
+      AblateX ablate;
+      capture(enqueue, g);
+    }
     int replays = g.replays_for(stream_.s, kSampleMs);
     if (comm_) replays = static_cast<int>(comm_->max(replays, stream_.s));  // the same on every rank
     const SampleSummary s = g.sample_us(stream_.s, samples, replays);
@@ -112,7 +126,10 @@ class CudaStepDevice final : public StepDevice {
       ~SinkOff() { tma::set_trace(nullptr, 0); }
     } sink_off;
     tma::set_trace(trace_, kWords);
-    capture(enqueue, g);  // the launches take their words as they are captured
+    {
+      AblateX ablate;
+      capture(enqueue, g);  // the launches take their words as they are captured
+    }
     const std::vector<tma::TraceLaunch> launches = tma::take_trace();
     TmaTrace out;
     g.replay_ms(stream_.s, 2);  // warm-up; the last of the replays below writes the timeline that is read

@@ -75,5 +75,8 @@ struct TraceLaunch {
 };
 void set_trace(unsigned long long* device_words, long long capacity_words);  // null: off
 std::vector<TraceLaunch> take_trace();  // the launches since set_trace, in launch order; resets the list
+// Branch x-ablation, timing only: launches made while on copy x for their ring's first round only (wrong results),
+// so that a graph captured with it on times the step as if x cost nothing after that (docs/kernels.md "Session 14").
+void set_ablate_x(bool on);
 
 }  // namespace skinnygemm::tma

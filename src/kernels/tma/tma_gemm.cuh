@@ -59,6 +59,10 @@ struct TmaParams {
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
+  // Timing only (tma::set_ablate_x, branch x-ablation; wrong results): x copied for the ring's first round only,
+  // every later stage multiplies the stale x of its slot. What the step would gain if x cost nothing
+  // after the first round: the most that x multicast across a cluster could give (docs/kernels.md "Session 14").
+  int ablate_x;
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -318,9 +322,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
       for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
         mbar_wait(empty + s, phase);
-        mbar_expect_tx(full + s, kWBytes + kXBytes);
+        mbar_expect_tx(full + s, kWBytes + (p.ablate_x ? 0u : kXBytes));
         load_w(s, u, policy);
-        load_x(s, u);
+        if (!p.ablate_x) load_x(s, u);
         if (++s == S) s = 0, phase ^= 1;
       }
     }

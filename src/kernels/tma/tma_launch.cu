@@ -136,7 +136,11 @@ unsigned long long* trace_words(const Problem& p, const Config& c, int ctas) {
   return w;
 }
 
+std::atomic<bool> g_ablate_x{false};  // set_ablate_x (branch x-ablation, timing only)
+
 }  // namespace
+
+void set_ablate_x(bool on) { g_ablate_x.store(on, std::memory_order_relaxed); }
 
 void set_trace(unsigned long long* device_words, long long capacity_words) {
   TraceSink& t = trace_sink();
@@ -196,6 +200,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.partials = ws.partials;
   params.counters = ws.counters;
   params.seg = cuda::output_segments(p, segments, count);
+  params.ablate_x = g_ablate_x.load(std::memory_order_relaxed) ? 1 : 0;
   const CUtensorMap w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
   const CUtensorMap x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
   cuda::LaunchShape shape;
