@@ -50,6 +50,7 @@ struct TmaParams {
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
+  int cluster_push;   // cluster split-K: 0 = DSMEM stores then barrier.cluster; 1 = st.async onto the owner's mbarrier
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
@@ -147,6 +148,20 @@ __device__ __forceinline__ void st_cluster(uint32_t local_addr, int rank, float 
 // Every thread of every CTA of the cluster: stores before it are visible to loads after it, cluster-wide.
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+// The two halves of cluster_sync, for a barrier whose arrival and wait are far apart.
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
+// A 4-byte store into the shared memory of CTA `rank` of the cluster (at the offset of local_addr in our own) that
+// completes 4 bytes of the transaction count of that CTA's mbarrier at the offset of local_bar: the receiver learns
+// that its data are in from its own barrier, with no fence or cluster barrier on the sender's side.
+__device__ __forceinline__ void st_async_cluster(uint32_t local_addr, uint32_t local_bar, int rank, float v) {
+  uint32_t remote, remote_bar;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local_addr), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(local_bar), "r"(rank));
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(remote),
+               "r"(__float_as_uint(v)), "r"(remote_bar)
+               : "memory");
 }
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
@@ -263,6 +278,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   // Lead split: the other parts' sums [token][row] (tokens < M), added by the producer warp in part order.
   float* others_sum = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
   uint64_t* others_ready = empty + kMaxStages + 1;  // after last_flag
+  // Cluster split-K with push (p.cluster_push): complete when every rank's sums of this CTA's slice are in.
+  uint64_t* recv_full = empty + kMaxStages + 2;
+  const bool push = p.cluster > 1 && p.cluster_push;
 
   if (p.trace && threadIdx.x == 0) {
     unsigned sm;
@@ -273,9 +291,16 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
     mbar_init(others_ready, 32);
+    if (push) {  // our own arrival now; the phase completes with the bytes: rows x tokens x 4 from the whole cluster
+      mbar_init(recv_full, 1);
+      mbar_expect_tx(recv_full, static_cast<unsigned>(kRows * (p.m < kTileM ? p.m : kTileM) * 4));
+    }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
+  // The peers may signal recv_full only once it is initialised: arrive now, wait just before the first remote store
+  // (by then every CTA of the cluster arrived long ago, so the wait costs nothing on the path).
+  if (push) cluster_arrive();
   // The next kernel's CTAs may take the free room on the SMs now and fill their own rings during our tail. (Letting them
   // in only once a CTA had multiplied its first or third stage, as CUTLASS's low-latency GEMM lets its dependents in
   // after about half its K tiles are loaded, cost the step 171-472 us: docs/kernels.md "Session 14".)
@@ -324,7 +349,11 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         if (++s == S) s = 0, phase ^= 1;
       }
     }
-    if (p.cluster > 1) cluster_sync();  // the consumers' reduction barrier counts every thread of the cluster
+    if (push) {
+      cluster_wait();  // pairs with the arrival at the start
+    } else if (p.cluster > 1) {
+      cluster_sync();  // the consumers' reduction barrier counts every thread of the cluster
+    }
     if (p.parts > 1 && part == 0 && kAblate == 0) {
       // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
       // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
@@ -532,13 +561,25 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       // Cluster split-K: a reduce-scatter through distributed shared memory. Rank r owns rows [r * slice,
       // (r + 1) * slice) of the tile; every rank stores its sums of those rows into r's receive buffer
       // [source rank][token][row], one cluster barrier, then r adds the sources in rank order and stores y.
+      // With push, each store completes its bytes on the owner's recv_full instead, and only the owner waits: for
+      // its slice from every rank, not for every thread of the cluster.
       const int slice = kRows / p.cluster;
       float* recv = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
       const uint32_t recv_local = shared_addr(recv);
-      for_each_output([&](int token, int rloc, float v) {
-        st_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice), rloc / slice, v);
-      });
-      cluster_sync();
+      if (push) {
+        cluster_wait();
+        const uint32_t bar_local = shared_addr(recv_full);
+        for_each_output([&](int token, int rloc, float v) {
+          st_async_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice),
+                           bar_local, rloc / slice, v);
+        });
+        mbar_wait(recv_full, 0);
+      } else {
+        for_each_output([&](int token, int rloc, float v) {
+          st_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice), rloc / slice, v);
+        });
+        cluster_sync();
+      }
       for (int o = tid; o < slice * p.m; o += 32 * kConsumerWarps) {
         const int token = o / slice, r = o % slice;
         float sum = 0.f;
