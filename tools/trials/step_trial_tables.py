@@ -66,6 +66,12 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Both lost too (D9 +153 / +161 / +15, R128 +406 / +2007 / +3235).
     "D9": ([((n, k), "tma_m8_r64_b2_s4_c2_d9") for n, k in LEAD_SPLIT_SHAPES + [(4480, 7168)]], 16),
     "R128": ([((n, k), "tma_m8_r128_b1_s4_c2_d6") for n, k in LEAD_SPLIT_SHAPES + [(4480, 7168)]], 16),
+    # Session 15: the shared experts' down 7168 x 768 (92 launches, 11 MB) spans 5.5-6.2 us in the step against the
+    # chain floor's 3.26 at that size: one CTA per 64-row tile streams 6 stages, 2 past its 4-stage ring, after the
+    # wait. Two CTAs per tile, 3 stages each, all in the ring before the wait: a cluster of two reduced through
+    # distributed shared memory (V2) or the lead split with lead 0 (V0, the part's partials handed to part 0).
+    "V2": ([((7168, 768), "tma_m8_r64_b2_s4_x2")], 16),
+    "V0": ([((7168, 768), "tma_m8_r64_b2_s4_c2_d0")], 16),
 }
 
 def main():
