@@ -99,7 +99,8 @@ def main():
     if not a.dump:
         sys.exit("give at least one --dump")
     scored = [score(rows, load_dump(d)) for d in a.dump]
-    header = "| report | points | judged | unmeasured | within 5% | within 10% | median loss | worst | > 3% behind cuBLASLt | µs summed (judged) |"
+    header = ("| report | points | judged | unmeasured | within 5% | within 10% | median loss | worst "
+              "| > 3% behind cuBLASLt | µs summed (judged) |")
     for d, sc in zip(a.dump, scored):
         print(f"\n{d}\n\n{header}\n|---|" + "---:|" * 9)
         for rep in sorted({n for n, _ in rows}):
@@ -112,7 +113,8 @@ def main():
         for j in (0, 1):
             print(f"| {a.dump[j]} | {fmt(summary([scored[j][i] for i in common]))} |")
     if a.changed and len(scored) >= 2:
-        print("\n| report | N×K | M | before | µs | after | µs | best | µs |\n|---|---|---:|---|---:|---|---:|---|---:|")
+        print("\n| report | N×K | M | before | µs | after | µs | best | µs |")
+        print("|---|---|---:|---|---:|---|---:|---|---:|")
         for (rep, r), b, c in zip(rows, scored[0], scored[1]):
             if b[0] != c[0]:
                 us = lambda v: "unmeasured" if v is None else f"{v:.2f}"

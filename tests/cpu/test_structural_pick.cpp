@@ -98,7 +98,7 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
 // one 64-row tile split by a cluster of 8 leaves each CTA K / 8 stages, a chain of refills past the 4-stage ring at
 // 1 x 8192 (8 stages per CTA; measured 4.3-4.7 us at every M, cuBLASLt 2.6-3.0 at M = 1-5 and 12) and 24 x 16384
 // (16; 6.7-7.1 us, the best measured 4.6-6.2), and the scored families decide, as on one-tile shapes they were
-// measured (16 x 6144: the stage ring, 2.2-2.4 us at M <= 4). Within the ring the cluster stays (32 x 2880: 3
+// measured (16 x 6144: the stage ring, 2.22-2.38 us at M <= 4). Within the ring the cluster stays (32 x 2880: 3
 // stages per CTA, 2.68-3.28 us, the best measured at every M; 1536 x 128: one stage).
 TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsRing) {
   const DeviceInfo h200 = tune::device_preset("h200");
