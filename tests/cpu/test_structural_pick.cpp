@@ -94,6 +94,46 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
   EXPECT_FALSE(heuristic_choice_among(Problem{1, 0, 128, DType::BF16}, h200, [](const Config&) { return true; }, &empty));
 }
 
+// Under 1 MiB a narrow grid stays with the family only while each CTA's share of K fits its ring (tma_family.cpp):
+// one 64-row tile split by a cluster of 8 leaves each CTA K / 8 stages, a chain of refills past the 4-stage ring at
+// 1 x 8192 (8 stages per CTA; measured 4.3-4.7 us at every M, cuBLASLt 2.6-3.0 at M = 1-5 and 12) and 24 x 16384
+// (16; 6.7-7.1 us, the best measured 4.6-6.2), and the scored families decide, as on one-tile shapes they were
+// measured (16 x 6144: the stage ring, 2.22-2.38 us at M <= 4). Within the ring the cluster stays (32 x 2880: 3
+// stages per CTA, 2.68-3.28 us, the best measured at every M; 1536 x 128: one stage).
+TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsRing) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  Config pick;
+  std::string why;
+  struct Point {
+    int64_t n, k;
+  };
+  for (const Point& pt : {Point{1, 8192}, Point{24, 16384}, Point{16, 6144}, Point{48, 8192}})
+    for (int64_t m : {1, 2, 4, 5, 8, 12, 16}) {
+      const Problem p{m, pt.n, pt.k, DType::BF16};
+      ASSERT_LT(p.weight_bytes(), int64_t{1} << 20);
+      // The first cut on its own is the cluster of 8 on the one row tile: the rule, not the cut, leaves the point.
+      const Config cut = tma::first_cut_config(p, h200.sms);
+      EXPECT_EQ(cut.cluster, 8) << pt.n << "x" << pt.k << " m=" << m << ": " << cut.name();
+      EXPECT_FALSE(tma::structural_pick(p, h200, &pick, &why)) << pt.n << "x" << pt.k << " m=" << m << ": " << why;
+      const Choice c = pick_on(h200, m, pt.n, pt.k);
+      EXPECT_NE(c.config.family, Family::Tma) << pt.n << "x" << pt.k << " m=" << m << ": " << c.config.name();
+      EXPECT_THAT(c.reason.str(), ::testing::Not(HasSubstr("structural")));
+    }
+  // The scored families' picks there at M <= 4 (the stage ring), as measured on 16 x 6144 and 48 x 8192.
+  EXPECT_EQ(pick_on(h200, 4, 16, 6144).config.family, Family::Bulk) << pick_on(h200, 4, 16, 6144).config.name();
+  EXPECT_EQ(pick_on(h200, 1, 1, 8192).config.family, Family::Bulk) << pick_on(h200, 1, 1, 8192).config.name();
+  // Within the ring: 23 stages over 8 CTAs (3 each) at 32 x 2880, 16 over 8 at 64 x 2048, one stage at 1536 x 128.
+  for (int64_t m : {1, 8, 16}) {
+    for (const Point& pt : {Point{32, 2880}, Point{64, 2048}}) {
+      EXPECT_TRUE(tma::structural_pick(Problem{m, pt.n, pt.k, DType::BF16}, h200, &pick, &why))
+          << pt.n << "x" << pt.k << " m=" << m;
+      EXPECT_EQ(pick.cluster, 8) << pick.name();
+      EXPECT_THAT(why, HasSubstr("1 row tiles of 64 x 8 cluster CTAs = 8 CTAs"));
+    }
+    EXPECT_TRUE(tma::structural_pick(Problem{m, 1536, 128, DType::BF16}, h200, &pick, &why)) << "m=" << m;
+  }
+}
+
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
   half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits)

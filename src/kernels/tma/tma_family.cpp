@@ -115,6 +115,7 @@ namespace {
 // The grid a config gives on p: {row tiles, CTAs per row tile, CTAs} and the split's name.
 struct GridShape {
   long long tiles = 0, per_tile = 0, ctas = 0;
+  long long units = 0;  // (row tile, K stage) units of the problem, walked by the ctas between them
   const char* split = "";
 };
 
@@ -122,13 +123,13 @@ GridShape grid_shape(const Config& c, const Problem& p, int sms) {
   GridShape s;
   if (c.lead >= 0) {
     const Grid g = lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms);
-    s.tiles = g.tiles, s.per_tile = g.parts, s.ctas = g.ctas, s.split = "lead-split parts";
+    s.tiles = g.tiles, s.per_tile = g.parts, s.ctas = g.ctas, s.units = g.units, s.split = "lead-split parts";
   } else if (c.cluster >= 1) {
     const Grid g = cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster);
-    s.tiles = g.tiles, s.per_tile = c.cluster, s.ctas = g.ctas, s.split = "cluster CTAs";
+    s.tiles = g.tiles, s.per_tile = c.cluster, s.ctas = g.ctas, s.units = g.units, s.split = "cluster CTAs";
   } else {
     const Grid g = grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
-    s.tiles = g.tiles, s.per_tile = 0, s.ctas = g.ctas, s.split = "stream-K";
+    s.tiles = g.tiles, s.per_tile = 0, s.ctas = g.ctas, s.units = g.units, s.split = "stream-K";
   }
   return s;
 }
@@ -143,8 +144,15 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows over
   // more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
   // at M = 4: 2.38 vs 3.82; tune at 9d9b7ef), also in the whole step (the step search kept the stage ring for
-  // 144 x 7168 at 717be70). Under 1 MiB the fixed cost decides and the family's is lower (1536 x 128: 1.43 vs 1.93).
-  if (g.ctas < dev.sms / 4 && p.weight_bytes() >= (int64_t{1} << 20)) return false;
+  // 144 x 7168 at 717be70). Under 1 MiB the fixed cost decides and the family's is lower (1536 x 128: 1.43 vs 1.93),
+  // but only while each CTA's share of K fits its ring: a CTA with more stages than ring slots waits on refills, a
+  // dependent chain of ~0.3 us per stage. On one 64-row tile the cluster of 8 measured 2.68 us with 3 stages per CTA
+  // (32 x 2880, M = 1), 4.30 with 8 (1 x 8192) and 6.71 with 16 (24 x 16384; held-out set seven at 0eaaa80 and
+  // bf0345d), where the stage ring's split-K took 2.15-2.68 us on one-tile shapes with 6-8 stages per cluster CTA
+  // (8 x 6144 and 16 x 6144 at M <= 4, 48 x 8192 at M <= 2; sets two to four), and on 16 x 6144 at M = 4 every
+  // tma config measured lost to the stage ring's 2.38 (heuristic-train-fourth-9d9b7ef.json).
+  const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;
+  if (g.ctas < dev.sms / 4 && (p.weight_bytes() >= (int64_t{1} << 20) || stages_per_cta > first.stages)) return false;
   *pick = first;
   char text[256];
   const double kib_per_cta = static_cast<double>(p.weight_bytes()) / static_cast<double>(g.ctas) / 1024.0;

@@ -39,7 +39,8 @@ Config first_cut_config(const Problem& p, int sms, int lead = -1);
 
 // The heuristic's pick of the family (issue 18): the first cut at M <= 16 on sm_90, with a reason naming the grid it
 // gives (row tiles, the split, CTAs against two-per-SM slots, weight bytes per CTA). False where that grid has fewer
-// CTAs than a quarter of the SMs and 1 MiB or more of weights (narrow rows: tma_family.cpp), and at M > 16: the 32- and
+// CTAs than a quarter of the SMs and 1 MiB or more of weights, or less but more K stages per CTA than its ring holds
+// (narrow rows; one-tile shapes such as 1 x 8192 and 24 x 16384: tma_family.cpp), and at M > 16: the 32- and
 // 64-token tiles lose to cuBLASLt alone on every Kimi-K3 TP8 shape but two (M = 32, best of ~205 configs each:
 // 2112 x 7168 12.88 vs 12.53 us, 7168 x 1536 9.22 vs 8.06; 3648 x 7168 17.25 vs 18.48; tune at 9d9b7ef) and in the
 // whole step (0.86 and 0.65 of cuBLASLt at M = 32 and 64, docs/step.md), so the scored heuristic decides there.

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Re-scores the heuristic's picks on the recorded held-out points, without a GPU (issue 18, docs/tuning.md).
+
+Each held-out report (`tune --heuristic-report`, docs/benchmarks/h200/heuristic*.json) keeps per point the times of
+a few configs only: the pick of the revision that ran it, the best measured candidate, cuBLASLt's default
+(`cublaslt`), cuBLASLt's best algorithm and cublaslt_torch. A pick of another revision (a `skinnygemm heuristic
+--json` dump) is scored where it is one of those; elsewhere it is "unmeasured" (its time is at least the point's
+best, nothing more is known). Every report is scored point by point: the same point measured in two reports counts
+twice, once per run, as each report is a run of its own.
+
+    skinnygemm heuristic --device h200 --shapes <the reports' shapes> --m 1:64 --json before.json   # on one revision
+    skinnygemm heuristic --device h200 --shapes <the reports' shapes> --m 1:64 --json after.json    # on another
+    scripts/heuristic_rescore.py --dump before.json --dump after.json docs/benchmarks/h200/heuristic*.json
+
+`--shapes-only` prints the reports' distinct NxK (the --shapes argument above) and exits. `--changed` lists every
+point whose pick differs between the first two dumps, with the measured times where there are some.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+DUMP_SCHEMA = "skinnygemm-heuristic-1"
+
+
+def load_reports(paths):
+    """Every report row as (report name, row)."""
+    out = []
+    for path in paths:
+        rows = json.load(open(path))["rows"]
+        out += [(os.path.basename(path), r) for r in rows if r.get("kind") == "heuristic"]
+    return out
+
+
+def measured(row):
+    """The configs a report row has a time for: {config: us}."""
+    t = {}
+    for name_key, us_key in (("best_config", "best_us"), ("cublaslt_best_config", "cublaslt_best_us"),
+                             ("heuristic_config", "heuristic_us")):
+        if row.get(name_key) and row.get(us_key):
+            t[row[name_key]] = row[us_key]
+    if row.get("cublaslt_us"):
+        t["cublaslt"] = row["cublaslt_us"]
+    return t
+
+
+def load_dump(path):
+    """The dump's pick per (n, k, m)."""
+    d = json.load(open(path))
+    if d.get("schema") != DUMP_SCHEMA:
+        sys.exit(f"{path}: not a `skinnygemm heuristic --json` dump ({DUMP_SCHEMA})")
+    return {(p["n"], p["k"], p["m"]): p["pick"] for p in d["points"]}
+
+
+def score(rows, picks):
+    """Per row: (pick, us or None, loss or None, vs the faster of cuBLASLt's default and cublaslt_torch or None)."""
+    out = []
+    for _, r in rows:
+        key = (r["n"], r["k"], r["m"])
+        if key not in picks:
+            sys.exit(f"the dump has no pick at {r['n']}x{r['k']} m={r['m']}: run `skinnygemm heuristic` with "
+                     f"--shapes $({sys.argv[0]} --shapes-only <reports>) --m 1:64")
+        pick = picks[key]
+        us = measured(r).get(pick)
+        faster_lt = min(x for x in (r.get("cublaslt_us"), r.get("cublaslt_torch_us")) if x)
+        out.append((pick, us, None if us is None else us / r["best_us"] - 1, None if us is None else us / faster_lt))
+    return out
+
+
+def summary(scored):
+    """Judged points, unmeasured, within 5% / 10%, median and worst loss, over 3% behind the faster cuBLASLt,
+    summed time of the judged picks."""
+    losses = [s[2] for s in scored if s[2] is not None]
+    return dict(points=len(scored), judged=len(losses), unmeasured=len(scored) - len(losses),
+                within5=sum(l <= 0.05 for l in losses), within10=sum(l <= 0.10 for l in losses),
+                median=statistics.median(losses) if losses else None, worst=max(losses) if losses else None,
+                over_lt3=sum(s[3] > 1.03 for s in scored if s[3] is not None),
+                summed_us=sum(s[1] for s in scored if s[1] is not None))
+
+
+def fmt(s):
+    pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"
+    return (f"{s['points']} | {s['judged']} | {s['unmeasured']} | {s['within5']} | {s['within10']} | "
+            f"{pct(s['median'])} | {pct(s['worst'])} | {s['over_lt3']} | {s['summed_us']:.1f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("reports", nargs="+", help="held-out reports (tune --heuristic-report)")
+    ap.add_argument("--dump", action="append", default=[], help="`skinnygemm heuristic --json` (repeat: before, after)")
+    ap.add_argument("--shapes-only", action="store_true", help="print the reports' distinct NxK, comma-separated")
+    ap.add_argument("--changed", action="store_true", help="list the points whose pick differs between two dumps")
+    a = ap.parse_args()
+    rows = load_reports(a.reports)
+    if a.shapes_only:
+        print(",".join(sorted({f"{r['n']}x{r['k']}" for _, r in rows}, key=lambda s: tuple(map(int, s.split("x"))))))
+        return
+    if not a.dump:
+        sys.exit("give at least one --dump")
+    scored = [score(rows, load_dump(d)) for d in a.dump]
+    header = ("| report | points | judged | unmeasured | within 5% | within 10% | median loss | worst "
+              "| > 3% behind cuBLASLt | µs summed (judged) |")
+    for d, sc in zip(a.dump, scored):
+        print(f"\n{d}\n\n{header}\n|---|" + "---:|" * 9)
+        for rep in sorted({n for n, _ in rows}):
+            sel = [s for (n, _), s in zip(rows, sc) if n == rep]
+            print(f"| {rep} | {fmt(summary(sel))} |")
+        print(f"| all | {fmt(summary(sc))} |")
+    if len(scored) >= 2:
+        common = [i for i in range(len(rows)) if scored[0][i][2] is not None and scored[1][i][2] is not None]
+        print(f"\npoints judged under both dumps: {len(common)}")
+        for j in (0, 1):
+            print(f"| {a.dump[j]} | {fmt(summary([scored[j][i] for i in common]))} |")
+    if a.changed and len(scored) >= 2:
+        print("\n| report | N×K | M | before | µs | after | µs | best | µs |")
+        print("|---|---|---:|---|---:|---|---:|---|---:|")
+        for (rep, r), b, c in zip(rows, scored[0], scored[1]):
+            if b[0] != c[0]:
+                us = lambda v: "unmeasured" if v is None else f"{v:.2f}"
+                print(f"| {rep} | {r['n']}×{r['k']} | {r['m']} | {b[0]} | {us(b[1])} | {c[0]} | {us(c[1])} | "
+                      f"{r['best_config']} | {r['best_us']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
