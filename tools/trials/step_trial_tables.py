@@ -70,6 +70,8 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # chain floor's 3.26 at that size: one CTA per 64-row tile streams 6 stages, 2 past its 4-stage ring, after the
     # wait. Two CTAs per tile, 3 stages each, all in the ring before the wait: a cluster of two reduced through
     # distributed shared memory (V2) or the lead split with lead 0 (V0, the part's partials handed to part 0).
+    # Both lost (session 15, skinny_fused at M = 1 / 8 / 16: V2 +121 / +196 / +242 us, V0 +104 / +127 / +117; V2 with
+    # the clusters' push reduction +87 / +172 / +171 against the push baseline).
     "V2": ([((7168, 768), "tma_m8_r64_b2_s4_x2")], 16),
     "V0": ([((7168, 768), "tma_m8_r64_b2_s4_c2_d0")], 16),
 }

@@ -50,7 +50,6 @@ struct TmaParams {
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
-  int cluster_push;   // cluster split-K: 0 = DSMEM stores then barrier.cluster; 1 = st.async onto the owner's mbarrier
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
@@ -139,17 +138,7 @@ __device__ __forceinline__ unsigned arrive_acq_rel(unsigned* counter) {
   asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
   return old;
 }
-// A store into the shared memory of CTA `rank` of the cluster, at the offset of local_addr in our own.
-__device__ __forceinline__ void st_cluster(uint32_t local_addr, int rank, float v) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local_addr), "r"(rank));
-  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
-}
-// Every thread of every CTA of the cluster: stores before it are visible to loads after it, cluster-wide.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
-}
-// The two halves of cluster_sync, for a barrier whose arrival and wait are far apart.
+// A cluster barrier whose arrival and wait are far apart (every thread of every CTA of the cluster arrives once).
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
 // A 4-byte store into the shared memory of CTA `rank` of the cluster (at the offset of local_addr in our own) that
@@ -278,9 +267,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   // Lead split: the other parts' sums [token][row] (tokens < M), added by the producer warp in part order.
   float* others_sum = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
   uint64_t* others_ready = empty + kMaxStages + 1;  // after last_flag
-  // Cluster split-K with push (p.cluster_push): complete when every rank's sums of this CTA's slice are in.
+  // Cluster split-K: complete when every rank's sums of this CTA's slice of the tile are in.
   uint64_t* recv_full = empty + kMaxStages + 2;
-  const bool push = p.cluster > 1 && p.cluster_push;
+  const bool cluster = p.cluster > 1;
 
   if (p.trace && threadIdx.x == 0) {
     unsigned sm;
@@ -291,7 +280,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
     mbar_init(others_ready, 32);
-    if (push) {  // our own arrival now; the phase completes with the bytes: rows x tokens x 4 from the whole cluster
+    if (cluster) {  // our own arrival now; the phase completes with the bytes: rows x tokens x 4 from the whole cluster
       mbar_init(recv_full, 1);
       mbar_expect_tx(recv_full, static_cast<unsigned>(kRows * (p.m < kTileM ? p.m : kTileM) * 4));
     }
@@ -300,7 +289,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   __syncthreads();
   // The peers may signal recv_full only once it is initialised: arrive now, wait just before the first remote store
   // (by then every CTA of the cluster arrived long ago, so the wait costs nothing on the path).
-  if (push) cluster_arrive();
+  if (cluster) cluster_arrive();
   // The next kernel's CTAs may take the free room on the SMs now and fill their own rings during our tail. (Letting them
   // in only once a CTA had multiplied its first or third stage, as CUTLASS's low-latency GEMM lets its dependents in
   // after about half its K tiles are loaded, cost the step 171-472 us: docs/kernels.md "Session 14".)
@@ -349,11 +338,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         if (++s == S) s = 0, phase ^= 1;
       }
     }
-    if (push) {
-      cluster_wait();  // pairs with the arrival at the start
-    } else if (p.cluster > 1) {
-      cluster_sync();  // the consumers' reduction barrier counts every thread of the cluster
-    }
+    if (cluster) cluster_wait();  // pairs with the arrival at the start
     if (p.parts > 1 && part == 0 && kAblate == 0) {
       // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
       // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
@@ -559,27 +544,20 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     }
     if (p.cluster > 1 && kAblate != 1) {
       // Cluster split-K: a reduce-scatter through distributed shared memory. Rank r owns rows [r * slice,
-      // (r + 1) * slice) of the tile; every rank stores its sums of those rows into r's receive buffer
-      // [source rank][token][row], one cluster barrier, then r adds the sources in rank order and stores y.
-      // With push, each store completes its bytes on the owner's recv_full instead, and only the owner waits: for
-      // its slice from every rank, not for every thread of the cluster.
+      // (r + 1) * slice) of the tile; every rank pushes its sums of those rows into r's receive buffer
+      // [source rank][token][row] with st.async, each store completing its 4 bytes on r's recv_full, and r, once all
+      // have landed, adds the sources in rank order and stores y. Only the owner waits, for its slice; a cluster barrier
+      // after DSMEM stores (every thread of the cluster, each after its stores were released) cost the step 34 / 84 /
+      // 59 us at M = 1 / 8 / 16, 116-137 us unfused (docs/kernels.md "Session 15").
       const int slice = kRows / p.cluster;
       float* recv = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
-      const uint32_t recv_local = shared_addr(recv);
-      if (push) {
-        cluster_wait();
-        const uint32_t bar_local = shared_addr(recv_full);
-        for_each_output([&](int token, int rloc, float v) {
-          st_async_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice),
-                           bar_local, rloc / slice, v);
-        });
-        mbar_wait(recv_full, 0);
-      } else {
-        for_each_output([&](int token, int rloc, float v) {
-          st_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice), rloc / slice, v);
-        });
-        cluster_sync();
-      }
+      const uint32_t recv_local = shared_addr(recv), bar_local = shared_addr(recv_full);
+      cluster_wait();  // every CTA of the cluster initialised its recv_full (it returns at once: all arrived at the start)
+      for_each_output([&](int token, int rloc, float v) {
+        st_async_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice),
+                         bar_local, rloc / slice, v);
+      });
+      mbar_wait(recv_full, 0);
       for (int o = tid; o < slice * p.m; o += 32 * kConsumerWarps) {
         const int token = o / slice, r = o % slice;
         float sum = 0.f;

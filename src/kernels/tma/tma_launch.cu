@@ -3,10 +3,8 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <mutex>
-#include <string>
 #include <utility>
 
 #include "runtime/backends.h"
@@ -193,13 +191,6 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // "Session 14").
   params.handoff = c.tile_m <= 8 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
-  // Lab knob (branch cluster-push, docs/kernels.md "Session 15"): the clusters' reduce-scatter by st.async onto the
-  // owner's mbarrier instead of DSMEM stores and a cluster barrier.
-  static const bool cluster_push = [] {
-    const char* v = std::getenv("SKINNYGEMM_TMA_CLUSTER_PUSH");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  params.cluster_push = cluster_push ? 1 : 0;
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;

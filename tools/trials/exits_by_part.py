@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Per-CTA exits of the lead split's launches in a step timeline (`skinnygemm step --trace-tma FILE`; docs/kernels.md
+"Session 15"): for each lead-split shape, the CTAs' exit after the dependency's end (the earliest end of a CTA's
+griddepcontrol.wait) by part (the reducer, part 0, or another part) and by how many of the launch's CTAs ran on the same
+SM, and which CTAs are the last five to exit in each launch. The parts follow tma_shape.h's lead_split_grid_for.
+
+    tools/trials/exits_by_part.py trace.json[.gz] [--case N] [--shapes 4480x7168,6288x7168]
+"""
+import argparse
+import gzip
+import json
+import re
+import statistics
+from collections import Counter, defaultdict
+
+SMS = 132
+
+
+def lead_parts(n, k, config, sms=SMS):
+    """(parts, stages of part 0, stages) of the lead split for config tma_m<t>_r<rows>_b<boxes>_s<s>_c<c>_d<lead>."""
+    f = re.match(r"tma_m\d+_r(\d+)_b(\d+)_s\d+_c(\d+)_d(\d+)$", config)
+    if not f:
+        return None
+    rows, boxes, per_sm, lead = map(int, f.groups())
+    tiles, stages = (n + rows - 1) // rows, (k + 64 * boxes - 1) // (64 * boxes)
+    parts = max(1, min(per_sm * sms // tiles, stages, 16))
+    part0 = lambda p: (stages + (p - 1) * lead) // p
+    while parts > 1 and stages - part0(parts) < parts - 1:
+        parts -= 1
+    return parts, part0(parts), stages
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("trace")
+    ap.add_argument("--case", type=int, default=0, help="which case of the file (variant, M)")
+    ap.add_argument("--shapes", default="", help="NxK items (default: every lead-split shape launched 2+ times)")
+    args = ap.parse_args()
+    opener = gzip.open if args.trace.endswith(".gz") else open
+    case = json.load(opener(args.trace, "rt"))["cases"][args.case]
+    print("%s M=%d" % (case["variant"], case["m"]))
+    by_shape = defaultdict(list)
+    for launch in case["launches"]:
+        by_shape[(launch["n"], launch["k"], launch["config"])].append(launch)
+    wanted = {tuple(map(int, s.split("x"))) for s in args.shapes.split(",") if s}
+    for (n, k, config), launches in by_shape.items():
+        split = lead_parts(n, k, config)
+        if not split or split[0] < 2 or (wanted and (n, k) not in wanted) or (not wanted and len(launches) < 2):
+            continue
+        parts, part0, stages = split
+        exits, last = defaultdict(list), Counter()
+        for launch in launches:
+            ready = min(launch["waited_us"])
+            on_sm = Counter(launch["sm"])
+            key = lambda i: ("reducer" if i % parts == 0 else "part", on_sm[launch["sm"][i]])
+            for i, t in enumerate(launch["exit_us"]):
+                exits[key(i)].append(t - ready)
+            for i in sorted(range(len(launch["exit_us"])), key=lambda i: -launch["exit_us"][i])[:5]:
+                last[key(i)[0]] += 1
+        print("%dx%d %s: %d launches, %d parts, part 0 %d of %d stages" % (n, k, config, len(launches), parts, part0, stages))
+        for (role, ctas_on_sm), v in sorted(exits.items()):
+            v.sort()
+            print("  %-7s %d on its SM: %6d CTAs, exit after the dependency: median %.2f us, p90 %.2f, max %.2f" % (
+                role, ctas_on_sm, len(v), statistics.median(v), v[int(0.9 * (len(v) - 1))], v[-1]))
+        print("  the last five exits of each launch: %s" % dict(last))
+
+
+if __name__ == "__main__":
+    main()
