@@ -152,6 +152,19 @@ __device__ __forceinline__ void st_async_cluster(uint32_t local_addr, uint32_t l
                "r"(__float_as_uint(v)), "r"(remote_bar)
                : "memory");
 }
+// Waits for the phase of a barrier that other CTAs' st.async complete: their complete-tx releases at cluster scope, so
+// the wait acquires at cluster scope (the ring's waits, completed by this CTA's own copies, stay .cta).
+__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n"
+      "}\n" ::"r"(shared_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(32 * kConsumerWarps) : "memory"); }
@@ -557,7 +570,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         st_async_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice),
                          bar_local, rloc / slice, v);
       });
-      mbar_wait(recv_full, 0);
+      mbar_wait_cluster(recv_full, 0);
       for (int o = tid; o < slice * p.m; o += 32 * kConsumerWarps) {
         const int token = o / slice, r = o % slice;
         float sum = 0.f;
