@@ -367,8 +367,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       // spills from 152 / 436 to 180 / 772 bytes, ptxas -v.)
       if constexpr (kTileM <= 16) {
         if (p.parts > 1 && part != 0 && p.tail_prefetch > 0) {
-          const int first = p.lead_stages > p.tail_prefetch ? p.lead_stages - p.tail_prefetch : 0;
-          for (int ks = first; ks < p.lead_stages; ++ks)
+          const int tail_first = p.lead_stages > p.tail_prefetch ? p.lead_stages - p.tail_prefetch : 0;
+          for (int ks = tail_first; ks < p.lead_stages; ++ks)
             if (ks % (p.parts - 1) == part - 1)
 #pragma unroll
               for (int b = 0; b < kBoxes; ++b) tma_prefetch_l2(&w_map, (ks * kBoxes + b) * kStageK, lead_tile * kRows);
