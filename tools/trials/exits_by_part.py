@@ -2,32 +2,20 @@
 """Per-CTA exits of the lead split's launches in a step timeline (`skinnygemm step --trace-tma FILE`; docs/kernels.md
 "Session 15"): for each lead-split shape, the CTAs' exit after the dependency's end (the earliest end of a CTA's
 griddepcontrol.wait) by part (the reducer, part 0, or another part) and by how many of the launch's CTAs ran on the same
-SM, and which CTAs are the last five to exit in each launch. The parts follow tma_shape.h's lead_split_grid_for.
+SM, and which CTAs are the last five to exit in each launch. The parts: tma_grid.py (tma_shape.h's lead_split_grid_for).
 
     tools/trials/exits_by_part.py trace.json[.gz] [--case N] [--shapes 4480x7168,6288x7168]
 """
 import argparse
-import gzip
-import json
-import re
+import os
 import statistics
+import sys
 from collections import Counter, defaultdict
 
-SMS = 132
+from tma_grid import lead_parts
 
-
-def lead_parts(n, k, config, sms=SMS):
-    """(parts, stages of part 0, stages) of the lead split for config tma_m<t>_r<rows>_b<boxes>_s<s>_c<c>_d<lead>."""
-    f = re.match(r"tma_m\d+_r(\d+)_b(\d+)_s\d+_c(\d+)_d(\d+)$", config)
-    if not f:
-        return None
-    rows, boxes, per_sm, lead = map(int, f.groups())
-    tiles, stages = (n + rows - 1) // rows, (k + 64 * boxes - 1) // (64 * boxes)
-    parts = max(1, min(per_sm * sms // tiles, stages, 16))
-    part0 = lambda p: (stages + (p - 1) * lead) // p
-    while parts > 1 and stages - part0(parts) < parts - 1:
-        parts -= 1
-    return parts, part0(parts), stages
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import trace_summary  # noqa: E402  (scripts/trace_summary.py: load)
 
 
 def main():
@@ -36,8 +24,7 @@ def main():
     ap.add_argument("--case", type=int, default=0, help="which case of the file (variant, M)")
     ap.add_argument("--shapes", default="", help="NxK items (default: every lead-split shape launched 2+ times)")
     args = ap.parse_args()
-    opener = gzip.open if args.trace.endswith(".gz") else open
-    case = json.load(opener(args.trace, "rt"))["cases"][args.case]
+    case = trace_summary.load(args.trace)["cases"][args.case]
     print("%s M=%d" % (case["variant"], case["m"]))
     by_shape = defaultdict(list)
     for launch in case["launches"]:

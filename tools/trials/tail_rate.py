@@ -13,41 +13,15 @@ successors (their prefill).
     tools/trials/tail_rate.py trace.json[.gz] [--case N] [--prefill-us 1.5] [--bucket-us 0.1]
 """
 import argparse
-import gzip
-import json
-import re
+import os
 import statistics
+import sys
 from collections import defaultdict
 
-SMS = 132
-STAGE_K = 64
+from tma_grid import stages_per_cta
 
-
-def stages_per_cta(n, k, config, ctas, sms=SMS):
-    """Per CTA (in blockIdx order) the number of K stages it streams and the bytes of one stage, or None."""
-    f = re.match(r"tma_m\d+_r(\d+)_b(\d+)_s(\d+)_(?:c(\d+)_d(\d+)|x(\d+)|c(\d+)_u(\d+))$", config)
-    if not f:
-        return None
-    rows, boxes, ring = int(f.group(1)), int(f.group(2)), int(f.group(3))
-    tiles, k_stages = (n + rows - 1) // rows, (k + STAGE_K * boxes - 1) // (STAGE_K * boxes)
-    stage_bytes = rows * boxes * STAGE_K * 2
-    if f.group(5) is not None:  # lead split
-        per_sm, lead = int(f.group(4)), int(f.group(5))
-        parts = max(1, min(per_sm * sms // tiles, k_stages, 16))
-        part0 = lambda p: (k_stages + (p - 1) * lead) // p
-        while parts > 1 and k_stages - part0(parts) < parts - 1:
-            parts -= 1
-        lead_stages = part0(parts)
-        first = lambda j: 0 if j == 0 else lead_stages + (j - 1) * (k_stages - lead_stages) // (parts - 1)
-        last = lambda j: k_stages if j == parts - 1 else first(j + 1)  # parts == 1: every stage
-        counts = [last(g % parts) - first(g % parts) for g in range(ctas)]
-    elif f.group(6) is not None:  # cluster split-K
-        x = int(f.group(6))
-        counts = [(r + 1) * k_stages // x - r * k_stages // x for r in (g % x for g in range(ctas))]
-    else:  # stream-K: equal contiguous ranges of all units
-        units = tiles * k_stages
-        counts = [(g + 1) * units // ctas - g * units // ctas for g in range(ctas)]
-    return counts, stage_bytes, ring
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import trace_summary  # noqa: E402  (scripts/trace_summary.py: load)
 
 
 def main():
@@ -58,8 +32,7 @@ def main():
     ap.add_argument("--bucket-us", type=float, default=0.1)
     ap.add_argument("--top", type=int, default=12)
     args = ap.parse_args()
-    opener = gzip.open if args.trace.endswith(".gz") else open
-    data = json.load(opener(args.trace, "rt"))
+    data = trace_summary.load(args.trace)
     peak = data.get("stream_read_tbps", 4.7)
     case = data["cases"][args.case]
     launches = case["launches"]

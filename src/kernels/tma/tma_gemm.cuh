@@ -77,6 +77,7 @@ using cuda::mbar_arrive;  // kernels/common/mbarrier.cuh
 using cuda::mbar_expect_tx;
 using cuda::mbar_init;
 using cuda::mbar_wait;
+using cuda::mbar_wait_cluster;
 using cuda::shared_addr;
 
 // One 2D tile of a tensor map into shared memory; completes on bar with the box's bytes (zeros past the edges).
@@ -151,19 +152,6 @@ __device__ __forceinline__ void st_async_cluster(uint32_t local_addr, uint32_t l
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(remote),
                "r"(__float_as_uint(v)), "r"(remote_bar)
                : "memory");
-}
-// Waits for the phase of a barrier that other CTAs' st.async complete: their complete-tx releases at cluster scope, so
-// the wait acquires at cluster scope (the ring's waits, completed by this CTA's own copies, stay .cta).
-__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait_%=:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n"
-      "}\n" ::"r"(shared_addr(bar)),
-      "r"(parity)
-      : "memory");
 }
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
@@ -555,7 +543,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       exit_trace();
       return;
     }
-    if (p.cluster > 1 && kAblate != 1) {
+    if (cluster && kAblate != 1) {
       // Cluster split-K: a reduce-scatter through distributed shared memory. Rank r owns rows [r * slice,
       // (r + 1) * slice) of the tile; every rank pushes its sums of those rows into r's receive buffer
       // [source rank][token][row] with st.async, each store completing its 4 bytes on r's recv_full, and r, once all
