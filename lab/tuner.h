@@ -110,6 +110,9 @@ struct TuneResult {
   std::vector<BenchRow> rows;      // every candidate that passed its check, in candidate order (GPU rows
                                    // carry the cuBLASLt default / best times of the same point)
   std::vector<Rejected> rejected;  // candidates that failed their check or could not run
+  // GPU: per row, the algorithm a cuBLASLt position (cublaslt_a<i>) named on this point, by identity; empty for
+  // other rows. The positions move with the shape, so a report can say which algorithm won only by identity.
+  std::vector<std::string> identities;
   HeuristicPick heuristic;
 };
 

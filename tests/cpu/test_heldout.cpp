@@ -175,6 +175,12 @@ TEST(HeuristicPick, MeasuredEvenWhenTheCandidatesLeaveItOut) {
   const json j = json::parse(tune::heuristic_report_json(tune::BenchMeta{}, {r}));
   EXPECT_EQ(j["rows"][0]["best_config"], pick);  // the fastest measured row, the extra one included
   EXPECT_EQ(j["rows"][0]["loss"], 0.0);
+  // Every measured candidate with its time, so that another pick can be scored offline; no identity on the CPU.
+  ASSERT_EQ(j["rows"][0]["candidates"].size(), r.rows.size());
+  EXPECT_EQ(j["rows"][0]["candidates"][0]["config"], other);
+  EXPECT_EQ(j["rows"][0]["candidates"][0]["us"], 3.0);
+  EXPECT_FALSE(j["rows"][0]["candidates"][0].contains("identity"));
+  EXPECT_TRUE(r.identities.empty());
 
   // Its check fails: no time, no loss; the report says so rather than dropping the point.
   o.candidates = "";
