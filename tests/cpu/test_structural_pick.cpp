@@ -51,7 +51,9 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
       {1, 2560, 10240, "tma_m8_r64_b2_s4_c2_d6"}, {2, 2304, 3584, "tma_m8_r64_b2_s4_c2_d6"},
       {3, 2560, 10240, "tma_m8_r32_b2_s4_x4"},    {16, 2304, 4096, "tma_m16_r32_b2_s4_x4"},
       {1, 3000, 2560, "tma_m8_r64_b2_s4_c2_d6"},  {16, 3000, 2560, "tma_m16_r64_b2_s4_x4"},
-      {1, 2304, 1536, "tma_m8_r64_b2_s4_x4"},     {8, 3584, 7168, "tma_m8_r64_b2_s4_x4"},
+      {8, 3584, 7168, "tma_m8_r64_b2_s4_x4"},
+      // Session 16 (set nine): 144 cluster CTAs of 3 stages each, some SMs with two, so a 3-stage ring.
+      {1, 2304, 1536, "tma_m8_r64_b2_s3_x4"},
   };
   for (const Point& pt : points) {
     const Choice c = pick_on(h200, pt.m, pt.n, pt.k);
@@ -131,6 +133,33 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
       EXPECT_THAT(why, HasSubstr("1 row tiles of 64 x 8 cluster CTAs = 8 CTAs"));
     }
     EXPECT_TRUE(tma::structural_pick(Problem{m, 1536, 128, DType::BF16}, h200, &pick, &why)) << "m=" << m;
+  }
+}
+
+// Session 16's three rules from held-out set nine's first run (581d850; docs/tuning.md "Session 16"), each with the
+// neighbour it must leave alone. Every listed pick was the old rule's loser by 22-42% there:
+//  - short K and no cluster: 64-row tiles where they fill three quarters of the two-per-SM slots (14336 x 1792: 224
+//    tiles, 13.3 us against 18.2 in 32-row tiles), 32-row ones below that (9728 x 896: 152 tiles);
+//  - the band's 32-row clusters: of two where four would put more than 2.5 CTAs on an SM (3072 x 12288: 384 CTAs;
+//    20.8 us in twos against 28.0 in fours at M = 3-8), of four below that (2560 x 10240: 320);
+//  - a cluster's ring: 3 stages where some SMs hold two CTAs of at most 4 stages each (1280 x 2048: 160 CTAs of 2
+//    stages, 2.95 us against 3.61 with 4 at M = 1), 4 with fewer CTAs than SMs (128 x 2048: 16 CTAs).
+TEST(StructuralPick, SetNinesRulesAndTheNeighboursTheyLeave) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  struct Point {
+    int64_t m, n, k;
+    const char* pick;
+  };
+  const Point points[] = {
+      {1, 14336, 1792, "tma_m8_r64_b2_s4_c2_d6"}, {16, 14336, 1792, "tma_m16_r64_b2_s4_c2_d6"},
+      {1, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},   {4, 3072, 12288, "tma_m8_r32_b2_s4_x2"},
+      {16, 3072, 12288, "tma_m16_r32_b2_s4_x2"},  {4, 2560, 10240, "tma_m8_r32_b2_s4_x4"},
+      {1, 1280, 2048, "tma_m8_r64_b2_s3_x8"},     {16, 1280, 2048, "tma_m16_r64_b2_s3_x8"},
+      {1, 128, 2048, "tma_m8_r64_b2_s4_x8"},
+  };
+  for (const Point& pt : points) {
+    const Choice c = pick_on(h200, pt.m, pt.n, pt.k);
+    EXPECT_EQ(c.config.name(), pt.pick) << pt.n << "x" << pt.k << " m=" << pt.m << ": " << c.reason.str();
   }
 }
 

@@ -74,6 +74,9 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # the clusters' push reduction +87 / +172 / +171 against the push baseline).
     "V2": ([((7168, 768), "tma_m8_r64_b2_s4_x2")], 16),
     "V0": ([((7168, 768), "tma_m8_r64_b2_s4_c2_d0")], 16),
+    # Session 16: q_b_proj 2304 x 1536 (24 launches, no table entry at M <= 16) on the ring of 4 stages it had before
+    # the cluster-ring rule of held-out set nine gave it 3 (144 CTAs of 3 stages): what that rule does to the step.
+    "B4": ([((2304, 1536), "tma_m8_r64_b2_s4_x4")], 16),
 }
 
 def main():

@@ -71,8 +71,15 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       // over two CTAs per SM is faster (1000 x 16384: 128 CTAs of 256 KiB 13.1 us, stream-K 11.3).
       if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024) break;
       // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early
-      // (2112x7168 M = 1 on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3).
-      c.stages = ctas > slots - sms / 4 || smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024 ? 3 : 4;
+      // (2112x7168 M = 1 on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3). So does it where some SMs hold two CTAs
+      // that have at most 4 stages each, whose fourth slot holds little or nothing: 1280 x 2048 in clusters of 8
+      // (160 CTAs of 2 stages) 2.95-3.20 us with 3 stages against 3.61-3.92 with 4 at M <= 8 (held-out set nine at
+      // 581d850), 1792 x 4096 (224 CTAs of 4) 10-12% faster with 3 at M <= 8 (set one); with fewer CTAs than SMs 4
+      // stay (128 x 2048 on 16 CTAs: 2.37 us against 2.53).
+      const bool few_stages_doubled = ctas > sms && g.k_stages <= 4 * x;
+      c.stages = ctas > slots - sms / 4 || few_stages_doubled || smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024
+                     ? 3
+                     : 4;
       c.cluster = x;
       // Clusters of four on 64-row tiles that give a few more CTAs than SMs (up to 1.5 x) with 5 or more stages each
       // load some SMs with two CTAs' bytes and the rest with one. On the five held-out shapes in this band
@@ -86,6 +93,10 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
         if (p.m <= 2) return lead_split(false, false);
         if (g.k_stages >= 7 * x) {
           c.rows = 32, c.stages = 4;
+          // Twice the CTAs in 32-row tiles; past 2.5 per SM in clusters of four they no longer all start at once:
+          // 3072 x 12288 (384 such CTAs) ran 28.0-29.8 us at M = 3-16 against 20.8-22.0 in clusters of two (192
+          // CTAs; held-out set nine at 581d850), where 2560 x 10240 (320) was the best in fours.
+          if (2 * 2 * ctas > 5 * int64_t{sms}) c.cluster = 2;
           return c;
         }
       }
@@ -100,8 +111,11 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     // one part) where that fills nine tenths of the slots (16032 x 4096, 251 tiles: stream-K 34.4 us, 64-row lead
     // split 32.3) or K is short and 32-row tiles (9728 x 896, 152 tiles of 64: stream-K 8.91 us, 304 of 32 5.54);
     // stream-K otherwise (9216 x 7168, 144 tiles: stream-K within 0.5% of the best).
+    // 32-row tiles only where the 64-row ones would leave a quarter of the slots empty: 14336 x 1792 (224 tiles of
+    // 64, 0.85 of the slots) 13.3-13.9 us in 64-row tiles against 18.2-19.6 in 32 at M <= 16 (held-out set nine at
+    // 581d850), 24576 x 1536 (384) 6-9% faster in 64 (set seven), 9728 x 896 (152, 0.58) faster in 32.
     if (c.tile_m <= 16 && g.k_stages >= 2 && (short_k || 10 * int64_t{g.tiles} >= 9 * slots))
-      return lead_split(short_k, true);
+      return lead_split(short_k && 4 * int64_t{g.tiles} < 3 * slots, true);
   }
   c.boxes = 2;
   c.stages = c.tile_m == 64 ? 3 : 4;
