@@ -138,10 +138,11 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 
 // Session 16's three rules from held-out set nine's first run (581d850; docs/tuning.md "Session 16"), each with the
 // neighbour it must leave alone. Every listed pick was the old rule's loser by 22-42% there:
-//  - short K and no cluster: 64-row tiles where they fill three quarters of the two-per-SM slots (14336 x 1792: 224
-//    tiles, 13.3 us against 18.2 in 32-row tiles), 32-row ones below that (9728 x 896: 152 tiles);
-//  - the band's 32-row clusters: of two where four would put more than 2.5 CTAs on an SM (3072 x 12288: 384 CTAs;
-//    20.8 us in twos against 28.0 in fours at M = 3-8), of four below that (2560 x 10240: 320);
+//  - short K and no cluster: 64-row tiles where they fill three quarters of the two-per-SM slots and no more (14336 x
+//    1792: 224 tiles, 13.3 us against 18.2 in 32-row tiles), 32-row ones below (9728 x 896: 152 tiles) and above
+//    (20000 x 1536: 313 tiles, where 64 rows lost 24-27% against 32 rows' 10-13% in set ten);
+//  - the band's 32-row clusters: of two where four would put more than 2.75 CTAs on an SM (3072 x 12288: 384 CTAs;
+//    20.8 us in twos against 28.0 in fours at M = 3-8), of four below that (2816 x 4096: 352, the best measured);
 //  - a cluster's ring: 3 stages where some SMs hold two CTAs of at most 4 stages each (1280 x 2048: 160 CTAs of 2
 //    stages, 2.95 us against 3.61 with 4 at M = 1), 4 with fewer CTAs than SMs (128 x 2048: 16 CTAs).
 TEST(StructuralPick, SetNinesRulesAndTheNeighboursTheyLeave) {
@@ -152,8 +153,10 @@ TEST(StructuralPick, SetNinesRulesAndTheNeighboursTheyLeave) {
   };
   const Point points[] = {
       {1, 14336, 1792, "tma_m8_r64_b2_s4_c2_d6"}, {16, 14336, 1792, "tma_m16_r64_b2_s4_c2_d6"},
-      {1, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},   {4, 3072, 12288, "tma_m8_r32_b2_s4_x2"},
+      {1, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},   {1, 20000, 1536, "tma_m8_r32_b2_s4_c2_d6"},
+      {4, 3072, 12288, "tma_m8_r32_b2_s4_x2"},
       {16, 3072, 12288, "tma_m16_r32_b2_s4_x2"},  {4, 2560, 10240, "tma_m8_r32_b2_s4_x4"},
+      {4, 2816, 4096, "tma_m8_r32_b2_s4_x4"},
       {1, 1280, 2048, "tma_m8_r64_b2_s3_x8"},     {16, 1280, 2048, "tma_m16_r64_b2_s3_x8"},
       {1, 128, 2048, "tma_m8_r64_b2_s4_x8"},
   };

@@ -93,10 +93,11 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
         if (p.m <= 2) return lead_split(false, false);
         if (g.k_stages >= 7 * x) {
           c.rows = 32, c.stages = 4;
-          // Twice the CTAs in 32-row tiles; past 2.5 per SM in clusters of four they no longer all start at once:
+          // Twice the CTAs in 32-row tiles; past 2.75 per SM in clusters of four they no longer all start at once:
           // 3072 x 12288 (384 such CTAs) ran 28.0-29.8 us at M = 3-16 against 20.8-22.0 in clusters of two (192
-          // CTAs; held-out set nine at 581d850), where 2560 x 10240 (320) was the best in fours.
-          if (2 * 2 * ctas > 5 * int64_t{sms}) c.cluster = 2;
+          // CTAs; held-out set nine at 581d850), 3072 x 6144 (384) 40-43% slower in fours (set ten at 2eaefeb,
+          // blind), where 2560 x 10240 (320; set seven) and 2816 x 4096 (352; set six) were the best in fours.
+          if (4 * 2 * ctas > 11 * int64_t{sms}) c.cluster = 2;
           return c;
         }
       }
@@ -111,11 +112,14 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     // one part) where that fills nine tenths of the slots (16032 x 4096, 251 tiles: stream-K 34.4 us, 64-row lead
     // split 32.3) or K is short and 32-row tiles (9728 x 896, 152 tiles of 64: stream-K 8.91 us, 304 of 32 5.54);
     // stream-K otherwise (9216 x 7168, 144 tiles: stream-K within 0.5% of the best).
-    // 32-row tiles only where the 64-row ones would leave a quarter of the slots empty: 14336 x 1792 (224 tiles of
-    // 64, 0.85 of the slots) 13.3-13.9 us in 64-row tiles against 18.2-19.6 in 32 at M <= 16 (held-out set nine at
-    // 581d850), 24576 x 1536 (384) 6-9% faster in 64 (set seven), 9728 x 896 (152, 0.58) faster in 32.
+    // With short K, 64-row tiles where they fill between three quarters of the slots and all of them: 14336 x 1792
+    // (224 tiles of 64, 0.85 of the slots) 13.3-13.9 us against 18.2-19.6 in 32-row tiles at M <= 16 (held-out set
+    // nine at 581d850); 32-row tiles below (9728 x 896: 152, 0.58) and above: 20000 x 1536 (313, 1.19) lost 24-27%
+    // in 64-row tiles of two boxes per stage against 10-13% in 32 (set ten at 2eaefeb, blind; the best there, and
+    // on 24576 x 1536 in set seven, was 64 rows of one box per stage, whose smaller ring fits three CTAs per SM).
+    const bool wide_tiles_fill = 4 * int64_t{g.tiles} >= 3 * slots && g.tiles <= slots;
     if (c.tile_m <= 16 && g.k_stages >= 2 && (short_k || 10 * int64_t{g.tiles} >= 9 * slots))
-      return lead_split(short_k && 4 * int64_t{g.tiles} < 3 * slots, true);
+      return lead_split(short_k && !wide_tiles_fill, true);
   }
   c.boxes = 2;
   c.stages = c.tile_m == 64 ? 3 : 4;
