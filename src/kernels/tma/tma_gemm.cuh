@@ -50,6 +50,8 @@ struct TmaParams {
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
+  int tail_prefetch;  // lead split, lab knob (branch tail-prefetch): stages at the end of part 0's range that the other
+                      // parts of its tile prefetch into the L2 once their own copies are issued (0: none)
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
@@ -96,6 +98,12 @@ __device__ __forceinline__ void tma_load_hint(void* dst, const CUtensorMap* map,
       "[%4], %5;" ::"r"(shared_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_addr(bar)), "l"(policy)
       : "memory");
+}
+// One 2D tile of a tensor map into the L2 only (no shared memory, no completion).
+__device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int inner, int outer) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(reinterpret_cast<uint64_t>(map)),
+               "r"(inner), "r"(outer)
+               : "memory");
 }
 __device__ __forceinline__ uint64_t evict_first_policy() {
   uint64_t policy;
@@ -337,6 +345,22 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         load_w(s, u, policy);
         load_x(s, u);
         if (++s == S) s = 0, phase ^= 1;
+      }
+      // Branch tail-prefetch: the last stages of a launch run with only the reducers streaming (their lead), when the
+      // weight stream drops to 0.57-0.69 of the stream-read rate over the large launches' last quarter (call 3's
+      // timelines, tools/trials/tail_rate.py). The other parts of the tile, their own copies issued (after the wait,
+      // so the previous kernel's stream is not slowed: prefetching before the wait lost, session 14), ask the L2 for
+      // the last tail_prefetch stages of part 0's range, shared out by stage, so that the reducer reads them as hits.
+      // (Token tiles of 8 and 16 only, those of the step at M <= 16: in the 128-row 64-token instances it grew the
+      // spills from 152 / 436 to 180 / 772 bytes, ptxas -v.)
+      if constexpr (kTileM <= 16) {
+        if (p.parts > 1 && part != 0 && p.tail_prefetch > 0) {
+          const int tail_first = p.lead_stages > p.tail_prefetch ? p.lead_stages - p.tail_prefetch : 0;
+          for (int ks = tail_first; ks < p.lead_stages; ++ks)
+            if (ks % (p.parts - 1) == part - 1)
+#pragma unroll
+              for (int b = 0; b < kBoxes; ++b) tma_prefetch_l2(&w_map, (ks * kBoxes + b) * kStageK, lead_tile * kRows);
+        }
       }
     }
     if (cluster) cluster_wait();  // pairs with the arrival at the start

@@ -3,6 +3,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -191,6 +192,12 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // "Session 14").
   params.handoff = c.tile_m <= 8 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
+  // Lab knob (branch tail-prefetch, docs/kernels.md "Session 15"): part 0's last N stages into the L2 by the other parts.
+  static const int tail_prefetch = [] {
+    const char* v = std::getenv("SKINNYGEMM_TMA_TAIL_PREFETCH");
+    return v != nullptr ? std::atoi(v) : 0;
+  }();
+  params.tail_prefetch = tail_prefetch;
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
