@@ -74,7 +74,7 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       // (2112x7168 M = 1 on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3). So does it where some SMs hold two CTAs
       // that have at most 4 stages each, whose fourth slot holds little or nothing: 1280 x 2048 in clusters of 8
       // (160 CTAs of 2 stages) 2.95-3.20 us with 3 stages against 3.61-3.92 with 4 at M <= 8 (held-out set nine at
-      // 581d850), 1792 x 4096 (224 CTAs of 4) 10-12% faster with 3 at M <= 8 (set one); with fewer CTAs than SMs 4
+      // 581d850), 1792 x 4096 (224 CTAs of 4) 10-12% faster with 3 at M <= 8 (set six, 516a0f1); with fewer CTAs than SMs 4
       // stay (128 x 2048 on 16 CTAs: 2.37 us against 2.53).
       const bool few_stages_doubled = ctas > sms && g.k_stages <= 4 * x;
       c.stages = ctas > slots - sms / 4 || few_stages_doubled || smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024
@@ -83,7 +83,7 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       c.cluster = x;
       // Clusters of four on 64-row tiles that give a few more CTAs than SMs (up to 1.5 x) with 5 or more stages each
       // load some SMs with two CTAs' bytes and the rest with one. On the five held-out shapes in this band
-      // (heuristic.json, heuristic-seventh-partial-0eaaa80.json) the 64-row lead split (2560 x 10240: six parts of 40
+      // (heuristic-sixth-516a0f1.json, heuristic-seventh-partial-0eaaa80.json) the 64-row lead split (2560 x 10240: six parts of 40
       // tiles, 240 CTAs) was the best measured candidate at every M <= 2, 5-18% faster than this cluster; at M >= 3,
       // where each CTA has 7 or more stages, clusters of four on 32-row tiles (twice the CTAs, 46-56 KB each) were
       // the best at 18 of 24 points (2560 x 10240: 14-16% faster; the 6-stage 32-row x4 the best at M = 3-8; 2816 x
