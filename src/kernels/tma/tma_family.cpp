@@ -74,8 +74,9 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       // (2112x7168 M = 1 on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3). So does it where some SMs hold two CTAs
       // that have at most 4 stages each, whose fourth slot holds little or nothing: 1280 x 2048 in clusters of 8
       // (160 CTAs of 2 stages) 2.95-3.20 us with 3 stages against 3.61-3.92 with 4 at M <= 8 (held-out set nine at
-      // 581d850), 1792 x 4096 (224 CTAs of 4) 10-12% faster with 3 at M <= 8 (set six, 516a0f1); with fewer CTAs than SMs 4
-      // stay (128 x 2048 on 16 CTAs: 2.37 us against 2.53).
+      // 581d850), 1792 x 4096 (224 CTAs of 4) 10-12% faster with 3 at M = 1 and 3-8 (set six at 516a0f1), q_b_proj
+      // 2304 x 1536 (144 of 3) 3.43 against 4.15 us at M = 1 and even in the step (docs/step.md "Session 16"); with
+      // fewer CTAs than SMs 4 stay (128 x 2048 on 16 CTAs: 2.37 us against 2.53).
       const bool few_stages_doubled = ctas > sms && g.k_stages <= 4 * x;
       c.stages = ctas > slots - sms / 4 || few_stages_doubled || smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024
                      ? 3
