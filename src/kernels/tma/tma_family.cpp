@@ -78,14 +78,14 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       // 2304 x 1536 (144 of 3) 3.43 against 4.15 us at M = 1 and even in the step (docs/step.md "Session 16"); with
       // fewer CTAs than SMs 4 stay (128 x 2048 on 16 CTAs: 2.37 us against 2.53).
       const bool few_stages_doubled = ctas > sms && g.k_stages <= 4 * x;
-      c.stages = ctas > slots - sms / 4 || few_stages_doubled || smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024
-                     ? 3
-                     : 4;
+      const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
+      c.stages = ctas > slots - sms / 4 || few_stages_doubled || big_ring ? 3 : 4;
       c.cluster = x;
       // Clusters of four on 64-row tiles that give a few more CTAs than SMs (up to 1.5 x) with 5 or more stages each
       // load some SMs with two CTAs' bytes and the rest with one. On the five held-out shapes in this band
-      // (heuristic-sixth-516a0f1.json, heuristic-seventh-partial-0eaaa80.json) the 64-row lead split (2560 x 10240: six parts of 40
-      // tiles, 240 CTAs) was the best measured candidate at every M <= 2, 5-18% faster than this cluster; at M >= 3,
+      // (heuristic-sixth-516a0f1.json, heuristic-seventh-partial-0eaaa80.json) the 64-row lead split (2560 x 10240:
+      // six parts of 40 tiles, 240 CTAs) was the best measured candidate at every M <= 2, 5-18% faster than this
+      // cluster; at M >= 3,
       // where each CTA has 7 or more stages, clusters of four on 32-row tiles (twice the CTAs, 46-56 KB each) were
       // the best at 18 of 24 points (2560 x 10240: 14-16% faster; the 6-stage 32-row x4 the best at M = 3-8; 2816 x
       // 4096 at M = 12-16 stream-K), at 5 stages (3000 x 2560) they were not measured. Not judged in the step: no
