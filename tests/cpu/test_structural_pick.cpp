@@ -144,8 +144,11 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 //  - the band's 32-row clusters: of two where four would put more than 2.75 CTAs on an SM (3072 x 12288: 384 CTAs;
 //    20.8 us in twos against 28.0 in fours at M = 3-8), of four below that (2816 x 4096: 352, the best measured);
 //  - a cluster's ring: 3 stages where some SMs hold two CTAs of at most 4 stages each (1280 x 2048: 160 CTAs of 2
-//    stages, 2.95 us against 3.61 with 4 at M = 1), 4 with fewer CTAs than SMs (128 x 2048: 16 CTAs).
-TEST(StructuralPick, SetNinesRulesAndTheNeighboursTheyLeave) {
+//    stages, 2.95 us against 3.61 with 4 at M = 1), 4 with fewer CTAs than SMs (128 x 2048: 16 CTAs);
+//  - and from set ten: a cluster with > 192 KiB per CTA goes to stream-K only where that gives each row tile at most
+//    32 CTAs (1000 x 16384: 16 tiles); one tile (60 x 16384, 128 CTAs' partials into one reducer: up to 3.5x the
+//    best measured) keeps its cluster, a narrow grid, so the scored families take it.
+TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
   const DeviceInfo h200 = tune::device_preset("h200");
   struct Point {
     int64_t m, n, k;
@@ -158,11 +161,19 @@ TEST(StructuralPick, SetNinesRulesAndTheNeighboursTheyLeave) {
       {16, 3072, 12288, "tma_m16_r32_b2_s4_x2"},  {4, 2560, 10240, "tma_m8_r32_b2_s4_x4"},
       {4, 2816, 4096, "tma_m8_r32_b2_s4_x4"},
       {1, 1280, 2048, "tma_m8_r64_b2_s3_x8"},     {16, 1280, 2048, "tma_m16_r64_b2_s3_x8"},
-      {1, 128, 2048, "tma_m8_r64_b2_s4_x8"},
+      {1, 128, 2048, "tma_m8_r64_b2_s4_x8"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
   };
   for (const Point& pt : points) {
     const Choice c = pick_on(h200, pt.m, pt.n, pt.k);
     EXPECT_EQ(c.config.name(), pt.pick) << pt.n << "x" << pt.k << " m=" << pt.m << ": " << c.reason.str();
+  }
+  Config pick;
+  std::string why;
+  for (int64_t m : {1, 5, 16}) {
+    EXPECT_EQ(tma::first_cut_config(Problem{m, 60, 16384, DType::BF16}, h200.sms).cluster, 8) << "m=" << m;
+    EXPECT_FALSE(tma::structural_pick(Problem{m, 60, 16384, DType::BF16}, h200, &pick, &why))
+        << "m=" << m << ": " << why;
+    EXPECT_NE(pick_on(h200, m, 60, 16384).config.family, Family::Tma) << "m=" << m;
   }
 }
 

