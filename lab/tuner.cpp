@@ -339,12 +339,14 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
     // known to its report only as a position: the identities let a rule (or a later session) say which one won.
     for (const BenchRow& r : result.rows) {
       const Config c = Config::parse(r.config);
-      std::string identity;
-      if (names_position(c)) try {
-          identity = measured_cublaslt_identity(p, c.algo).name();
-        } catch (const Error&) {  // a measure function standing in for cuBLASLt (tests): the report has no identity
+      TuneResult::Identity identity;
+      const bool by_position = c.family == Family::Cublaslt && !c.lt_identity.named() && c.algo != kCublasltTorch;
+      if (by_position) try {  // the default (algo -1) is cuBLASLt's first algorithm
+          identity.name = measured_cublaslt_identity(p, c.algo).name();
+        } catch (const Error& e) {  // reported beside the row, not lost: the time stands, only the name is missing
+          identity.error = e.what();
         }
-      result.identities.push_back(identity);
+      result.identities.push_back(std::move(identity));
     }
   }
 
@@ -567,9 +569,12 @@ std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneR
     ordered_json candidates = ordered_json::array();
     for (std::size_t c = 0; c < r.rows.size(); ++c) {
       ordered_json x = {{"config", r.rows[c].config}, {"us", json_round(r.rows[c].us)}};
-      if (c < r.identities.size() && !r.identities[c].empty()) x["identity"] = r.identities[c];
+      if (c < r.identities.size() && !r.identities[c].name.empty()) x["identity"] = r.identities[c].name;
+      if (c < r.identities.size() && !r.identities[c].error.empty()) x["identity_error"] = r.identities[c].error;
       candidates.push_back(std::move(x));
     }
+    if (h.extra && h.error.empty())  // the pick, measured after the candidates that left it out
+      candidates.push_back({{"config", h.row.config}, {"us", json_round(h.row.us)}, {"extra", true}});
     o["candidates"] = std::move(candidates);
     o["loss"] = h.error.empty() ? ordered_json(json_round(h.row.us / best.us - 1)) : ordered_json();
     if (h.extra) o["heuristic_extra"] = true;  // measured after the candidates, which left it out

@@ -110,9 +110,13 @@ struct TuneResult {
   std::vector<BenchRow> rows;      // every candidate that passed its check, in candidate order (GPU rows
                                    // carry the cuBLASLt default / best times of the same point)
   std::vector<Rejected> rejected;  // candidates that failed their check or could not run
-  // GPU: per row, the algorithm a cuBLASLt position (cublaslt_a<i>) named on this point, by identity; empty for
-  // other rows. The positions move with the shape, so a report can say which algorithm won only by identity.
-  std::vector<std::string> identities;
+  // GPU: per row, the algorithm cuBLASLt's default or a position (cublaslt_a<i>) ran on this point, by identity (or
+  // why it could not be named); empty for other rows. The positions move with the shape, so a report can say which
+  // algorithm won only by identity.
+  struct Identity {
+    std::string name, error;
+  };
+  std::vector<Identity> identities;
   HeuristicPick heuristic;
 };
 

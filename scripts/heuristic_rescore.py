@@ -2,10 +2,11 @@
 """Re-scores the heuristic's picks on the recorded held-out points, without a GPU (issue 18, docs/tuning.md).
 
 Each held-out report (`tune --heuristic-report`, docs/benchmarks/h200/heuristic*.json) keeps per point the times of
-a few configs only: the pick of the revision that ran it, the best measured candidate, cuBLASLt's default
-(`cublaslt`), cuBLASLt's best algorithm and cublaslt_torch. A pick of another revision (a `skinnygemm heuristic
---json` dump) is scored where it is one of those; elsewhere it is "unmeasured" (its time is at least the point's
-best, nothing more is known). Every report is scored point by point: the same point measured in two reports counts
+the pick of the revision that ran it, the best measured candidate, cuBLASLt's default (`cublaslt`), cuBLASLt's best
+algorithm and cublaslt_torch; reports since session 16 (eb45e6f) also every measured candidate (`candidates`, with
+the identity of each cuBLASLt algorithm, so a pick named by identity is found too). A pick of another revision (a
+`skinnygemm heuristic --json` dump) is scored where the report has its time; elsewhere it is "unmeasured" (its time
+is at least the point's best, nothing more is known). Every report is scored point by point: the same point measured in two reports counts
 twice, once per run, as each report is a run of its own.
 
     skinnygemm heuristic --device h200 --shapes <the reports' shapes> --m 1:64 --json before.json   # on one revision
@@ -42,6 +43,10 @@ def measured(row):
             t[row[name_key]] = row[us_key]
     if row.get("cublaslt_us"):
         t["cublaslt"] = row["cublaslt_us"]
+    for c in row.get("candidates", []):
+        t.setdefault(c["config"], c["us"])
+        if c.get("identity"):
+            t.setdefault(c["identity"], c["us"])
     return t
 
 

@@ -190,11 +190,16 @@ TEST(HeuristicPick, MeasuredEvenWhenTheCandidatesLeaveItOut) {
   const json j = json::parse(tune::heuristic_report_json(tune::BenchMeta{}, {r}));
   EXPECT_EQ(j["rows"][0]["best_config"], pick);  // the fastest measured row, the extra one included
   EXPECT_EQ(j["rows"][0]["loss"], 0.0);
-  // Every measured candidate with its time, so that another pick can be scored offline; no identity on the CPU.
-  ASSERT_EQ(j["rows"][0]["candidates"].size(), r.rows.size());
-  EXPECT_EQ(j["rows"][0]["candidates"][0]["config"], other);
-  EXPECT_EQ(j["rows"][0]["candidates"][0]["us"], 3.0);
-  EXPECT_FALSE(j["rows"][0]["candidates"][0].contains("identity"));
+  // Every measured candidate with its time, so that another pick can be scored offline, the extra pick last; no
+  // identity on the CPU.
+  const json& candidates = j["rows"][0]["candidates"];
+  ASSERT_EQ(candidates.size(), r.rows.size() + 1);
+  EXPECT_EQ(candidates[0]["config"], other);
+  EXPECT_EQ(candidates[0]["us"], 3.0);
+  EXPECT_FALSE(candidates[0].contains("identity"));
+  EXPECT_EQ(candidates[1]["config"], pick);
+  EXPECT_EQ(candidates[1]["us"], 2.0);
+  EXPECT_EQ(candidates[1]["extra"], true);
   EXPECT_TRUE(r.identities.empty());
 
   // Its check fails: no time, no loss; the report says so rather than dropping the point.
@@ -211,6 +216,27 @@ TEST(HeuristicPick, MeasuredEvenWhenTheCandidatesLeaveItOut) {
   EXPECT_TRUE(k["rows"][0]["loss"].is_null());
   EXPECT_EQ(k["summary"]["heuristic_failed"], 1);
   EXPECT_EQ(k["summary"]["points"], 0);
+}
+
+// GPU rows name cuBLASLt's algorithms by identity in the report (built by hand: no GPU here): on the row they belong
+// to, with the error where one could not be named.
+TEST(HeuristicReport, CandidatesCarryCublasltIdentitiesOnTheirOwnRows) {
+  tune::TuneResult r;
+  r.problem = Problem{4, 1000, 2048, DType::BF16};
+  r.rows = {fake_row(r.problem, "tma_m8_r64_b2_s4_x8", 8.0), fake_row(r.problem, "cublaslt", 10.0),
+            fake_row(r.problem, "cublaslt_a1", 9.0), fake_row(r.problem, "cublaslt_a2", 9.5)};
+  r.identities = {{}, {"cublaslt_id66_t27_s35_k1_r0_w0_o0_c4_i0", ""}, {"cublaslt_id66_t13_s35_k4_r2_w0_o0_c4_i0", ""},
+                  {"", "cublaslt_a2: cuBLASLt offers only 2 algorithms"}};
+  r.heuristic.choice.config = Config::parse("tma_m8_r64_b2_s4_x8");
+  r.heuristic.row = r.rows[0];
+  const json c = json::parse(tune::heuristic_report_json(tune::BenchMeta{}, {r}))["rows"][0]["candidates"];
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_FALSE(c[0].contains("identity"));
+  EXPECT_EQ(c[1]["identity"], "cublaslt_id66_t27_s35_k1_r0_w0_o0_c4_i0");
+  EXPECT_EQ(c[2]["config"], "cublaslt_a1");
+  EXPECT_EQ(c[2]["identity"], "cublaslt_id66_t13_s35_k4_r2_w0_o0_c4_i0");
+  EXPECT_FALSE(c[3].contains("identity"));
+  EXPECT_EQ(c[3]["identity_error"], "cublaslt_a2: cuBLASLt offers only 2 algorithms");
 }
 
 TEST(HeuristicSummary, LossesAndTheCublasltCount) {

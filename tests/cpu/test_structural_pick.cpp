@@ -137,7 +137,7 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 }
 
 // Session 16's three rules from held-out set nine's first run (581d850; docs/tuning.md "Session 16"), each with the
-// neighbour it must leave alone. Every listed pick was the old rule's loser by 22-42% there:
+// neighbour it must leave alone. Where a pick changed, the old one lost by 22-42% there:
 //  - short K and no cluster: 64-row tiles where they fill three quarters of the two-per-SM slots and no more (14336 x
 //    1792: 224 tiles, 13.3 us against 18.2 in 32-row tiles), 32-row ones below (9728 x 896: 152 tiles) and above
 //    (20000 x 1536: 313 tiles, where 64 rows lost 24-27% against 32 rows' 10-13% in set ten);
@@ -162,6 +162,10 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
       {4, 2816, 4096, "tma_m8_r32_b2_s4_x4"},
       {1, 1280, 2048, "tma_m8_r64_b2_s3_x8"},     {16, 1280, 2048, "tma_m16_r64_b2_s3_x8"},
       {1, 128, 2048, "tma_m8_r64_b2_s4_x8"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
+      // The boundaries: 33 stages over a cluster of 8 (more than 4 each) keep 4; 180 CTAs of a 32-row cluster of
+      // four (2.73 per SM) stay in fours, 184 (2.79) go to twos.
+      {1, 1280, 4160, "tma_m8_r64_b2_s4_x8"},     {4, 2880, 12288, "tma_m8_r32_b2_s4_x4"},
+      {4, 2944, 12288, "tma_m8_r32_b2_s4_x2"},
   };
   for (const Point& pt : points) {
     const Choice c = pick_on(h200, pt.m, pt.n, pt.k);

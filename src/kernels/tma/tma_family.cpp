@@ -81,7 +81,7 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       // 581d850), 1792 x 4096 (224 CTAs of 4) 10-12% faster with 3 at M = 1 and 3-8 (set six at 516a0f1), q_b_proj
       // 2304 x 1536 (144 of 3) 3.43 against 4.15 us at M = 1 and even in the step (docs/step.md "Session 16"); with
       // fewer CTAs than SMs 4 stay (128 x 2048 on 16 CTAs: 2.37 us against 2.53).
-      const bool few_stages_doubled = ctas > sms && g.k_stages <= 4 * x;
+      const bool few_stages_doubled = c.tile_m <= 16 && ctas > sms && g.k_stages <= 4 * x;  // measured at M <= 16
       const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
       c.stages = ctas > slots - sms / 4 || few_stages_doubled || big_ring ? 3 : 4;
       c.cluster = x;

@@ -26,14 +26,20 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9 alike; step-lead*-38281141.json);
 // - otherwise 64-row tiles and, under 128 MiB of weights, split-K by the largest cluster (8, 4, 2) whose clusters
 //   all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the 64-token tile; 4 stages, 3 when the grid
-//   leaves the next kernel little room). Where that cluster is four 64-row CTAs per tile and gives more CTAs than
-//   SMs but at most 1.5 x as many, each with 5 or more stages, at M <= 16: the 64-row lead split at M <= 2 and, with
-//   7 or more stages, clusters of four 32-row CTAs at M >= 3 instead (held-out shapes, session 12: tma_family.cpp).
+//   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each). Where that
+//   cluster is four 64-row CTAs per tile and gives more CTAs than SMs but at most 1.5 x as many, each with 5 or more
+//   stages, at M <= 16: the 64-row lead split at M <= 2 and, with 7 or more stages, 32-row tiles at M >= 3 instead,
+//   in clusters of four, or of two where four would put more than 2.75 CTAs on an SM (held-out shapes, sessions 12
+//   and 16: tma_family.cpp). A cluster of CTAs with more than 192 KiB each on fewer CTAs than SMs becomes stream-K
+//   (below) where that gives each row tile at most 32 CTAs.
 //   Where only a cluster of two fits, at M <= 16, the 64-row lead split with a lead of 6 stages (or the lead asked
 //   for) instead: judged in the whole step (step --search-table at 717be70), it was faster than the cluster of two
 //   on every such shape the step launches more than once, at M = 1, 4 and 16 (per launch 0.2-0.9, 0.1-1.3 and
 //   0.2-2.4 us: 7168 x 768, 7168 x 1536, 7168 x 3584, 6288 x 7168). Where K has fewer
-//   stages than the lead plus one (7168 x 768: 6 stages) every tile is one part, i.e. one CTA per 64-row tile;
+//   stages than the lead plus one (7168 x 768: 6 stages) every tile is one part, i.e. one CTA per 64-row tile.
+//   Where no cluster fits, at M <= 16: one CTA per row tile where that fills nine tenths of the slots or K is short
+//   (under 2048), in 32-row tiles where K is short unless the 64-row ones fill three quarters of the slots and no
+//   more (session 16);
 // - otherwise (128 MiB or more) stream-K over two CTAs per SM.
 Config first_cut_config(const Problem& p, int sms, int lead = -1);
 
