@@ -145,9 +145,11 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 //    20.8 us in twos against 28.0 in fours at M = 3-8), of four below that (2816 x 4096: 352, the best measured);
 //  - a cluster's ring: 3 stages where some SMs hold two CTAs of at most 4 stages each (1280 x 2048: 160 CTAs of 2
 //    stages, 2.95 us against 3.61 with 4 at M = 1), 4 with fewer CTAs than SMs (128 x 2048: 16 CTAs);
-//  - and from set ten: a cluster with > 192 KiB per CTA goes to stream-K only where that gives each row tile at most
-//    32 CTAs (1000 x 16384: 16 tiles); one tile (60 x 16384, 128 CTAs' partials into one reducer: up to 3.5x the
-//    best measured) keeps its cluster, a narrow grid, so the scored families take it.
+//  - and from set ten: clusters that fill the slots with CTAs of at most 2 stages halve (4000 x 1000: fours to twos
+//    with a 4-stage ring, 3.45 us against 4.56 at M = 1); a cluster with > 192 KiB per CTA goes to stream-K only
+//    where that gives each row tile at most 32 CTAs (1000 x 16384: 16 tiles); one tile (60 x 16384, 128 CTAs'
+//    partials into one reducer: up to 3.5x the best measured) keeps its cluster, a narrow grid, so the scored
+//    families take it.
 TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
   const DeviceInfo h200 = tune::device_preset("h200");
   struct Point {
@@ -166,6 +168,10 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
       // four (2.73 per SM) stay in fours, 184 (2.79) go to twos.
       {1, 1280, 4160, "tma_m8_r64_b2_s4_x8"},     {4, 2880, 12288, "tma_m8_r32_b2_s4_x4"},
       {4, 2944, 12288, "tma_m8_r32_b2_s4_x2"},
+      // Set ten: 252 CTAs of a cluster of four with 2 stages each fill the slots; clusters of two with all 4 stages
+      // in the ring instead (4000 x 1000). 64 CTAs of 2 stages (1000 x 1024) and 264 of 7 (2112 x 7168) stay.
+      {1, 4000, 1000, "tma_m8_r64_b2_s4_x2"},     {16, 4000, 1000, "tma_m16_r64_b2_s4_x2"},
+      {1, 1000, 1024, "tma_m8_r64_b2_s4_x4"},     {1, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
   };
   for (const Point& pt : points) {
     const Choice c = pick_on(h200, pt.m, pt.n, pt.k);

@@ -74,6 +74,14 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       // ten at 2eaefeb); with the cluster kept, the grid is narrow and the scored families decide (104 x 16384 on
       // the stage ring: 2.9-4.3 us at M = 1-16, sets one and two).
       if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) break;
+      // A cluster that takes nearly every slot with CTAs of at most 2 stages: clusters of half the size instead, half
+      // the CTAs, each with its whole range (at most 4 stages) in a 4-stage ring. 4000 x 1000 and 4104 x 1024 (8
+      // stages; 252 CTAs in fours with 3 stages, 4.35-4.97 us at M <= 8) ran 3.41-4.06 in twos with 4, and the twos
+      // with 3 stages 4.02-4.88 (held-out set ten at 2eaefeb; a rule from that set, not yet judged on another).
+      if (c.tile_m <= 16 && x >= 4 && ctas > slots - sms / 4 && g.k_stages <= 2 * x) {
+        c.cluster = x / 2, c.stages = 4;
+        return c;
+      }
       // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early
       // (2112x7168 M = 1 on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3). So does it where some SMs hold two CTAs
       // that have at most 4 stages each, whose fourth slot holds little or nothing: 1280 x 2048 in clusters of 8
