@@ -375,7 +375,11 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
 
   const Decision d = decide(result.rows, !dev.is_cpu, o.margin);
   result.entry = d.entry;
-  if (names_position(d.entry.config)) result.entry.config = measured_cublaslt_identity(p, d.entry.config.algo);
+  if (names_position(d.entry.config)) {  // stored by the identity named above, not looked up twice
+    const TuneResult::Identity& identity = result.identities.at(d.stored);
+    SKINNYGEMM_CHECK(identity.error.empty(), identity.error);
+    result.entry.config = Config::parse(identity.name);
+  }
   result.stored = d.stored;
   result.reason = d.reason;
   if (o.refine && h.error.empty()) {

@@ -6,8 +6,8 @@ the pick of the revision that ran it, the best measured candidate, cuBLASLt's de
 algorithm and cublaslt_torch; reports since session 16 (eb45e6f) also every measured candidate (`candidates`, with
 the identity of each cuBLASLt algorithm, so a pick named by identity is found too). A pick of another revision (a
 `skinnygemm heuristic --json` dump) is scored where the report has its time; elsewhere it is "unmeasured" (its time
-is at least the point's best, nothing more is known). Every report is scored point by point: the same point measured in two reports counts
-twice, once per run, as each report is a run of its own.
+is at least the point's best, nothing more is known). Every report is scored point by point: the same point measured
+in two reports counts twice, once per run, as each report is a run of its own.
 
     skinnygemm heuristic --device h200 --shapes <the reports' shapes> --m 1:64 --json before.json   # on one revision
     skinnygemm heuristic --device h200 --shapes <the reports' shapes> --m 1:64 --json after.json    # on another

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "kernels/tma/tma_family.h"
 #include "lab/device_presets.h"
@@ -25,15 +26,27 @@ Choice pick_on(const DeviceInfo& dev, int64_t m, int64_t n, int64_t k) {
   return c;
 }
 
+struct PickPoint {
+  int64_t m, n, k;
+  const char* pick;
+};
+
+// Each point is the structural pick on dev: that config, from the heuristic, named in the reason, the same twice.
+void expect_structural_picks(const DeviceInfo& dev, const std::vector<PickPoint>& points) {
+  for (const PickPoint& pt : points) {
+    const Choice c = pick_on(dev, pt.m, pt.n, pt.k);
+    EXPECT_EQ(c.config.name(), pt.pick) << pt.n << "x" << pt.k << " m=" << pt.m << ": " << c.reason.str();
+    EXPECT_EQ(c.source, Source::Heuristic);
+    EXPECT_THAT(c.reason.str(), HasSubstr("tma structural pick " + std::string(pt.pick)));
+    EXPECT_EQ(c.config.name(), pick_on(dev, pt.m, pt.n, pt.k).config.name()) << "stable across calls";
+  }
+}
+
 TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
   const DeviceInfo h200 = tune::device_preset("h200");
-  struct Point {
-    int64_t m, n, k;
-    const char* pick;
-  };
   // One of each rule of tma_family.h's first cut: the 8-CTA cluster (14 and 33 row tiles), the lead split where only
   // a cluster of two fits (a one-part tile at 7168 x 768), stream-K at 128 MiB and more, the 16-token tile.
-  const Point points[] = {
+  expect_structural_picks(h200, {
       {1, 896, 7168, "tma_m8_r64_b2_s4_x8"},      {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
       {16, 2112, 7168, "tma_m16_r64_b2_s3_x8"},   {4, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {12, 6288, 7168, "tma_m16_r64_b2_s4_c2_d6"},
@@ -54,14 +67,7 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
       {8, 3584, 7168, "tma_m8_r64_b2_s4_x4"},
       // Session 16 (set nine): 144 cluster CTAs of 3 stages each, some SMs with two, so a 3-stage ring.
       {1, 2304, 1536, "tma_m8_r64_b2_s3_x4"},
-  };
-  for (const Point& pt : points) {
-    const Choice c = pick_on(h200, pt.m, pt.n, pt.k);
-    EXPECT_EQ(c.config.name(), pt.pick) << pt.n << "x" << pt.k << " m=" << pt.m;
-    EXPECT_EQ(c.source, Source::Heuristic);
-    EXPECT_THAT(c.reason.str(), HasSubstr("tma structural pick " + std::string(pt.pick)));
-    EXPECT_EQ(c.config.name(), pick_on(h200, pt.m, pt.n, pt.k).config.name()) << "stable across calls";
-  }
+  });
   // The reason names the grid: 33 row tiles of 64 rows, clusters of 8, 264 CTAs on 2 x 132 slots.
   EXPECT_THAT(pick_on(h200, 1, 2112, 7168).reason.str(),
               HasSubstr("33 row tiles of 64 x 8 cluster CTAs = 264 CTAs on 264 two-per-SM slots"));
@@ -152,11 +158,7 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 //    families take it.
 TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
   const DeviceInfo h200 = tune::device_preset("h200");
-  struct Point {
-    int64_t m, n, k;
-    const char* pick;
-  };
-  const Point points[] = {
+  expect_structural_picks(h200, {
       {1, 14336, 1792, "tma_m8_r64_b2_s4_c2_d6"}, {16, 14336, 1792, "tma_m16_r64_b2_s4_c2_d6"},
       {1, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},   {1, 20000, 1536, "tma_m8_r32_b2_s4_c2_d6"},
       {4, 3072, 12288, "tma_m8_r32_b2_s4_x2"},
@@ -172,11 +174,7 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
       // in the ring instead (4000 x 1000). 64 CTAs of 2 stages (1000 x 1024) and 264 of 7 (2112 x 7168) stay.
       {1, 4000, 1000, "tma_m8_r64_b2_s4_x2"},     {16, 4000, 1000, "tma_m16_r64_b2_s4_x2"},
       {1, 1000, 1024, "tma_m8_r64_b2_s4_x4"},     {1, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
-  };
-  for (const Point& pt : points) {
-    const Choice c = pick_on(h200, pt.m, pt.n, pt.k);
-    EXPECT_EQ(c.config.name(), pt.pick) << pt.n << "x" << pt.k << " m=" << pt.m << ": " << c.reason.str();
-  }
+  });
   Config pick;
   std::string why;
   for (int64_t m : {1, 5, 16}) {

@@ -95,13 +95,12 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       c.cluster = x;
       // Clusters of four on 64-row tiles that give a few more CTAs than SMs (up to 1.5 x) with 5 or more stages each
       // load some SMs with two CTAs' bytes and the rest with one. On the five held-out shapes in this band
-      // (heuristic-sixth-516a0f1.json, heuristic-seventh-partial-0eaaa80.json) the 64-row lead split (2560 x 10240:
-      // six parts of 40 tiles, 240 CTAs) was the best measured candidate at every M <= 2, 5-18% faster than this
-      // cluster; at M >= 3,
-      // where each CTA has 7 or more stages, clusters of four on 32-row tiles (twice the CTAs, 46-56 KB each) were
-      // the best at 18 of 24 points (2560 x 10240: 14-16% faster; the 6-stage 32-row x4 the best at M = 3-8; 2816 x
-      // 4096 at M = 12-16 stream-K), at 5 stages (3000 x 2560) they were not measured. Not judged in the step: no
-      // Kimi-K3 TP8 shape is in the band (2304 x 1536 has 3 stages per CTA, 3584 x 7168 224 CTAs).
+      // (heuristic-sixth-516a0f1.json, heuristic-seventh-partial-0eaaa80.json) the 64-row lead split (2560 x 10240: six
+      // parts of 40 tiles, 240 CTAs) was the best measured candidate at every M <= 2, 5-18% faster than this cluster;
+      // at M >= 3, where each CTA has 7 or more stages, clusters of four on 32-row tiles (twice the CTAs, 46-56 KB
+      // each) were the best at 18 of 24 points (2560 x 10240: 14-16% faster; the 6-stage 32-row x4 the best at M = 3-8;
+      // 2816 x 4096 at M = 12-16 stream-K), at 5 stages (3000 x 2560) they were not measured. Not judged in the step:
+      // no Kimi-K3 TP8 shape is in the band (2304 x 1536 has 3 stages per CTA, 3584 x 7168 224 CTAs).
       if (x == 4 && c.tile_m <= 16 && ctas > sms && 2 * ctas <= 3 * int64_t{sms} && g.k_stages >= 5 * x) {
         if (p.m <= 2) return lead_split(false, false);
         if (g.k_stages >= 7 * x) {
