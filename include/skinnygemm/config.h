@@ -66,7 +66,8 @@ constexpr int kCpuRows[] = {1, 2, 4, 8};
 constexpr int kTmaTileM[] = {8, 16, 32, 64};
 constexpr int kTmaRows[] = {16, 32, 64, 128};
 constexpr int kTmaBoxes[] = {1, 2};
-constexpr int kTmaStages[] = {3, 4, 5, 6, 7, 8, 12, 16, 24};
+// 32: the peer's one-CTA-per-SM ring only (family.cpp tma_listed; tma_shape.h kMaxStages is its barrier room).
+constexpr int kTmaStages[] = {3, 4, 5, 6, 7, 8, 12, 16, 24, 32};
 constexpr int kTmaCtasPerSm[] = {1, 2};
 constexpr int kTmaMinUnits[] = {1, 2, 8};
 constexpr int kTmaCluster[] = {1, 2, 4, 8};

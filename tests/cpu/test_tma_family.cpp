@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "kernels/family.h"
 #include "kernels/tma/tma_family.h"
 #include "lab/device_presets.h"
 #include "kernels/tma/tma_shape.h"
@@ -57,14 +58,79 @@ TEST(TmaFamily, MalformedNamesNameThePart) {
   EXPECT_THAT(message("tma_m8_r64_b2"), HasSubstr("expected tma_m<tile>"));
 }
 
+// The peer's decomposition (family.cpp tma_listed): one CTA per 16-row tile over the whole K on a ring of up to
+// 200 KB, one CTA per SM; the only listed configs past the two-per-SM rule.
+bool peer_ring(const Config& c) {
+  return c.rows == 16 && c.boxes == 2 && c.cluster == 1 &&
+         ((c.tile_m == 8 && c.stages == 32) || (c.tile_m == 16 && c.stages == 24));
+}
+
 TEST(TmaFamily, ListedRingsFitTwoCtasPerSm) {
   const std::vector<Config> configs = listed_configs(Family::Tma);
-  EXPECT_GT(configs.size(), 100u);
+  // 712 until the peer's two rings (tma_m8_r16_b2_s32_x1, tma_m16_r16_b2_s24_x1) were listed; the stage count 32
+  // adds nothing else (kTmaStages is parsed for every mode, listed only there).
+  EXPECT_EQ(configs.size(), 714u);
+  int peer = 0;
   for (const Config& c : configs) {
     const int smem = tma::smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0);
+    if (peer_ring(c)) {
+      ++peer;
+      EXPECT_GT(smem, 110 * 1024) << c.name();
+      EXPECT_LE(smem, 200 * 1024) << c.name();
+      continue;
+    }
     EXPECT_LE(smem, (c.lead >= 0 ? 113 : 110) * 1024) << c.name();
     EXPECT_GE(smem, 40 * 1024) << c.name();
+    EXPECT_LE(c.stages, 24) << c.name();
   }
+  EXPECT_EQ(peer, 2);
+}
+
+TEST(TmaFamily, PeerRingIsListedAndFitsOneCtaPerSm) {
+  const Config c = Config::parse("tma_m8_r16_b2_s32_x1");
+  EXPECT_EQ(c.family, Family::Tma);
+  EXPECT_EQ(c.tile_m, 8);
+  EXPECT_EQ(c.rows, 16);
+  EXPECT_EQ(c.boxes, 2);
+  EXPECT_EQ(c.stages, 32);
+  EXPECT_EQ(c.cluster, 1);
+  EXPECT_EQ(c.lead, -1);
+  EXPECT_EQ(c.name(), "tma_m8_r16_b2_s32_x1");
+  EXPECT_EQ(tma_ring_bytes(16, 8, 32, 2), 1024 + tma::kBarrierBytes + 32 * 2 * 24 * 128 + 3 * 16 * 8 * 4);  // 198.5 KB
+  const Config m16 = Config::parse("tma_m16_r16_b2_s24_x1");
+  EXPECT_EQ(m16.name(), "tma_m16_r16_b2_s24_x1");
+  const std::vector<Config> listed = listed_configs(Family::Tma);
+  for (const Config& p : {c, m16}) {
+    EXPECT_NE(std::find(listed.begin(), listed.end(), p), listed.end()) << p.name() << " is not listed";
+    const int smem = tma::smem_bytes(p.rows, p.tile_m, p.stages, p.boxes, p.cluster);
+    EXPECT_GT(smem, 110 * 1024) << p.name();
+    EXPECT_LE(smem, 200 * 1024) << p.name();
+    EXPECT_EQ(family(Family::Tma).smem_bytes(p, Problem{1, 2112, 7168, DType::BF16}), smem) << p.name();
+  }
+  // Only these two of the 32-stage / 16-row x1 neighbours: 32 stages at the 16-token tile need 264 KB.
+  for (const char* name : {"tma_m16_r16_b2_s32_x1", "tma_m8_r16_b2_s24_x1", "tma_m8_r16_b1_s32_x1",
+                           "tma_m8_r16_b2_s32_x2", "tma_m32_r16_b2_s32_x1"})
+    EXPECT_EQ(std::find(listed.begin(), listed.end(), Config::parse(name)), listed.end()) << name << " is listed";
+  // The H200 takes it (227 KB opt-in): 2112 x 7168 gives 132 CTAs of all 56 stages, one per SM; K shorter than the
+  // ring (K = 1024: 8 stages) only leaves slots unused. The 16-token tile's 32 stages do not fit.
+  const DeviceInfo dev = h200();
+  std::string why;
+  EXPECT_TRUE(tma::fits(c, Problem{1, 2112, 7168, DType::BF16}, dev, &why)) << why;
+  EXPECT_TRUE(tma::fits(c, Problem{8, 1536, 1024, DType::BF16}, dev, &why)) << why;
+  EXPECT_TRUE(tma::fits(m16, Problem{16, 3648, 7168, DType::BF16}, dev, &why)) << why;
+  EXPECT_FALSE(tma::fits(Config::parse("tma_m16_r16_b2_s32_x1"), Problem{16, 2112, 7168, DType::BF16}, dev, &why));
+  EXPECT_THAT(why, HasSubstr("more shared memory than the device allows"));
+  const tma::Grid g = tma::cluster_grid_for(2112, 7168, 16, 2, 1);
+  EXPECT_EQ(g.ctas, 132);
+  EXPECT_EQ(g.k_stages, 56);
+  // Never the heuristic's: no first cut at M <= 64 on the Kimi-K3 shapes names 16 rows or more than 8 stages.
+  const std::vector<std::pair<int64_t, int64_t>> kimi = {{2112, 7168}, {1536, 7168}, {3648, 7168}, {7168, 768}};
+  for (const auto& [n, k] : kimi)
+    for (int64_t m : {1, 8, 16, 32, 64}) {
+      const Config f = tma::first_cut_config(Problem{m, n, k, DType::BF16}, dev.sms);
+      EXPECT_FALSE(peer_ring(f)) << f.name();
+      EXPECT_LE(f.stages, 8) << f.name();
+    }
 }
 
 TEST(TmaFamily, SmallRowTilesSplitKOverWarpsAndOneCtaPerTileCoversN) {
