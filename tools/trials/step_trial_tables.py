@@ -78,6 +78,19 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # the cluster-ring rule of held-out set nine gave it 3 (144 CTAs of 3 stages): what that rule does to the step.
     "B4": ([((2304, 1536), "tma_m8_r64_b2_s4_x4")], 16),
 }
+# The peer's decomposition (src/kernels/tma/family.cpp, scripts/judge-16f): SGLang's dsv3_fused_a_gemm runs 2112 x 7168
+# at M = 1 in 8.31 us alone with 16-row tiles over the whole K, one CTA per SM on a ~190 KB ring, against 9.78 for our
+# clusters of eight (chain floor 7.27). Its ring leaves the next kernel's CTAs no room on the SM, which every shipped
+# pick keeps: what that costs in the step. R16 on the shared experts' gate_up and g_proj 1536 x 7168 (96 CTAs; 92 + 24
+# launches in skinny, 92 in skinny_fused) and the fused step's qkv_a_g 3648 x 7168 (228 CTAs: two waves of one per SM);
+# Q16 on the peer's own shape, fused_qkv_a 2112 x 7168 (132 CTAs, the skinny variant's 24 launches). Not TRIALS: the
+# 16-token tile holds 24 stages (200 KB), not 32 (264 KB, past the 227 KB opt-in), so M = 9..16 get their own name.
+M16 = range(9, 17)
+PEER_M8, PEER_M16 = "tma_m8_r16_b2_s32_x1", "tma_m16_r16_b2_s24_x1"
+EXPLICIT.update({
+    "R16": [(nk, ms, c) for nk in [(1536, 7168), (3648, 7168)] for ms, c in [(M8, PEER_M8), (M16, PEER_M16)]],
+    "Q16": [((2112, 7168), M8, PEER_M8), ((2112, 7168), M16, PEER_M16)],
+})
 
 def main():
     out = sys.argv[1]
