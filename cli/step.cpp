@@ -58,6 +58,11 @@ ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const t
     return o;
   }
   add_run_timing(o, r.us, r.spread, r.tbps, r.floor_us, r.efficiency, r.cublaslt_us, r.speedup);
+  if (r.chain_floor_us > 0) {
+    o["chain_floor_us"] = json_round(r.chain_floor_us);
+    o["chain_efficiency"] = json_round(r.chain_efficiency);
+    o["chain_rings"] = r.chain_rings;
+  }
   if (report.ranks > 1) {
     o["comm_us"] = json_round(r.comm_us);
     o["comm_share"] = json_round(r.comm_share);
@@ -139,6 +144,7 @@ tune::StepRunOptions step_run_options(const StepArgs& a, Backend backend) {
   o.sinks = !a.no_sinks;
   o.check_all = a.check_all;
   o.trace_tma = !a.trace_tma.empty();
+  o.chain_floor = a.chain_floor;
   o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
   return o;
 }
@@ -166,6 +172,18 @@ void print_report(const tune::StepReport& rep, const tune::StepModel& model) {
               << std::setw(8) << r.checked << std::setw(10) << std::scientific << std::setprecision(1)
               << r.max_rel_error << std::defaultfloat << "\n";
   }
+  for (const auto& [list, f] : rep.chain_floors) {
+    std::cout << "\ndependent-chain floor of the " << list << " launches: " << fixed(f.us, 1) << " us (" << f.rings
+              << "); tried:";
+    for (const auto& [what, us] : f.tried) std::cout << " " << what << " " << fixed(us, 1);
+    std::cout << "\n  each op name's ring alone:";
+    for (const auto& [op, ring] : f.op_rings) std::cout << " " << op << "=" << ring;
+    std::cout << "\n";
+  }
+  for (const tune::StepResult& r : rep.results)
+    if (r.chain_floor_us > 0)
+      std::cout << "  " << std::left << std::setw(20) << r.name << std::right << " m=" << std::setw(2) << r.m
+                << ": chain floor / us = " << fixed(r.chain_efficiency, 3) << "\n";
   for (const tune::StepResult& r : rep.results) {
     if (r.sinks.empty()) continue;
     std::cout << "\ntop-" << r.sinks.size() << " time sinks, " << r.name << " m=" << r.m
@@ -201,6 +219,8 @@ int run_step_command(const StepArgs& a) {
   tune::check_rank_args({a.ranks, a.rank, a.nccl_id, a.json, a.backend});
   SKINNYGEMM_CHECK(a.trace_tma.empty() || (a.search_table.empty() && a.ranks == 1 && a.rank < 0),
                    "--trace-tma times one process's step: not with --search-table or --ranks");
+  SKINNYGEMM_CHECK(!a.chain_floor || (a.search_table.empty() && a.ranks == 1 && a.rank < 0),
+                   "--chain-floor measures one process's step: not with --search-table or --ranks");
   if (!a.search_table.empty()) return run_step_search(a);
   if (a.rank >= 0) return run_step_rank(a);
   if (a.ranks > 1) return run_step_ranks(a);
@@ -208,6 +228,8 @@ int run_step_command(const StepArgs& a) {
   const bool gpu = backend == Backend::Cuda;
   SKINNYGEMM_CHECK(a.trace_tma.empty() || gpu, "--trace-tma needs the cuda backend (the TMA family's timeline); the "
                                                    << backend_name(backend) << " backend has none");
+  SKINNYGEMM_CHECK(!a.chain_floor || gpu, "--chain-floor needs the cuda backend (the probe streams on the GPU); the "
+                                               << backend_name(backend) << " backend has none");
   const tune::StepRunOptions o = step_run_options(a, backend);
   const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
 
@@ -285,6 +307,9 @@ Command add_step(CLI::App& app) {
                   "cuda, --pdl on: after timing each case, replay it once more with the TMA family's timeline on "
                   "(every CTA's entry, end of griddepcontrol.wait, exit, SM) and write it to FILE "
                   "(scripts/trace_summary.py reads it)");
+  sub->add_flag("--chain-floor", a->chain_floor,
+                "cuda: also time each variant's launches as a dependent chain of streaming probes of the same sizes "
+                "(the step's floor of the same kind of work; json chain_floor_us, chain_efficiency)");
   sub->add_option("--search-table", a->search_table,
                   "judge configs in the whole step instead of the protocol (lab/step_search.h): per M and GEMM shape, "
                   "the step timed with each candidate; the picks merged into FILE (a table), trials to --json")

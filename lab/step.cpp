@@ -331,7 +331,11 @@ StepModel build_step_model(const std::string& model, int tp, double scale) {
 }
 
 std::vector<StepOp> StepModel::ops(StepVariant variant) const {
-  return variant == StepVariant::SkinnyFused || variant == StepVariant::CublasltFused ? ops_fused : ops_unfused;
+  return runs_fused_ops(variant) ? ops_fused : ops_unfused;
+}
+
+bool runs_fused_ops(StepVariant variant) {
+  return variant == StepVariant::SkinnyFused || variant == StepVariant::CublasltFused;
 }
 
 MemoryFit memory_fit(const std::string& model, int tp, double scale, int64_t free_bytes) {

@@ -34,6 +34,7 @@ enum class StepVariant { Cublaslt, Skinny, SkinnyFused, Tma, CublasltTorch, Cubl
 
 // "cublaslt", "skinny", "skinny_fused", ...; with pdl = false the name gets "_nopdl".
 std::string variant_name(StepVariant variant, bool pdl = true);
+bool runs_fused_ops(StepVariant variant);  // skinny_fused and cublaslt_fused: StepModel::ops_fused
 // A comma list of base names (no _nopdl); an unknown name is an Error listing the choices.
 std::vector<StepVariant> parse_variants(const std::string& list);
 
@@ -95,7 +96,8 @@ struct StepModel {
   int64_t arena_bytes = 0;  // all weight blocks
   std::vector<StepOp> ops_unfused, ops_fused;  // what ops() returns (both verified when built)
 
-  // The variant's ops in model order: skinny_fused and cublaslt_fused run ops_fused, the others ops_unfused.
+  // The variant's ops in model order: skinny_fused and cublaslt_fused run ops_fused (runs_fused_ops), the others
+  // ops_unfused.
   std::vector<StepOp> ops(StepVariant variant) const;
   int64_t activation_bytes(int64_t max_m) const;  // every buffer for max_m rows
   int buffer_index(const std::string& name) const;

@@ -223,6 +223,8 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
   SKINNYGEMM_CHECK(!o.ms.empty() && !o.variants.empty(), "nothing to run: " << o.ms.size() << " M values, "
                                                                             << o.variants.size() << " variants");
   const int64_t max_m = *std::max_element(o.ms.begin(), o.ms.end());
+  SKINNYGEMM_CHECK(!o.chain_floor || !cpu, "the dependent-chain floor (--chain-floor) needs the cuda backend; the "
+                                               << dev.name() << " step has no GPU to stream on");
   StepReport report;
   report.device = dev.name();
   report.pdl = dev.pdl();
@@ -296,6 +298,23 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       report.results.push_back(std::move(r));
     }
   }
+  if (o.chain_floor) {
+    // Once per launch list (the probe streams weights only, so M does not change it), after every variant's timing.
+    for (const StepExecutor& ex : executors) {
+      const std::string list = runs_fused_ops(ex.variant()) ? "fused" : "unfused";
+      if (report.chain_floors.count(list)) continue;
+      say(o, "dependent-chain floor of the " + list + " launches (" + std::to_string(ex.ops().size()) +
+                 " probe launches; each op name's best ring alone, then every ring choice for the whole chain)");
+      report.chain_floors[list] = dev.chain_floor(ex.ops(), o.samples);
+    }
+    for (StepResult& r : report.results) {
+      if (!r.error.empty()) continue;
+      const ChainFloor& f = report.chain_floors.at(runs_fused_ops(r.variant) ? "fused" : "unfused");
+      r.chain_floor_us = f.us;
+      r.chain_efficiency = f.us / r.us;
+      r.chain_rings = f.rings;
+    }
+  }
   // A weak probe inflates every efficiency: keep the better of a probe before and one after the measurements.
   if (!cpu) say(o, "stream-read probe (again)");
   report.stream_read_tbps = std::max(report.stream_read_tbps, dev.stream_read_tbps(o.samples));
@@ -312,6 +331,11 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       }
   }
   return report;
+}
+
+ChainFloor StepDevice::chain_floor(const std::vector<StepOp>&, int) {
+  SKINNYGEMM_FAIL("the dependent-chain floor (--chain-floor) needs the cuda backend; the " << name()
+                                                                                          << " step has no GPU to stream on");
 }
 
 TmaTrace StepDevice::trace_tma(const std::function<void()>&) {

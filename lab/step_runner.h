@@ -111,6 +111,20 @@ struct TmaTrace {
   std::vector<TmaTraceLaunch> launches;
 };
 
+// The dependent-chain floor of a step's launches (`step --chain-floor`, docs/step.md "Session 17"): the same launches
+// in the same order, each replaced by the chain probe (lab/cuda/chain_floor.cuh) streaming that launch's weights from
+// the step's own arena with its ring filled before griddepcontrol.wait, and reading one word the launch before it
+// wrote, in one CUDA graph with PDL. It is the floor of the same kind of work as the step: a chain of dependent
+// streaming kernels of the step's sizes, with the gaps between them. The ring is a choice: every launch on one of the
+// probe's eight rings, or each launch on the ring its op name ran fastest with alone (a graph of that name's
+// launches); the fastest choice is the floor.
+struct ChainFloor {
+  double us = 0;      // per step (0: not measured)
+  std::string rings;  // the fastest choice: "per op" or one ring's name ("c2_6x16KB")
+  std::vector<std::pair<std::string, double>> tried;  // every choice and its time, in the order timed
+  std::map<std::string, std::string> op_rings;         // op name -> the ring it ran fastest with alone
+};
+
 // What a backend supplies to run_step.
 class StepDevice {
  public:
@@ -136,6 +150,9 @@ class StepDevice {
   // enqueue captured into a graph with the TMA family's timeline on (tma::set_trace), replayed; the timeline of
   // the last replay. Only the cuda backend has one: the default fails, naming the backend.
   virtual TmaTrace trace_tma(const std::function<void()>& enqueue);
+  // The dependent-chain floor of ops (ChainFloor); only the cuda backend has one: the default fails, naming the
+  // backend.
+  virtual ChainFloor chain_floor(const std::vector<StepOp>& ops, int samples);
   // Ranks replaying a graph that holds collectives must replay it equally often, or the ones with more
   // replays wait forever: with a communicator attached, time() takes the largest replay count over the ranks.
   void attach(StepComm* comm) { comm_ = comm; }
@@ -183,6 +200,10 @@ struct StepResult {
   // of the step (comm_us / us), and the same step without its all-reduces (0: no communicator).
   int all_reduces = 0;
   double comm_us = 0, comm_share = 0, no_comm_us = 0;
+  // StepRunOptions::chain_floor: the dependent-chain floor of this variant's launches (the same for every M: the
+  // probe streams weights only), chain_floor_us / us, and the ring choice that gave it (0 / empty: not measured).
+  double chain_floor_us = 0, chain_efficiency = 0;
+  std::string chain_rings;
   std::shared_ptr<const TmaTrace> tma_trace;  // StepRunOptions::trace_tma: the variant's timeline (null: not traced)
   std::string trace_error;                    // why the timeline could not be taken (the timing above stands)
 };
@@ -200,6 +221,7 @@ struct StepRunOptions {
   std::function<void(const std::string&)> progress;  // one line per stage (the CLI prints it on stderr)
   StepComm* comm = nullptr;  // several GPUs (cuda only): this process's rank; null: one GPU, no communication
   bool trace_tma = false;    // after timing each case, its TMA launches' timeline (StepDevice::trace_tma)
+  bool chain_floor = false;  // cuda only: each variant's launches as a dependent chain of the probe (ChainFloor)
 };
 
 struct StepReport {
@@ -209,6 +231,8 @@ struct StepReport {
   double stream_read_tbps = 0;  // the best of the probes run before and after the measurements
   int64_t weight_bytes = 0;
   std::vector<StepResult> results;  // per M, per variant in the order asked
+  // StepRunOptions::chain_floor: per launch list ("unfused", "fused"), its ChainFloor.
+  std::map<std::string, ChainFloor> chain_floors;
 };
 
 // Builds the model, the backend's device and runs the protocol.

@@ -104,41 +104,71 @@ double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride
   return best;
 }
 
+const std::vector<ChainRing>& chain_rings() {
+  // The reference probe's configurations (rings of 64-96 KB; 1-4 CTAs per SM): its best was 2 CTAs per SM with
+  // 6 x 16 KB from 22 MB up on the H200, smaller slots below.
+  static const std::vector<ChainRing> rings = {{1, 6, 16384}, {2, 6, 16384}, {1, 12, 8192}, {2, 12, 8192},
+                                               {3, 8, 8192},  {2, 24, 4096}, {3, 16, 4096}, {4, 12, 4096}};
+  return rings;
+}
+
+std::string ChainRing::name() const {
+  return "c" + std::to_string(ctas_per_sm) + "_" + std::to_string(slots) + "x" + std::to_string(slot_bytes / 1024) + "KB";
+}
+
+namespace {
+struct ChainState {
+  uint32_t* words = nullptr;  // two arrays of kChainMaxCtas, one per parity of the launch index
+  int max_smem = 0;
+};
+const ChainState& chain_state() {
+  static const ChainState state = [] {
+    ChainState c;
+    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&c.words, 2 * kChainMaxCtas * sizeof(uint32_t)));
+    SKINNYGEMM_CUDA_CHECK(cudaMemset(c.words, 0, 2 * kChainMaxCtas * sizeof(uint32_t)));
+    for (const ChainRing& r : chain_rings()) c.max_smem = std::max(c.max_smem, 1024 + r.slots * r.slot_bytes);
+    SKINNYGEMM_CUDA_CHECK(
+        cudaFuncSetAttribute(chain_floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, c.max_smem));
+    return c;
+  }();
+  return state;
+}
+}  // namespace
+
+void prepare_chain() { chain_state(); }
+
+void launch_chain(cudaStream_t stream, const ChainRing& r, const void* w, int64_t bytes, int sms, int index) {
+  const ChainState& c = chain_state();
+  uint32_t* words = c.words;
+  const int max_smem = c.max_smem;
+  const int ctas = r.ctas_per_sm * sms, smem = 1024 + r.slots * r.slot_bytes;
+  SKINNYGEMM_CHECK(ctas <= kChainMaxCtas && smem <= max_smem && r.slots <= kChainMaxSlots,
+                   "chain ring " << r.name() << " on " << sms << " SMs: " << ctas << " CTAs and " << smem
+                                 << " bytes; expected at most " << kChainMaxCtas << " CTAs, " << max_smem << " bytes and "
+                                 << kChainMaxSlots << " slots");
+  LaunchShape shape;
+  shape.grid = dim3(static_cast<unsigned>(ctas));
+  shape.block = dim3(kChainThreads);
+  shape.smem = static_cast<std::size_t>(smem);
+  launch(chain_floor_kernel, shape, stream, static_cast<const char*>(w), static_cast<long long>(bytes / 16 * 16),
+         r.slots, r.slot_bytes, static_cast<const uint32_t*>(words + (index & 1) * kChainMaxCtas),
+         words + ((index + 1) & 1) * kChainMaxCtas);
+}
+
 double chain_floor_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes, int sms,
                       int samples, int replays) {
   // Launches of one timing call read the same weights the same way: measured once per (bytes, copies) and kept.
   static std::map<std::tuple<const void*, int64_t, int, int64_t>, double> measured;
   const auto key = std::make_tuple(base, copy_stride, copies, bytes);
   if (auto it = measured.find(key); it != measured.end()) return it->second;
-  static uint32_t* words = [] {
-    uint32_t* p = nullptr;
-    SKINNYGEMM_CUDA_CHECK(cudaMalloc(&p, 2 * 4096 * sizeof(uint32_t)));
-    SKINNYGEMM_CUDA_CHECK(cudaMemset(p, 0, 2 * 4096 * sizeof(uint32_t)));
-    return p;
-  }();
-  const long long vec_bytes = bytes / 16 * 16;
   const char* b = static_cast<const char*>(base);
-  struct Ring {
-    int ctas_per_sm, slots, slot_bytes;
-  };
-  // The reference probe's configurations (rings of 64-96 KB; 1-4 CTAs per SM): its best was 2 CTAs per SM with
-  // 6 x 16 KB from 22 MB up on the H200, smaller slots below.
+  prepare_chain();  // its allocation and attribute outside the captures below
   double best = 1e30;
-  for (const Ring r : {Ring{1, 6, 16384}, Ring{2, 6, 16384}, Ring{1, 12, 8192}, Ring{2, 12, 8192}, Ring{3, 8, 8192},
-                       Ring{2, 24, 4096}, Ring{3, 16, 4096}, Ring{4, 12, 4096}}) {
-    if (r.ctas_per_sm * sms > 4096) continue;
-    const int smem = 1024 + r.slots * r.slot_bytes;
-    SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(chain_floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  for (const ChainRing& r : chain_rings()) {
+    if (r.ctas_per_sm * sms > kChainMaxCtas) continue;
     int launched = 0;
-    const GraphTiming t = time_graph(stream, copies, samples, replays, [&](int c) {
-      LaunchShape shape;
-      shape.grid = dim3(static_cast<unsigned>(r.ctas_per_sm * sms));
-      shape.block = dim3(kChainThreads);
-      shape.smem = static_cast<std::size_t>(smem);
-      const int i = launched++;
-      launch(chain_floor_kernel, shape, stream, b + c * copy_stride, vec_bytes, r.slots, r.slot_bytes,
-             static_cast<const uint32_t*>(words + (i & 1) * 4096), words + ((i + 1) & 1) * 4096);
-    });
+    const GraphTiming t = time_graph(stream, copies, samples, replays,
+                                     [&](int c) { launch_chain(stream, r, b + c * copy_stride, bytes, sms, launched++); });
     best = std::min(best, t.median_us);
   }
   return measured[key] = best;

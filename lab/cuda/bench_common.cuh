@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "skinnygemm/dtype.h"
 
@@ -43,6 +45,19 @@ GraphTiming time_graph(cudaStream_t stream, int copies, int samples, int replays
 // 1, 2 or 4 blocks per SM), in microseconds per read. The memory must hold (copies - 1) * copy_stride + bytes.
 double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes,
                       uint32_t* sink, int sms, int samples, int replays);
+
+// One ring configuration of the dependent-chain probe (chain_floor.cuh): CTAs per SM, slots, bytes per slot.
+struct ChainRing {
+  int ctas_per_sm = 2, slots = 6, slot_bytes = 16384;
+  std::string name() const;  // "c2_6x16KB"
+};
+// The eight configurations the probe is timed with (rings of 48-96 KB, 1-4 CTAs per SM).
+const std::vector<ChainRing>& chain_rings();
+// The probe's words and its kernel's shared-memory attribute: call once before capturing launch_chain into a graph.
+void prepare_chain();
+// One launch of the chain probe on stream (PDL as every launch): ring r streams bytes (floored to 16) from w and
+// reads the words the launch before it wrote (index: this launch's place in its chain, whose parity picks them).
+void launch_chain(cudaStream_t stream, const ChainRing& r, const void* w, int64_t bytes, int sms, int index);
 
 // The dependent-chain floor of `bytes` read like stream_read_us (chain_floor.cuh: every kernel must read a word
 // the previous one wrote, its ring filled before griddepcontrol.wait): the fastest of eight ring configurations,

@@ -12,6 +12,7 @@ namespace skinnygemm::cuda {
 constexpr int kChainConsumerWarps = 7;  // with one producer warp, 256 threads (the reference probe's CTA)
 constexpr int kChainThreads = 32 * (kChainConsumerWarps + 1);
 constexpr int kChainMaxSlots = 32;
+constexpr int kChainMaxCtas = 4096;  // the words each launch reads and writes, one per CTA
 
 __device__ __forceinline__ uint32_t chain_smem(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 

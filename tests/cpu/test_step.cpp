@@ -285,6 +285,11 @@ TEST(StepRun, CpuRunReportsEveryVariantAndM) {
       }
     }
   }
+  EXPECT_TRUE(rep.chain_floors.empty());
+  for (const StepResult& r : rep.results) EXPECT_EQ(r.chain_floor_us, 0) << r.name;
+  o.chain_floor = true;
+  expect_error([&] { run_step(o); }, "the dependent-chain floor (--chain-floor) needs the cuda backend; the cpu step");
+  o.chain_floor = false;
   o.variants = {StepVariant::Cublaslt};
   expect_error([&] { run_step(o); }, "the cublaslt step variant needs the cuda backend");
   o.variants = {StepVariant::CublasltTorch};
@@ -353,6 +358,17 @@ TEST(StepCli, TheTmaTimelineIsRefusedWhereItCannotBeTaken) {
   out = run_cli("step --search-table /dev/null --trace-tma /dev/null", &status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_THAT(out, HasSubstr("not with --search-table or --ranks"));
+}
+
+// --chain-floor (the step's launches as a dependent chain of streaming probes) likewise: it streams on a GPU.
+TEST(StepCli, TheChainFloorIsRefusedWhereItCannotBeMeasured) {
+  int status = -1;
+  std::string out = run_cli("step --backend cpu --scale 0.015625 --m 1 --samples 1 --chain-floor", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("--chain-floor needs the cuda backend (the probe streams on the GPU); the cpu backend"));
+  out = run_cli("step --ranks 2 --chain-floor", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("--chain-floor measures one process's step: not with --search-table or --ranks"));
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 // own, must match the reference; the CPU tests cover the mapping, only a GPU runs it through the executor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+#include <string>
+
 #include "gpu/gpu_util.h"
 #include "lab/step_runner.h"
 
@@ -35,6 +39,45 @@ TEST(GpuStep, CublasltFusedRunsEveryFusionAsOneGemmAndEverySegmentChecks) {
   }
   EXPECT_EQ(m.ops(StepVariant::CublasltFused).size(), m.ops(StepVariant::SkinnyFused).size());
   EXPECT_LT(m.ops(StepVariant::CublasltFused).size(), m.ops(StepVariant::Cublaslt).size());
+}
+
+// The step's dependent-chain floor (--chain-floor): once per launch list, the same for every M and every variant of
+// that list, never faster than the device's stream-read probe allows for the weight bytes (the probe must stream
+// what it is given), and each op name's ring named.
+TEST(GpuStep, TheChainFloorStreamsEveryLaunchListOnce) {
+  SKIP_WITHOUT_GPU();
+  StepRunOptions o;
+  o.backend = Backend::Cuda;
+  o.tp = 8;
+  o.scale = 1.0 / 4;
+  o.ms = {1, 4};
+  o.variants = {StepVariant::Cublaslt, StepVariant::SkinnyFused};
+  o.samples = 5;
+  o.sinks = false;
+  o.chain_floor = true;
+  const StepReport rep = run_step(o);
+  const StepModel m = build_step_model("kimi_k3", 8, o.scale);
+  ASSERT_EQ(rep.chain_floors.size(), 2u);
+  for (const auto& [list, f] : rep.chain_floors) {
+    const std::vector<StepOp> ops = list == "fused" ? m.ops_fused : m.ops_unfused;
+    int64_t weights = 0;
+    std::set<std::string> names;
+    for (const StepOp& op : ops) weights += op.weight_bytes(m.elem()), names.insert(op.name);
+    ASSERT_GT(rep.stream_read_tbps, 0);
+    // 5% under the stream-read probe's time for the weights alone: a chain that skipped bytes would beat it.
+    EXPECT_GT(f.us, 0.95 * static_cast<double>(weights) / (rep.stream_read_tbps * 1e6)) << list;
+    EXPECT_EQ(f.tried.size(), 9u) << list << ": per op and the eight rings";
+    EXPECT_EQ(f.op_rings.size(), names.size()) << list;
+    double fastest = 1e30;
+    for (const auto& [what, us] : f.tried) fastest = std::min(fastest, us);
+    EXPECT_EQ(f.us, fastest) << list;
+  }
+  for (const StepResult& r : rep.results) {
+    const ChainFloor& f = rep.chain_floors.at(runs_fused_ops(r.variant) ? "fused" : "unfused");
+    EXPECT_EQ(r.chain_floor_us, f.us) << r.name << " m=" << r.m;
+    EXPECT_EQ(r.chain_rings, f.rings) << r.name;
+    EXPECT_NEAR(r.chain_efficiency, f.us / r.us, 1e-12) << r.name;
+  }
 }
 
 }  // namespace
