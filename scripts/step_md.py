@@ -38,8 +38,13 @@ def main():
                    f"{m['date']}, revision `{m['revision']}`; stream read {d.get('stream_read_tbps', 0):.2f} TB/s; "
                    f"command `{m['command']}`")
     comm_head = " all-reduces | comm µs (alone) | comm share | ranks' µs |" if comm else ""
+    # `step --chain-floor`: the dependent-chain floor of each variant's own launches, and us / that floor.
+    chain = any("chain_floor_us" in r for r in rows)
+    chain_head = " chain floor µs | chain floor / step |" if chain else ""
     out += ["", "| M | variant | PDL | GEMMs | GB | step µs | floor µs | efficiency | × cuBLASLt | checked | max rel. error |"
-            + comm_head, "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|---|" if comm else "")]
+            + chain_head + comm_head,
+            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if chain else "")
+            + ("---:|---:|---:|---|" if comm else "")]
     for r in rows:
         if "error" in r:
             out.append(f"| {r['m']} | {r['variant']} | {'on' if r.get('pdl', True) else 'off'} | {r['gemms']} | "
@@ -48,6 +53,9 @@ def main():
         line = (f"| {r['m']} | {r['variant']} | {'on' if r.get('pdl', True) else 'off'} | {r['gemms']} | "
                 f"{r['bytes'] / 1e9:.2f} | {r['us']:.1f} | {r['floor_us']:.1f} | {r['efficiency']:.2f} | "
                 f"{r.get('speedup', 0):.2f} | {r['checked']} | {r['max_rel_error']:.1e} |")
+        if chain:
+            line += (f" {r['chain_floor_us']:.1f} ({r.get('chain_rings', '')}) | {r['chain_efficiency']:.3f} |"
+                     if "chain_floor_us" in r else " - | - |")
         if comm:
             line += (f" {r.get('all_reduces', 0)} | {r.get('comm_us', 0):.1f} | {100 * r.get('comm_share', 0):.1f}% | "
                      + " / ".join(f"{u:.0f}" for u in r.get("rank_us", [])) + " |")
@@ -73,6 +81,10 @@ def main():
     floor = sorted({(r["m"], r["floor_us"] / 1000) for r in rows
                     if r["variant"] in ("cublaslt", "cublaslt_nopdl") and "floor_us" in r})
     ax.plot([p[0] for p in floor], [p[1] for p in floor], "k--", label="floor (bytes / stream read)")
+    for v, style in (("skinny_fused", "k:"), ("cublaslt", "k-.")):
+        pts = sorted({(r["m"], r["chain_floor_us"] / 1000) for r in rows if r["variant"] == v and "chain_floor_us" in r})
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"dependent-chain floor of {v}'s launches")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("M (tokens)")
     ax.set_ylabel("step time (ms)")

@@ -57,7 +57,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_fourth:tp1", "model:heldout_fifth:tp1", "model:heldout_sixth:tp1",
                                         "model:heldout_seventh:tp1", "model:heldout_eighth:tp1",
                                         "model:heldout_ninth:tp1", "model:heldout_tenth:tp1",
-                                        "model:heldout_eleventh:tp1"};
+                                        "model:heldout_eleventh:tp1", "model:heldout_twelfth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -142,6 +142,10 @@ TEST(Heldout, TenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // be tuned or stored in a table.
 TEST(Heldout, EleventhSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_eleventh:tp1");
+}
+
+TEST(Heldout, TwelfthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twelfth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a

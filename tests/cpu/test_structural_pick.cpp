@@ -185,6 +185,26 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
   }
 }
 
+// Session 17's three rules from held-out set eleven's first run (e2c09d8, blind; docs/tuning.md "Session 17"), each with
+// the neighbour it must leave alone:
+//  - K = 2048 is short K (no cluster fits): 13000 x 2048 (204 tiles of 64, three quarters of the slots) one CTA per
+//    64-row tile (13.9-14.4 us against stream-K's 16.0-16.9), 11111 x 2048 (174) in 32-row tiles (12.1 against 14.1);
+//  - clusters of at most 2 stages per CTA halve past 1.25 CTAs per SM: 3072 x 1024 (192 CTAs in fours) to twos, 1536 x
+//    2048 (192 in eights) to fours; 1280 x 2048 (160 in eights: 2.94 us against 3.24 in fours) keeps its eights;
+//  - 128 MiB or more with row tiles for 0.9-1.0 of the slots: one CTA per 64-row tile (16384 x 4096, 16384 x 6144);
+//    more tiles than slots keep stream-K (17408 x 5120: 45.3 us against 52.7), lm_head 20480 x 7168 among them.
+TEST(StructuralPick, SetElevenRulesAndTheNeighboursTheyLeave) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 13000, 2048, "tma_m8_r64_b2_s4_c2_d6"}, {16, 13000, 2048, "tma_m16_r64_b2_s4_c2_d6"},
+      {1, 11111, 2048, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 3072, 1024, "tma_m8_r64_b2_s4_x2"},     {4, 3072, 1024, "tma_m8_r64_b2_s4_x2"},
+      {1, 1536, 2048, "tma_m8_r64_b2_s4_x4"},     {1, 1280, 2048, "tma_m8_r64_b2_s3_x8"},
+      {1, 16384, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {16, 16384, 6144, "tma_m16_r64_b2_s4_c2_d6"},
+      {1, 17408, 5120, "tma_m8_r64_b2_s4_c2_u1"}, {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"},
+  });
+}
+
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
   half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits)

@@ -59,7 +59,10 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
   if (p.weight_bytes() < (int64_t{128} << 20)) {
     c.boxes = c.tile_m == 64 ? 1 : 2;
     const Grid g = cluster_grid_for(p.n, p.k, c.rows, c.boxes, 1);
-    const bool short_k = g.k_stages * c.boxes < 32;  // K < 2048: fewer than 32 boxes of 64
+    // K <= 2048: at most 32 boxes of 64. K = 2048 counts since session 17: 13000 x 2048 (204 tiles of 64, no cluster
+    // fits) ran stream-K 16.0-16.9 us at M <= 16 against 13.9-14.4 for one CTA per 64-row tile (set eleven at e2c09d8,
+    // blind), 11111 x 2048 stream-K 14.1-14.9 against 12.1-12.7 in 32-row tiles (set ten at 2eaefeb, blind).
+    const bool short_k = g.k_stages * c.boxes <= 32;
     for (int x : {8, 4, 2}) {
       const int64_t ctas = static_cast<int64_t>(g.tiles) * x;
       // At M <= 16 each CTA of a cluster keeps at least 1.75 stages (1536 x 1536, 12 stages, M = 1: clusters of 8
@@ -74,11 +77,14 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       // ten at 2eaefeb); with the cluster kept, the grid is narrow and the scored families decide (104 x 16384 on
       // the stage ring: 2.9-4.3 us at M = 1-16, sets one and two).
       if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) break;
-      // A cluster that takes nearly every slot with CTAs of at most 2 stages: clusters of half the size instead, half
-      // the CTAs, each with its whole range (at most 4 stages) in a 4-stage ring. 4000 x 1000 and 4104 x 1024 (8
-      // stages; 252 CTAs in fours with 3 stages, 4.35-4.97 us at M <= 8) ran 3.41-4.06 in twos with 4, and the twos
-      // with 3 stages 4.02-4.88 (held-out set ten at 2eaefeb; a rule from that set, not yet judged on another).
-      if (c.tile_m <= 16 && x >= 4 && ctas > slots - sms / 4 && g.k_stages <= 2 * x) {
+      // A cluster that puts two CTAs of at most 2 stages on more than a quarter of the SMs: clusters of half the size
+      // instead, half the CTAs, each with its whole range (at most 4 stages) in a 4-stage ring. 4000 x 1000 and 4104 x
+      // 1024 (8 stages; 252 CTAs in fours with 3 stages, 4.35-4.97 us at M <= 8) ran 3.41-4.06 in twos with 4, and the
+      // twos with 3 stages 4.02-4.88 (held-out set ten at 2eaefeb). Set eleven (e2c09d8, blind) showed the same with
+      // fewer CTAs: 3072 x 1024 (192 CTAs in fours) 4.18-4.45 us at M <= 4 against 3.64-3.88 in twos, 1536 x 2048 (192
+      // in eights) 4.24-4.47 against 3.67-3.91 in fours; 1280 x 2048 (160 in eights, set nine at 581d850) kept its
+      // eights: 2.94-3.20 us against 3.24-3.54 in fours.
+      if (c.tile_m <= 16 && x >= 4 && ctas > sms + sms / 4 && g.k_stages <= 2 * x) {
         c.cluster = x / 2, c.stages = 4;
         return c;
       }
@@ -133,6 +139,15 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     if (c.tile_m <= 16 && g.k_stages >= 2 && (short_k || 10 * int64_t{g.tiles} >= 9 * slots))
       return lead_split(short_k && !wide_tiles_fill, true);
   }
+  // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below
+  // 128 MiB (16384 x 4096, 256 tiles: stream-K 34.6-35.7 us at M <= 16 against 32.9-33.1 for one CTA per tile; set
+  // eleven at e2c09d8, blind; 16384 x 6144: 50.8-51.2 against 48.9-49.5, set nine at 581d850). More tiles than slots
+  // keep stream-K: 17408 x 5120 (272 tiles) ran 45.3-46.4 us so against 52.7-54.1 in one CTA per tile (set nine).
+  // No Kimi-K3 shape is in the band (lm_head 20480 x 7168 has 320 tiles).
+  const int64_t tiles64 = (p.n + 63) / 64;
+  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 10 * tiles64 >= 9 * int64_t{slots} &&
+      tiles64 <= slots)
+    return lead_split(false, true);
   c.boxes = 2;
   c.stages = c.tile_m == 64 ? 3 : 4;
   c.ctas_per_sm = 2;

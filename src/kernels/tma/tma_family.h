@@ -38,9 +38,11 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   0.2-2.4 us: 7168 x 768, 7168 x 1536, 7168 x 3584, 6288 x 7168). Where K has fewer
 //   stages than the lead plus one (7168 x 768: 6 stages) every tile is one part, i.e. one CTA per 64-row tile.
 //   Where no cluster fits, at M <= 16: one CTA per row tile where that fills nine tenths of the slots or K is short
-//   (under 2048), in 32-row tiles where K is short unless the 64-row ones fill three quarters of the slots and no
-//   more (session 16);
-// - otherwise (128 MiB or more) stream-K over two CTAs per SM.
+//   (2048 or less, session 17), in 32-row tiles where K is short unless the 64-row ones fill three quarters of the
+//   slots and no more (session 16);
+// - at 128 MiB or more and M <= 16, one CTA per 64-row tile where the tiles fill nine tenths of the slots and no more
+//   (session 17);
+// - otherwise stream-K over two CTAs per SM.
 Config first_cut_config(const Problem& p, int sms, int lead = -1);
 
 // The heuristic's pick of the family (issue 18): the first cut at M <= 16 on sm_90, with a reason naming the grid it
