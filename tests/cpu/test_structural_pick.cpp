@@ -49,7 +49,7 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
   expect_structural_picks(h200, {
       {1, 896, 7168, "tma_m8_r64_b2_s4_x8"},      {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
       {16, 2112, 7168, "tma_m16_r64_b2_s3_x8"},   {4, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
-      {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {12, 6288, 7168, "tma_m16_r64_b2_s4_c2_d6"},
+      {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {12, 6288, 7168, "tma_m16_r64_b2_s5_c2_d6"},
       {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"}, {5, 7168, 14336, "tma_m8_r64_b2_s4_c2_u1"},
       {2, 1536, 128, "tma_m8_r64_b2_s4_c2_u1"},
       // The rules held-out set six corrected (docs/tuning.md, session 9): a cluster CTA keeps 1.75 stages or more
@@ -202,6 +202,20 @@ TEST(StructuralPick, SetElevenRulesAndTheNeighboursTheyLeave) {
       {1, 1536, 2048, "tma_m8_r64_b2_s4_x4"},     {1, 1280, 2048, "tma_m8_r64_b2_s3_x8"},
       {1, 16384, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {16, 16384, 6144, "tma_m16_r64_b2_s4_c2_d6"},
       {1, 17408, 5120, "tma_m8_r64_b2_s4_c2_u1"}, {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"},
+  });
+}
+
+// Session 17's step trial (c942f9d, docs/kernels.md "Session 17"): the 64-row lead split whose parts have 8 or more
+// stages each runs a 5-stage ring (6288 x 7168, 4480 x 7168 and 7168 x 3584 took 52-116 us off the fused step at M =
+// 1 / 8 / 16); o_proj 7168 x 1536 (parts of 9 and 3 stages), one-part tiles (7168 x 768, whose 5-stage ring lost in
+// the step in session 12) and the 32-row lead split keep theirs.
+TEST(StructuralPick, TheLeadSplitOfLongPartsRunsAFiveStageRing) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 6288, 7168, "tma_m8_r64_b2_s5_c2_d6"},  {16, 6288, 7168, "tma_m16_r64_b2_s5_c2_d6"},
+      {8, 4480, 7168, "tma_m8_r64_b2_s5_c2_d6"},  {1, 7168, 3584, "tma_m8_r64_b2_s5_c2_d6"},
+      {1, 6400, 4096, "tma_m8_r64_b2_s5_c2_d6"},  {1, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {1, 13000, 2048, "tma_m8_r64_b2_s4_c2_d6"},
   });
 }
 

@@ -161,8 +161,9 @@ TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesLeadSplitWhereOnlyTwoFitStr
   // 144 rows (5 tiles, 16 parts): no lead split even when asked; 64-row tiles split by a cluster of 8 (3 x 8 CTAs).
   EXPECT_EQ(tma::first_cut_config(Problem{1, 144, 7168, DType::BF16}, dev.sms, 9).name(), "tma_m8_r64_b2_s4_x8");
   // 6288 rows (99 tiles of 64): only a cluster of two fits (198 CTAs), so at M <= 16 the 64-row lead split with a
-  // lead of 6 runs instead (judged in the step); at M = 32 the cluster of two.
-  EXPECT_EQ(tma::first_cut_config(Problem{4, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_d6");
+  // lead of 6 runs instead (judged in the step), on a 5-stage ring (its parts have 25 and 31 stages: session 17); at
+  // M = 32 the cluster of two.
+  EXPECT_EQ(tma::first_cut_config(Problem{4, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s5_c2_d6");
   EXPECT_EQ(tma::first_cut_config(Problem{16, 7168, 1536, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s4_c2_d6");
   EXPECT_EQ(tma::first_cut_config(Problem{32, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m32_r64_b2_s4_x2");
   // 7168 x 14336 (205 MB): stream-K; M > 16: the cluster split or stream-K as before.

@@ -122,7 +122,14 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       if (x == 2 && c.tile_m <= 16) {
         const Grid split = lead_split_grid_for(p.n, p.k, 64, 2, 2, lead < 0 ? 6 : lead, sms);
         const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
-        return lead_split(short_k && thin_parts, false);
+        lead_split(short_k && thin_parts, false);
+        // Parts of 8 or more stages each (the lead's too) stream past a 4-stage ring: 5 stages (99 KB, still two per
+        // SM). In the step (session 17, c942f9d, skinny_fused at M = 1 / 8 / 16 against the 4-stage table in the
+        // same call): 6288 x 7168, 4480 x 7168 and 7168 x 3584 on 5 stages -87 / -116 / -52 us; with 7168 x 1536
+        // (parts of 9 and 3 stages) and the dense layer's two shapes too -74 / -111 / -36. Alone, 6400 x 4096 (parts
+        // of 19 and 13) ran 13.6-14.7 us against 14.8-15.5 (held-out set eleven at e2c09d8).
+        if (c.rows == 64 && split.parts > 1 && split.k_stages - split.lead_stages >= 8 * (split.parts - 1)) c.stages = 5;
+        return c;
       }
       return c;
     }
