@@ -202,6 +202,10 @@ TEST(StructuralPick, SetElevenRulesAndTheNeighboursTheyLeave) {
       {1, 1536, 2048, "tma_m8_r64_b2_s4_x4"},     {1, 1280, 2048, "tma_m8_r64_b2_s3_x8"},
       {1, 16384, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {16, 16384, 6144, "tma_m16_r64_b2_s4_c2_d6"},
       {1, 17408, 5120, "tma_m8_r64_b2_s4_c2_u1"}, {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"},
+      // From set twelve (c942f9d): with no cluster, K up to 3072 as K up to 2048: 32-row tiles (11520 x 3072, 9728 x
+      // 2560), 64-row where they fill 3/4 of the slots and no more (12800 x 2560); K = 3200 keeps stream-K.
+      {1, 11520, 3072, "tma_m8_r32_b2_s4_c2_d6"}, {16, 9728, 2560, "tma_m16_r32_b2_s4_c2_d6"},
+      {1, 12800, 2560, "tma_m8_r64_b2_s4_c2_d6"}, {1, 11520, 3200, "tma_m8_r64_b2_s4_c2_u1"},
   });
 }
 

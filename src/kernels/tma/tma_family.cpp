@@ -142,9 +142,15 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     // nine at 581d850); 32-row tiles below (9728 x 896: 152, 0.58) and above: 20000 x 1536 (313, 1.19) lost 24-27%
     // in 64-row tiles of two boxes per stage against 10-13% in 32 (set ten at 2eaefeb, blind; the best there, and
     // on 24576 x 1536 in set seven, was 64 rows of one box per stage, whose smaller ring fits three CTAs per SM).
+    // The same up to K = 3072 (session 17): 11520 x 3072 (180 tiles of 64) ran stream-K 19.3-20.4 us at M <= 16
+    // against 17.9-18.5 in one CTA per 32-row tile, 9728 x 2560 (152) 14.9-16.0 against 13.9-14.6 (held-out set
+    // twelve at c942f9d, blind), 12288 x 3072 (192) 20.4-21.4 against 18.9-19.6 (set nine); 12800 x 2560 (200, three
+    // quarters of the slots) 18.3-19.5 against 17.9-18.6 in one CTA per 64-row tile (set eleven). It lost on 12345 x
+    // 2056 at M = 2-16, whose 17th stage holds 8 of K (32-row tiles 17.3-23.4 us against stream-K's 17.2-20.9).
+    const bool medium_k = g.k_stages * c.boxes <= 48;
     const bool wide_tiles_fill = 4 * int64_t{g.tiles} >= 3 * slots && g.tiles <= slots;
-    if (c.tile_m <= 16 && g.k_stages >= 2 && (short_k || 10 * int64_t{g.tiles} >= 9 * slots))
-      return lead_split(short_k && !wide_tiles_fill, true);
+    if (c.tile_m <= 16 && g.k_stages >= 2 && (medium_k || 10 * int64_t{g.tiles} >= 9 * slots))
+      return lead_split(medium_k && !wide_tiles_fill, true);
   }
   // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below
   // 128 MiB (16384 x 4096, 256 tiles: stream-K 34.6-35.7 us at M <= 16 against 32.9-33.1 for one CTA per tile; set

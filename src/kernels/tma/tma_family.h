@@ -38,8 +38,8 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   0.2-2.4 us: 7168 x 768, 7168 x 1536, 7168 x 3584, 6288 x 7168); its ring holds 5 stages where every part has 8
 //   or more (the step 52-116 us faster at M = 1 / 8 / 16, session 17), 4 otherwise. Where K has fewer
 //   stages than the lead plus one (7168 x 768: 6 stages) every tile is one part, i.e. one CTA per 64-row tile.
-//   Where no cluster fits, at M <= 16: one CTA per row tile where that fills nine tenths of the slots or K is short
-//   (2048 or less, session 17), in 32-row tiles where K is short unless the 64-row ones fill three quarters of the
+//   Where no cluster fits, at M <= 16: one CTA per row tile where that fills nine tenths of the slots or K is at most
+//   3072 (session 17), in 32-row tiles where K is at most 3072 unless the 64-row ones fill three quarters of the
 //   slots and no more (session 16);
 // - at 128 MiB or more and M <= 16, one CTA per 64-row tile where the tiles fill nine tenths of the slots and no more
 //   (session 17);
