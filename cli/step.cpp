@@ -247,7 +247,7 @@ int run_step_command(const StepArgs& a) {
   tune::BenchMeta meta = tune::bench_meta(backend);
   ordered_json rows = ordered_json::array();
   int failures = 0;
-  bool pdl_here = false, trace_failed = false;
+  bool pdl_here = false, lab_failed = false;
   if (here) {
     const tune::StepReport rep = tune::run_step(o);
     pdl_here = rep.pdl;
@@ -257,13 +257,17 @@ int run_step_command(const StepArgs& a) {
       rows.push_back(step_row_json(r, a, model, rep));
       failures += !r.error.empty();
     }
+    if (!rep.chain_error.empty()) {
+      std::cout << "FAILED: " << rep.chain_error << "\n";
+      lab_failed = true;  // the rows are written; the exit code says a measurement asked for is missing
+    }
     if (!a.trace_tma.empty()) {
       write_file(a.trace_tma, trace_document(meta, rep).dump() + "\n");
       std::cerr << "wrote " << a.trace_tma << "\n";
       for (const tune::StepResult& r : rep.results)
         if (!r.trace_error.empty()) {
           std::cout << "FAILED: the TMA timeline of " << r.name << " m=" << r.m << ": " << r.trace_error << "\n";
-          trace_failed = true;
+          lab_failed = true;
         }
     }
   }
@@ -278,7 +282,7 @@ int run_step_command(const StepArgs& a) {
     std::cerr << "wrote " << a.json << "\n";
   }
   if (failures) std::cout << "FAILED: " << failures << " (variant, M) cases did not pass the output check\n";
-  return failures ? kExitMismatch : trace_failed ? kExitError : 0;
+  return failures ? kExitMismatch : lab_failed ? kExitError : 0;
 }
 
 }  // namespace

@@ -305,11 +305,19 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       if (report.chain_floors.count(list)) continue;
       say(o, "dependent-chain floor of the " + list + " launches (" + std::to_string(ex.ops().size()) +
                  " probe launches; each op name's best ring alone, then every ring choice for the whole chain)");
-      report.chain_floors[list] = dev.chain_floor(ex.ops(), o.samples);
+      try {  // the timings above stand whatever happens here
+        report.chain_floors[list] = dev.chain_floor(ex.ops(), o.samples);
+      } catch (const Error& e) {
+        report.chain_floors.erase(list);
+        report.chain_error = "the dependent-chain floor of the " + list + " launches: " + e.what();
+        say(o, "FAILED: " + report.chain_error);
+        break;
+      }
     }
     for (StepResult& r : report.results) {
-      if (!r.error.empty()) continue;
-      const ChainFloor& f = report.chain_floors.at(runs_fused_ops(r.variant) ? "fused" : "unfused");
+      const auto it = report.chain_floors.find(runs_fused_ops(r.variant) ? "fused" : "unfused");
+      if (!r.error.empty() || it == report.chain_floors.end()) continue;
+      const ChainFloor& f = it->second;
       r.chain_floor_us = f.us;
       r.chain_efficiency = f.us / r.us;
       r.chain_rings = f.rings;

@@ -113,8 +113,9 @@ struct TmaTrace {
 
 // The dependent-chain floor of a step's launches (`step --chain-floor`, docs/step.md "Session 17"): the same launches
 // in the same order, each replaced by the chain probe (lab/cuda/chain_floor.cuh) streaming that launch's weights from
-// the step's own arena with its ring filled before griddepcontrol.wait, and reading one word the launch before it
-// wrote, in one CUDA graph with PDL. It is the floor of the same kind of work as the step: a chain of dependent
+// the step's own arena with its ring filled before griddepcontrol.wait, then reading one word per CTA from the words
+// the launch before it wrote (where the two grids differ in size, some CTAs read an older word: the order comes from
+// griddepcontrol.wait, the word only makes the data dependence real), in one CUDA graph with PDL. It is the floor of the same kind of work as the step: a chain of dependent
 // streaming kernels of the step's sizes, with the gaps between them. The ring is a choice: every launch on one of the
 // probe's eight rings, or each launch on the ring its op name ran fastest with alone (a graph of that name's
 // launches); the fastest choice is the floor.
@@ -233,6 +234,7 @@ struct StepReport {
   std::vector<StepResult> results;  // per M, per variant in the order asked
   // StepRunOptions::chain_floor: per launch list ("unfused", "fused"), its ChainFloor.
   std::map<std::string, ChainFloor> chain_floors;
+  std::string chain_error;  // why a chain floor could not be measured (the step's timings stand)
 };
 
 // Builds the model, the backend's device and runs the protocol.

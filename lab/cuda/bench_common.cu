@@ -121,6 +121,8 @@ struct ChainState {
   uint32_t* words = nullptr;  // two arrays of kChainMaxCtas, one per parity of the launch index
   int max_smem = 0;
 };
+// One per process, made on the device current at the first call: the step's chain floor runs on one GPU (it is refused
+// across ranks), the bench on the one it measures.
 const ChainState& chain_state() {
   static const ChainState state = [] {
     ChainState c;

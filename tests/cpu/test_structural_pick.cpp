@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,10 @@ struct PickPoint {
 
 // Each point is the structural pick on dev: that config, from the heuristic, named in the reason, the same twice.
 void expect_structural_picks(const DeviceInfo& dev, const std::vector<PickPoint>& points) {
+  std::vector<std::string> listed;  // what the tuner lists (and the build holds): a pick must be one of them
+  for (const Config& c : listed_configs(Family::Tma)) listed.push_back(c.name());
   for (const PickPoint& pt : points) {
+    EXPECT_NE(std::find(listed.begin(), listed.end(), pt.pick), listed.end()) << pt.pick << " is not a listed config";
     const Choice c = pick_on(dev, pt.m, pt.n, pt.k);
     EXPECT_EQ(c.config.name(), pt.pick) << pt.n << "x" << pt.k << " m=" << pt.m << ": " << c.reason.str();
     EXPECT_EQ(c.source, Source::Heuristic);
@@ -220,6 +224,7 @@ TEST(StructuralPick, TheLeadSplitOfLongPartsRunsAFiveStageRing) {
       {8, 4480, 7168, "tma_m8_r64_b2_s5_c2_d6"},  {1, 7168, 3584, "tma_m8_r64_b2_s5_c2_d6"},
       {1, 6400, 4096, "tma_m8_r64_b2_s5_c2_d6"},  {1, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {1, 13000, 2048, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 5128, 1024, "tma_m8_r32_b2_s6_c2_d6"},
   });
 }
 

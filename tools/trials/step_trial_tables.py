@@ -77,7 +77,8 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Session 16: q_b_proj 2304 x 1536 (24 launches, no table entry at M <= 16) on the ring of 4 stages it had before
     # the cluster-ring rule of held-out set nine gave it 3 (144 CTAs of 3 stages): what that rule does to the step.
     "B4": ([((2304, 1536), "tma_m8_r64_b2_s4_x4")], 16),
-    # Session 17: the lead split's ring of 5 stages instead of 4 (99 KB instead of 81 per CTA, still two per SM). Alone
+    # Session 17: the lead split's ring of 5 stages instead of 4 (99 KB instead of 81 per CTA at the 8-token tile, 112
+# instead of 91 at 16; still two per SM). Alone
     # it won on held-out shapes of the same grid (6400 x 4096: 13.6-14.6 us against 14.8-15.5 at M <= 16, set eleven;
     # 4608 x 3072, 7777 x 2048, 5120 x 3456 by 6-14%, set ten); in the step only 7168 x 768's one-part tiles were
     # tried with it (F4 above: the 5-stage ring lost 0.2-0.6 us per launch). S5: every lead-split shape of the fused

@@ -123,11 +123,14 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
         const Grid split = lead_split_grid_for(p.n, p.k, 64, 2, 2, lead < 0 ? 6 : lead, sms);
         const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
         lead_split(short_k && thin_parts, false);
-        // Parts of 8 or more stages each (the lead's too) stream past a 4-stage ring: 5 stages (99 KB, still two per
-        // SM). In the step (session 17, c942f9d, skinny_fused at M = 1 / 8 / 16 against the 4-stage table in the
-        // same call): 6288 x 7168, 4480 x 7168 and 7168 x 3584 on 5 stages -87 / -116 / -52 us; with 7168 x 1536
-        // (parts of 9 and 3 stages) and the dense layer's two shapes too -74 / -111 / -36. Alone, 6400 x 4096 (parts
-        // of 19 and 13) ran 13.6-14.7 us against 14.8-15.5 (held-out set eleven at e2c09d8).
+        // Parts of 8 or more stages each (the lead's too) stream past a 4-stage ring: 5 stages (99 KB at the 8-token
+        // tile, 112 KB at 16; still two per SM). Step trials (session 17, c942f9d, skinny_fused at M = 1 / 8 / 16
+        // against the 4-stage table in the same call): 6288 x 7168, 4480 x 7168 and 7168 x 3584 on 5 stages -87 /
+        // -116 / -52 us; with 7168 x 1536 (parts of 9 and 3 stages) and the dense layer's 8448 x 7168 and 7168 x 4224
+        // too -74 / -111 / -36. This rule is the first trial plus the two dense shapes (one launch each); the step
+        // with exactly it has not run. Alone, 6400 x 4096 (parts of 19 and 13) ran 13.6-14.7 us against 14.8-15.5
+        // (held-out set eleven at e2c09d8). Not applied to the band's lead split at M <= 2 (below; 2560 x 10240 has
+        // parts of 18 and 12): not judged there.
         if (c.rows == 64 && split.parts > 1 && split.k_stages - split.lead_stages >= 8 * (split.parts - 1)) c.stages = 5;
         return c;
       }
@@ -155,7 +158,7 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
   // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below
   // 128 MiB (16384 x 4096, 256 tiles: stream-K 34.6-35.7 us at M <= 16 against 32.9-33.1 for one CTA per tile; set
   // eleven at e2c09d8, blind; 16384 x 6144: 50.8-51.2 against 48.9-49.5, set nine at 581d850). More tiles than slots
-  // keep stream-K: 17408 x 5120 (272 tiles) ran 45.3-46.4 us so against 52.7-54.1 in one CTA per tile (set nine).
+  // keep stream-K: 17408 x 5120 (272 tiles) ran 45.3-46.4 us with it against 52.7-54.1 in one CTA per tile (set nine).
   // No Kimi-K3 shape is in the band (lm_head 20480 x 7168 has 320 tiles).
   const int64_t tiles64 = (p.n + 63) / 64;
   if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 10 * tiles64 >= 9 * int64_t{slots} &&
