@@ -57,7 +57,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_fourth:tp1", "model:heldout_fifth:tp1", "model:heldout_sixth:tp1",
                                         "model:heldout_seventh:tp1", "model:heldout_eighth:tp1",
                                         "model:heldout_ninth:tp1", "model:heldout_tenth:tp1",
-                                        "model:heldout_eleventh:tp1", "model:heldout_twelfth:tp1"};
+                                        "model:heldout_eleventh:tp1", "model:heldout_twelfth:tp1",
+                                        "model:heldout_thirteenth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -144,8 +145,14 @@ TEST(Heldout, EleventhSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_eleventh:tp1");
 }
 
+// Set twelve (session 17): written before its first run at c942f9d (docs/tuning.md "Session 17"); rule 9 came from it.
 TEST(Heldout, TwelfthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twelfth:tp1");
+}
+
+// Set thirteen (session 17): written after rules 6-9 and the 5-stage ring, never run: the next blind judgment of them.
+TEST(Heldout, ThirteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_thirteenth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
