@@ -63,6 +63,12 @@ ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const t
     o["chain_efficiency"] = json_round(r.chain_efficiency);
     o["chain_rings"] = r.chain_rings;
   }
+  if (!r.chain_shares.empty()) {
+    o["chain_shares"] = ordered_json::array();
+    for (const tune::ChainShare& c : r.chain_shares)
+      o["chain_shares"].push_back({{"name", c.name}, {"n", c.n}, {"k", c.k}, {"count", c.count},
+                                   {"us", json_round(c.us)}, {"per_launch_us", json_round(c.us / c.count)}});
+  }
   if (report.ranks > 1) {
     o["comm_us"] = json_round(r.comm_us);
     o["comm_share"] = json_round(r.comm_share);
@@ -145,6 +151,7 @@ tune::StepRunOptions step_run_options(const StepArgs& a, Backend backend) {
   o.check_all = a.check_all;
   o.trace_tma = !a.trace_tma.empty();
   o.chain_floor = a.chain_floor;
+  o.chain_attribution = a.chain_attribution;
   o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
   return o;
 }
@@ -180,10 +187,16 @@ void print_report(const tune::StepReport& rep, const tune::StepModel& model) {
     for (const auto& [op, ring] : f.op_rings) std::cout << " " << op << "=" << ring;
     std::cout << "\n";
   }
-  for (const tune::StepResult& r : rep.results)
+  for (const tune::StepResult& r : rep.results) {
     if (r.chain_floor_us > 0)
       std::cout << "  " << std::left << std::setw(20) << r.name << std::right << " m=" << std::setw(2) << r.m
                 << ": chain floor / us = " << fixed(r.chain_efficiency, 3) << "\n";
+    if (r.chain_shares.empty()) continue;
+    std::cout << "    what each op name's real launches add to the chain (us per step, per launch):";
+    for (const tune::ChainShare& c : r.chain_shares)
+      std::cout << " " << c.name << " " << fixed(c.us, 1) << " (" << fixed(c.us / c.count, 2) << ")";
+    std::cout << "\n";
+  }
   for (const tune::StepResult& r : rep.results) {
     if (r.sinks.empty()) continue;
     std::cout << "\ntop-" << r.sinks.size() << " time sinks, " << r.name << " m=" << r.m
@@ -219,7 +232,7 @@ int run_step_command(const StepArgs& a) {
   tune::check_rank_args({a.ranks, a.rank, a.nccl_id, a.json, a.backend});
   SKINNYGEMM_CHECK(a.trace_tma.empty() || (a.search_table.empty() && a.ranks == 1 && a.rank < 0),
                    "--trace-tma times one process's step: not with --search-table or --ranks");
-  SKINNYGEMM_CHECK(!a.chain_floor || (a.search_table.empty() && a.ranks == 1 && a.rank < 0),
+  SKINNYGEMM_CHECK(!(a.chain_floor || a.chain_attribution) || (a.search_table.empty() && a.ranks == 1 && a.rank < 0),
                    "--chain-floor measures one process's step: not with --search-table or --ranks");
   if (!a.search_table.empty()) return run_step_search(a);
   if (a.rank >= 0) return run_step_rank(a);
@@ -228,8 +241,9 @@ int run_step_command(const StepArgs& a) {
   const bool gpu = backend == Backend::Cuda;
   SKINNYGEMM_CHECK(a.trace_tma.empty() || gpu, "--trace-tma needs the cuda backend (the TMA family's timeline); the "
                                                    << backend_name(backend) << " backend has none");
-  SKINNYGEMM_CHECK(!a.chain_floor || gpu, "--chain-floor needs the cuda backend (the probe streams on the GPU); the "
-                                               << backend_name(backend) << " backend has none");
+  SKINNYGEMM_CHECK(!(a.chain_floor || a.chain_attribution) || gpu,
+                   "--chain-floor needs the cuda backend (the probe streams on the GPU); the " << backend_name(backend)
+                                                                                              << " backend has none");
   const tune::StepRunOptions o = step_run_options(a, backend);
   const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
 
@@ -314,6 +328,9 @@ Command add_step(CLI::App& app) {
   sub->add_flag("--chain-floor", a->chain_floor,
                 "cuda: also time each variant's launches as a dependent chain of streaming probes of the same sizes "
                 "(the step's floor of the same kind of work; json chain_floor_us, chain_efficiency)");
+  sub->add_flag("--chain-attribution", a->chain_attribution,
+                "cuda: --chain-floor, and per variant, M and op name the chain with that op name's launches run for "
+                "real, minus the chain (json chain_shares: what each op name adds in the step's own order)");
   sub->add_option("--search-table", a->search_table,
                   "judge configs in the whole step instead of the protocol (lab/step_search.h): per M and GEMM shape, "
                   "the step timed with each candidate; the picks merged into FILE (a table), trials to --json")

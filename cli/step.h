@@ -23,6 +23,7 @@ struct StepArgs {
   std::string nccl_id;  // the parent's NCCL id file, for the rank processes
   std::string trace_tma;  // --trace-tma FILE: each case's TMA timeline (lab/step_runner.h TmaTrace) to FILE
   bool chain_floor = false;  // --chain-floor: each variant's launches as a dependent chain of the probe (ChainFloor)
+  bool chain_attribution = false;  // --chain-attribution: and per op name what its real launches add (ChainShare)
   // The step search (lab/step_search.h) instead of the protocol: the picks merged into search_table.
   std::string search_table, search_base = "tma", search_candidates = "tma_*";
   int search_distance = 2;

@@ -214,6 +214,32 @@ void time_sinks(StepExecutor& ex, StepDevice& dev, int64_t m, int samples, std::
   if (r->sinks.size() > 10) r->sinks.resize(10);
 }
 
+// StepRunOptions::chain_attribution: per op name, the chain floor's graph with that name's launches run for real by
+// ex (the rings as f chose them for the others), minus f.us; shares largest first.
+void attribute_chain(StepExecutor& ex, StepDevice& dev, const ChainFloor& f, int64_t m, int samples, StepResult* r) {
+  const std::vector<StepOp>& ops = ex.ops();
+  auto ring_of = [&](const std::string& name) { return f.rings == "per op" ? f.op_rings.at(name) : f.rings; };
+  std::vector<std::string> names;
+  for (const StepOp& op : ops)
+    if (std::find(names.begin(), names.end(), op.name) == names.end()) names.push_back(op.name);
+  for (const std::string& name : names) {
+    ChainShare s{name, 0, 0, 0, 0};
+    for (const StepOp& op : ops)
+      if (op.name == name) s.n = op.n(), s.k = op.k(), ++s.count;
+    const double us = dev.time([&] {
+                            int index = 0;
+                            for (std::size_t i = 0; i < ops.size(); ++i) {
+                              if (ops[i].name == name) ex.run(i, m, dev.stream());
+                              else dev.launch_chain_op(ops[i], ring_of(ops[i].name), index++);
+                            }
+                          }, samples).median_us;
+    s.us = us - f.us;
+    r->chain_shares.push_back(s);
+  }
+  std::sort(r->chain_shares.begin(), r->chain_shares.end(),
+            [](const ChainShare& a, const ChainShare& b) { return a.us > b.us; });
+}
+
 }  // namespace
 
 StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice& dev) {
@@ -223,7 +249,8 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
   SKINNYGEMM_CHECK(!o.ms.empty() && !o.variants.empty(), "nothing to run: " << o.ms.size() << " M values, "
                                                                             << o.variants.size() << " variants");
   const int64_t max_m = *std::max_element(o.ms.begin(), o.ms.end());
-  SKINNYGEMM_CHECK(!o.chain_floor || !cpu, "the dependent-chain floor (--chain-floor) needs the cuda backend; the "
+  SKINNYGEMM_CHECK(!(o.chain_floor || o.chain_attribution) || !cpu,
+                   "the dependent-chain floor (--chain-floor) needs the cuda backend; the "
                                                << dev.name() << " step has no GPU to stream on");
   StepReport report;
   report.device = dev.name();
@@ -298,7 +325,7 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       report.results.push_back(std::move(r));
     }
   }
-  if (o.chain_floor) {
+  if (o.chain_floor || o.chain_attribution) {
     // Once per launch list (the probe streams weights only, so M does not change it), after every variant's timing.
     for (const StepExecutor& ex : executors) {
       const std::string list = runs_fused_ops(ex.variant()) ? "fused" : "unfused";
@@ -322,6 +349,15 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       r.chain_efficiency = f.us / r.us;
       r.chain_rings = f.rings;
     }
+    if (o.chain_attribution)
+      for (StepResult& r : report.results) {
+        const auto it = report.chain_floors.find(runs_fused_ops(r.variant) ? "fused" : "unfused");
+        if (!r.error.empty() || it == report.chain_floors.end()) continue;
+        StepExecutor& ex = *std::find_if(executors.begin(), executors.end(),
+                                         [&](const StepExecutor& e) { return e.variant() == r.variant; });
+        say(o, "chain attribution of " + r.name + " m=" + std::to_string(r.m));
+        attribute_chain(ex, dev, it->second, r.m, o.samples, &r);
+      }
   }
   // A weak probe inflates every efficiency: keep the better of a probe before and one after the measurements.
   if (!cpu) say(o, "stream-read probe (again)");
@@ -339,6 +375,11 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       }
   }
   return report;
+}
+
+void StepDevice::launch_chain_op(const StepOp&, const std::string&, int) {
+  SKINNYGEMM_FAIL("the chain probe (--chain-attribution) needs the cuda backend; the " << name()
+                                                                                       << " step has no GPU to stream on");
 }
 
 ChainFloor StepDevice::chain_floor(const std::vector<StepOp>&, int) {

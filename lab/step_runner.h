@@ -126,6 +126,18 @@ struct ChainFloor {
   std::map<std::string, std::string> op_rings;         // op name -> the ring it ran fastest with alone
 };
 
+// What one op name's real launches add to the step's dependent chain (`step --chain-attribution`, docs/step.md
+// "Session 17"): the chain floor's graph with this op name's launches run by the variant itself (our kernels, or
+// cuBLASLt) and every other launch the chain probe, minus the chain floor. In the step's own order and company, so
+// a launch that keeps its successor waiting, or leaves it no room, is charged here. The shares need not add up to the
+// step's distance from the chain floor (two real neighbours can cost more or less than each beside probes).
+struct ChainShare {
+  std::string name;  // the op name (projection or fusion)
+  int64_t n = 0, k = 0;
+  int count = 0;    // launches per step
+  double us = 0;    // per step: the mixed graph minus the chain floor
+};
+
 // What a backend supplies to run_step.
 class StepDevice {
  public:
@@ -154,6 +166,9 @@ class StepDevice {
   // The dependent-chain floor of ops (ChainFloor); only the cuda backend has one: the default fails, naming the
   // backend.
   virtual ChainFloor chain_floor(const std::vector<StepOp>& ops, int samples);
+  // One chain-probe launch in place of op (its weights, the ring named as ChainFloor names them) on stream(); index:
+  // its place among the chain's probe launches. Only the cuda backend has one: the default fails.
+  virtual void launch_chain_op(const StepOp& op, const std::string& ring, int index);
   // Ranks replaying a graph that holds collectives must replay it equally often, or the ones with more
   // replays wait forever: with a communicator attached, time() takes the largest replay count over the ranks.
   void attach(StepComm* comm) { comm_ = comm; }
@@ -205,6 +220,7 @@ struct StepResult {
   // probe streams weights only), chain_floor_us / us, and the ring choice that gave it (0 / empty: not measured).
   double chain_floor_us = 0, chain_efficiency = 0;
   std::string chain_rings;
+  std::vector<ChainShare> chain_shares;  // StepRunOptions::chain_attribution: per op name, largest first
   std::shared_ptr<const TmaTrace> tma_trace;  // StepRunOptions::trace_tma: the variant's timeline (null: not traced)
   std::string trace_error;                    // why the timeline could not be taken (the timing above stands)
 };
@@ -223,6 +239,7 @@ struct StepRunOptions {
   StepComm* comm = nullptr;  // several GPUs (cuda only): this process's rank; null: one GPU, no communication
   bool trace_tma = false;    // after timing each case, its TMA launches' timeline (StepDevice::trace_tma)
   bool chain_floor = false;  // cuda only: each variant's launches as a dependent chain of the probe (ChainFloor)
+  bool chain_attribution = false;  // and per op name what its real launches add to that chain (ChainShare; implies it)
 };
 
 struct StepReport {

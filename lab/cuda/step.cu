@@ -150,12 +150,10 @@ class CudaStepDevice final : public StepDevice {
     std::vector<std::string> names;
     std::vector<Launch> launches;
     for (const StepOp& op : ops) {
-      // A fusion's weights are one span of its block (its parts' rows adjacent), as its one launch reads them.
-      const StepSegment whole = op.fused() ? fused_as_one_gemm(model_, op) : op.segments[0];
       const auto at = std::find(names.begin(), names.end(), op.name);
       const std::size_t name = static_cast<std::size_t>(at - names.begin());
       if (at == names.end()) names.push_back(op.name);
-      launches.push_back({memory_.weights(model_, whole), op.weight_bytes(model_.elem()), name});
+      launches.push_back({op_weights(op), op.weight_bytes(model_.elem()), name});
     }
     const std::vector<cuda::ChainRing>& rings = cuda::chain_rings();
     cuda::prepare_chain();  // outside the captures
@@ -188,6 +186,14 @@ class CudaStepDevice final : public StepDevice {
     consider("per op", per_op);
     for (std::size_t r = 0; r < rings.size(); ++r) consider(rings[r].name(), std::vector<std::size_t>(names.size(), r));
     return f;
+  }
+
+  void launch_chain_op(const StepOp& op, const std::string& ring, int index) override {
+    const std::vector<cuda::ChainRing>& rings = cuda::chain_rings();
+    const auto r = std::find_if(rings.begin(), rings.end(), [&](const cuda::ChainRing& c) { return c.name() == ring; });
+    SKINNYGEMM_CHECK(r != rings.end(), "no chain ring named '" << ring << "' for " << op.name);
+    cuda::prepare_chain();  // a no-op after the first call (chain_floor made it before any capture)
+    cuda::launch_chain(stream_.s, *r, op_weights(op), op.weight_bytes(model_.elem()), info_.sms, index);
   }
 
   std::vector<uint16_t> read(const void* ptr, int64_t m, int64_t n, int64_t ld) override {
@@ -239,6 +245,11 @@ class CudaStepDevice final : public StepDevice {
   }
 
  private:
+  // An op's weights as its one launch reads them: a fusion's are one span of its block (its parts' rows adjacent).
+  const void* op_weights(const StepOp& op) const {
+    return memory_.weights(model_, op.fused() ? fused_as_one_gemm(model_, op) : op.segments[0]);
+  }
+
   // enqueue captured on the stream into g, instantiated; on an error the capture is ended so that the stream stays
   // usable.
   void capture(const std::function<void()>& enqueue, Graph& g) {

@@ -290,6 +290,9 @@ TEST(StepRun, CpuRunReportsEveryVariantAndM) {
   o.chain_floor = true;
   expect_error([&] { run_step(o); }, "the dependent-chain floor (--chain-floor) needs the cuda backend; the cpu step");
   o.chain_floor = false;
+  o.chain_attribution = true;
+  expect_error([&] { run_step(o); }, "the dependent-chain floor (--chain-floor) needs the cuda backend; the cpu step");
+  o.chain_attribution = false;
   o.variants = {StepVariant::Cublaslt};
   expect_error([&] { run_step(o); }, "the cublaslt step variant needs the cuda backend");
   o.variants = {StepVariant::CublasltTorch};
@@ -369,6 +372,9 @@ TEST(StepCli, TheChainFloorIsRefusedWhereItCannotBeMeasured) {
   out = run_cli("step --ranks 2 --chain-floor", &status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_THAT(out, HasSubstr("--chain-floor measures one process's step: not with --search-table or --ranks"));
+  out = run_cli("step --backend cpu --scale 0.015625 --m 1 --samples 1 --chain-attribution", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("--chain-floor needs the cuda backend"));
 }
 
 }  // namespace

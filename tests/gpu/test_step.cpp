@@ -86,5 +86,41 @@ TEST(GpuStep, TheChainFloorStreamsEveryLaunchListOnce) {
   }
 }
 
+// --chain-attribution: one share per op name of each variant's launches, each a measured difference to the chain
+// floor. cuBLASLt's launches do arithmetic the probe does not, so in a dependent chain of pure streams each of its op
+// names' launches must cost something (more than -1% of the chain: the timing's noise), and the shares summed must
+// come out of the distance between cuBLASLt's step and the chain floor by no more than that distance again.
+TEST(GpuStep, TheChainAttributionChargesEveryOpName) {
+  SKIP_WITHOUT_GPU();
+  StepRunOptions o;
+  o.backend = Backend::Cuda;
+  o.tp = 8;
+  o.scale = 1.0 / 4;
+  o.ms = {4};
+  o.variants = {StepVariant::Cublaslt};
+  o.samples = 5;
+  o.sinks = false;
+  o.chain_attribution = true;
+  const StepReport rep = run_step(o);
+  const StepModel m = build_step_model("kimi_k3", 8, o.scale);
+  ASSERT_EQ(rep.results.size(), 1u);
+  const StepResult& r = rep.results[0];
+  ASSERT_EQ(r.error, "");
+  ASSERT_GT(r.chain_floor_us, 0);
+  const auto counts = op_counts(m.ops_unfused);
+  ASSERT_EQ(r.chain_shares.size(), counts.size());
+  double sum = 0;
+  for (std::size_t i = 0; i < r.chain_shares.size(); ++i) {
+    const ChainShare& c = r.chain_shares[i];
+    EXPECT_EQ(c.count, counts.at(c.name)) << c.name;
+    EXPECT_GT(c.us, -0.01 * r.chain_floor_us) << c.name;
+    if (i) {
+      EXPECT_GE(r.chain_shares[i - 1].us, c.us);
+    }
+    sum += c.us;
+  }
+  EXPECT_LT(sum, 2 * (r.us - r.chain_floor_us)) << "step " << r.us << " us, chain " << r.chain_floor_us << " us";
+}
+
 }  // namespace
 }  // namespace skinnygemm::tune
