@@ -64,6 +64,7 @@ ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const t
     o["chain_rings"] = r.chain_rings;
   }
   if (!r.chain_shares.empty()) {
+    o["chain_share_base_us"] = json_round(r.chain_share_base_us);
     o["chain_shares"] = ordered_json::array();
     for (const tune::ChainShare& c : r.chain_shares)
       o["chain_shares"].push_back({{"name", c.name}, {"n", c.n}, {"k", c.k}, {"count", c.count},
@@ -192,7 +193,8 @@ void print_report(const tune::StepReport& rep, const tune::StepModel& model) {
       std::cout << "  " << std::left << std::setw(20) << r.name << std::right << " m=" << std::setw(2) << r.m
                 << ": chain floor / us = " << fixed(r.chain_efficiency, 3) << "\n";
     if (r.chain_shares.empty()) continue;
-    std::cout << "    what each op name's real launches add to the chain (us per step, per launch):";
+    std::cout << "    what each op name's real launches add to the chain of " << fixed(r.chain_share_base_us, 1)
+              << " us (us per step, per launch):";
     for (const tune::ChainShare& c : r.chain_shares)
       std::cout << " " << c.name << " " << fixed(c.us, 1) << " (" << fixed(c.us / c.count, 2) << ")";
     std::cout << "\n";
@@ -232,8 +234,9 @@ int run_step_command(const StepArgs& a) {
   tune::check_rank_args({a.ranks, a.rank, a.nccl_id, a.json, a.backend});
   SKINNYGEMM_CHECK(a.trace_tma.empty() || (a.search_table.empty() && a.ranks == 1 && a.rank < 0),
                    "--trace-tma times one process's step: not with --search-table or --ranks");
+  const char* chain_flag = a.chain_attribution ? "--chain-attribution" : "--chain-floor";
   SKINNYGEMM_CHECK(!(a.chain_floor || a.chain_attribution) || (a.search_table.empty() && a.ranks == 1 && a.rank < 0),
-                   "--chain-floor measures one process's step: not with --search-table or --ranks");
+                   chain_flag << " measures one process's step: not with --search-table or --ranks");
   if (!a.search_table.empty()) return run_step_search(a);
   if (a.rank >= 0) return run_step_rank(a);
   if (a.ranks > 1) return run_step_ranks(a);
@@ -242,8 +245,8 @@ int run_step_command(const StepArgs& a) {
   SKINNYGEMM_CHECK(a.trace_tma.empty() || gpu, "--trace-tma needs the cuda backend (the TMA family's timeline); the "
                                                    << backend_name(backend) << " backend has none");
   SKINNYGEMM_CHECK(!(a.chain_floor || a.chain_attribution) || gpu,
-                   "--chain-floor needs the cuda backend (the probe streams on the GPU); the " << backend_name(backend)
-                                                                                              << " backend has none");
+                   chain_flag << " needs the cuda backend (the probe streams on the GPU); the " << backend_name(backend)
+                              << " backend has none");
   const tune::StepRunOptions o = step_run_options(a, backend);
   const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
 

@@ -214,26 +214,30 @@ void time_sinks(StepExecutor& ex, StepDevice& dev, int64_t m, int samples, std::
   if (r->sinks.size() > 10) r->sinks.resize(10);
 }
 
-// StepRunOptions::chain_attribution: per op name, the chain floor's graph with that name's launches run for real by
-// ex (the rings as f chose them for the others), minus f.us; shares largest first.
+// StepRunOptions::chain_attribution: per op name, the chain floor's graph (the rings as f chose them) with that name's
+// launches run for real by ex, minus the same graph with none real, timed first in the same breath (f.us is the best of
+// nine choices taken earlier: biased low against one more timing); shares largest first.
 void attribute_chain(StepExecutor& ex, StepDevice& dev, const ChainFloor& f, int64_t m, int samples, StepResult* r) {
   const std::vector<StepOp>& ops = ex.ops();
   auto ring_of = [&](const std::string& name) { return f.rings == "per op" ? f.op_rings.at(name) : f.rings; };
   std::vector<std::string> names;
   for (const StepOp& op : ops)
     if (std::find(names.begin(), names.end(), op.name) == names.end()) names.push_back(op.name);
+  auto time_with_real = [&](const std::string& real) {  // "": every launch a probe
+    return dev.time([&] {
+                 int index = 0;
+                 for (std::size_t i = 0; i < ops.size(); ++i) {
+                   if (ops[i].name == real) ex.run(i, m, dev.stream());
+                   else dev.launch_chain_op(ops[i], ring_of(ops[i].name), index++);
+                 }
+               }, samples).median_us;
+  };
+  r->chain_share_base_us = time_with_real("");
   for (const std::string& name : names) {
     ChainShare s{name, 0, 0, 0, 0};
     for (const StepOp& op : ops)
       if (op.name == name) s.n = op.n(), s.k = op.k(), ++s.count;
-    const double us = dev.time([&] {
-                            int index = 0;
-                            for (std::size_t i = 0; i < ops.size(); ++i) {
-                              if (ops[i].name == name) ex.run(i, m, dev.stream());
-                              else dev.launch_chain_op(ops[i], ring_of(ops[i].name), index++);
-                            }
-                          }, samples).median_us;
-    s.us = us - f.us;
+    s.us = time_with_real(name) - r->chain_share_base_us;
     r->chain_shares.push_back(s);
   }
   std::sort(r->chain_shares.begin(), r->chain_shares.end(),
@@ -249,8 +253,11 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
   SKINNYGEMM_CHECK(!o.ms.empty() && !o.variants.empty(), "nothing to run: " << o.ms.size() << " M values, "
                                                                             << o.variants.size() << " variants");
   const int64_t max_m = *std::max_element(o.ms.begin(), o.ms.end());
+  const char* chain_flag = o.chain_attribution ? "--chain-attribution" : "--chain-floor";
+  SKINNYGEMM_CHECK(!(o.chain_floor || o.chain_attribution) || !o.comm,
+                   "the dependent-chain floor (" << chain_flag << ") measures one GPU's step; not across ranks");
   SKINNYGEMM_CHECK(!(o.chain_floor || o.chain_attribution) || !cpu,
-                   "the dependent-chain floor (--chain-floor) needs the cuda backend; the "
+                   "the dependent-chain floor (" << chain_flag << ") needs the cuda backend; the "
                                                << dev.name() << " step has no GPU to stream on");
   StepReport report;
   report.device = dev.name();
@@ -356,7 +363,14 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
         StepExecutor& ex = *std::find_if(executors.begin(), executors.end(),
                                          [&](const StepExecutor& e) { return e.variant() == r.variant; });
         say(o, "chain attribution of " + r.name + " m=" + std::to_string(r.m));
-        attribute_chain(ex, dev, it->second, r.m, o.samples, &r);
+        try {  // the timings above stand whatever happens here
+          attribute_chain(ex, dev, it->second, r.m, o.samples, &r);
+        } catch (const Error& e) {
+          r.chain_shares.clear();
+          report.chain_error = "the chain attribution of " + r.name + " m=" + std::to_string(r.m) + ": " + e.what();
+          say(o, "FAILED: " + report.chain_error);
+          break;
+        }
       }
   }
   // A weak probe inflates every efficiency: keep the better of a probe before and one after the measurements.

@@ -128,9 +128,10 @@ struct ChainFloor {
 
 // What one op name's real launches add to the step's dependent chain (`step --chain-attribution`, docs/step.md
 // "Session 17"): the chain floor's graph with this op name's launches run by the variant itself (our kernels, or
-// cuBLASLt) and every other launch the chain probe, minus the chain floor. In the step's own order and company, so
+// cuBLASLt) and every other launch the chain probe, minus that graph with every launch the probe (timed with them). In the step's own order and company, so
 // a launch that keeps its successor waiting, or leaves it no room, is charged here. The shares need not add up to the
-// step's distance from the chain floor (two real neighbours can cost more or less than each beside probes).
+// step's distance from the chain floor: each share pays both of its launches' boundaries with probes (where a
+// launch without PDL, cuBLASLt's, loses the overlap), while two real neighbours in the step share one.
 struct ChainShare {
   std::string name;  // the op name (projection or fusion)
   int64_t n = 0, k = 0;
@@ -221,6 +222,7 @@ struct StepResult {
   double chain_floor_us = 0, chain_efficiency = 0;
   std::string chain_rings;
   std::vector<ChainShare> chain_shares;  // StepRunOptions::chain_attribution: per op name, largest first
+  double chain_share_base_us = 0;        // the all-probe graph the shares are measured against, timed with them
   std::shared_ptr<const TmaTrace> tma_trace;  // StepRunOptions::trace_tma: the variant's timeline (null: not traced)
   std::string trace_error;                    // why the timeline could not be taken (the timing above stands)
 };

@@ -291,7 +291,7 @@ TEST(StepRun, CpuRunReportsEveryVariantAndM) {
   expect_error([&] { run_step(o); }, "the dependent-chain floor (--chain-floor) needs the cuda backend; the cpu step");
   o.chain_floor = false;
   o.chain_attribution = true;
-  expect_error([&] { run_step(o); }, "the dependent-chain floor (--chain-floor) needs the cuda backend; the cpu step");
+  expect_error([&] { run_step(o); }, "the dependent-chain floor (--chain-attribution) needs the cuda backend; the cpu");
   o.chain_attribution = false;
   o.variants = {StepVariant::Cublaslt};
   expect_error([&] { run_step(o); }, "the cublaslt step variant needs the cuda backend");
@@ -374,7 +374,10 @@ TEST(StepCli, TheChainFloorIsRefusedWhereItCannotBeMeasured) {
   EXPECT_THAT(out, HasSubstr("--chain-floor measures one process's step: not with --search-table or --ranks"));
   out = run_cli("step --backend cpu --scale 0.015625 --m 1 --samples 1 --chain-attribution", &status);
   EXPECT_EQ(status, 2) << out;
-  EXPECT_THAT(out, HasSubstr("--chain-floor needs the cuda backend"));
+  EXPECT_THAT(out, HasSubstr("--chain-attribution needs the cuda backend"));
+  out = run_cli("step --ranks 2 --chain-attribution", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_THAT(out, HasSubstr("--chain-attribution measures one process's step"));
 }
 
 }  // namespace

@@ -86,10 +86,11 @@ TEST(GpuStep, TheChainFloorStreamsEveryLaunchListOnce) {
   }
 }
 
-// --chain-attribution: one share per op name of each variant's launches, each a measured difference to the chain
-// floor. cuBLASLt's launches do arithmetic the probe does not, so in a dependent chain of pure streams each of its op
-// names' launches must cost something (more than -1% of the chain: the timing's noise), and the shares summed must
-// come out of the distance between cuBLASLt's step and the chain floor by no more than that distance again.
+// --chain-attribution: one share per op name of each variant's launches, each against an all-probe graph timed with
+// them. cuBLASLt's launches take no part in PDL, so each op name's real launches beside probes lose the overlap at
+// their boundaries and must cost something (more than -0.5 us per launch: the timing's noise); the shares pay
+// boundaries that real neighbours share in the step, so together they may exceed the step's distance from the chain,
+// but not by more than that distance again.
 TEST(GpuStep, TheChainAttributionChargesEveryOpName) {
   SKIP_WITHOUT_GPU();
   StepRunOptions o;
@@ -103,23 +104,23 @@ TEST(GpuStep, TheChainAttributionChargesEveryOpName) {
   o.chain_attribution = true;
   const StepReport rep = run_step(o);
   const StepModel m = build_step_model("kimi_k3", 8, o.scale);
+  EXPECT_EQ(rep.chain_error, "");
   ASSERT_EQ(rep.results.size(), 1u);
   const StepResult& r = rep.results[0];
   ASSERT_EQ(r.error, "");
   ASSERT_GT(r.chain_floor_us, 0);
+  // The all-probe graph is the chain floor's best choice timed again: within 3% of it.
+  EXPECT_NEAR(r.chain_share_base_us, r.chain_floor_us, 0.03 * r.chain_floor_us);
   const auto counts = op_counts(m.ops_unfused);
   ASSERT_EQ(r.chain_shares.size(), counts.size());
   double sum = 0;
-  for (std::size_t i = 0; i < r.chain_shares.size(); ++i) {
-    const ChainShare& c = r.chain_shares[i];
+  for (const ChainShare& c : r.chain_shares) {
     EXPECT_EQ(c.count, counts.at(c.name)) << c.name;
-    EXPECT_GT(c.us, -0.01 * r.chain_floor_us) << c.name;
-    if (i) {
-      EXPECT_GE(r.chain_shares[i - 1].us, c.us);
-    }
+    EXPECT_GT(c.us, -0.5 * c.count) << c.name;
     sum += c.us;
   }
-  EXPECT_LT(sum, 2 * (r.us - r.chain_floor_us)) << "step " << r.us << " us, chain " << r.chain_floor_us << " us";
+  EXPECT_GT(sum, 0);
+  EXPECT_LT(sum, 2 * (r.us - r.chain_share_base_us)) << "step " << r.us << " us, chain " << r.chain_share_base_us;
 }
 
 }  // namespace
