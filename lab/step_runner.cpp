@@ -214,24 +214,66 @@ void time_sinks(StepExecutor& ex, StepDevice& dev, int64_t m, int samples, std::
   if (r->sinks.size() > 10) r->sinks.resize(10);
 }
 
+std::vector<std::string> op_names(const std::vector<StepOp>& ops) {  // in step order, each once
+  std::vector<std::string> names;
+  for (const StepOp& op : ops)
+    if (std::find(names.begin(), names.end(), op.name) == names.end()) names.push_back(op.name);
+  return names;
+}
+
+// The ops as a chain, timed: the launches of op name `only` ("": all) in step order, each a probe on ring_of.at(its
+// name), except those of op name `real`, which ex runs for real (m tokens).
+double time_chain(StepDevice& dev, const std::vector<StepOp>& ops, const std::map<std::string, std::string>& ring_of,
+                  int samples, const std::string& only = "", StepExecutor* ex = nullptr, const std::string& real = "",
+                  int64_t m = 1) {
+  return dev.time([&] {
+               int index = 0;
+               for (std::size_t i = 0; i < ops.size(); ++i) {
+                 if (!only.empty() && ops[i].name != only) continue;
+                 if (ex && ops[i].name == real) ex->run(i, m, dev.stream());
+                 else dev.launch_chain_op(ops[i], ring_of.at(ops[i].name), index++);
+               }
+             }, samples).median_us;
+}
+
+// ChainFloor: each op name's ring, the fastest in a graph of that name's launches alone (3 samples; names whose
+// launches hold less than the L2 read some of it from there, so the choice may be off for them, the chain is not),
+// then the whole chain with those rings and with each ring for every launch.
+ChainFloor measure_chain_floor(StepDevice& dev, const std::vector<StepOp>& ops, int samples) {
+  const std::vector<std::string> rings = dev.chain_rings(), names = op_names(ops);
+  auto every = [&](const std::string& ring) {
+    std::map<std::string, std::string> m;
+    for (const std::string& n : names) m[n] = ring;
+    return m;
+  };
+  ChainFloor f;
+  for (const std::string& name : names) {
+    double best = 1e30;
+    for (const std::string& ring : rings) {
+      const double us = time_chain(dev, ops, every(ring), 3, name);
+      if (us < best) best = us, f.op_rings[name] = ring;
+    }
+  }
+  auto consider = [&](const std::string& what, const std::map<std::string, std::string>& ring_of) {
+    const double us = time_chain(dev, ops, ring_of, samples);
+    f.tried.emplace_back(what, us);
+    if (f.us == 0 || us < f.us) f.us = us, f.rings = what;
+  };
+  consider("per op", f.op_rings);
+  for (const std::string& ring : rings) consider(ring, every(ring));
+  return f;
+}
+
 // StepRunOptions::chain_attribution: per op name, the chain floor's graph (the rings as f chose them) with that name's
 // launches run for real by ex, minus the same graph with none real, timed first in the same breath (f.us is the best of
 // nine choices taken earlier: biased low against one more timing); shares largest first.
 void attribute_chain(StepExecutor& ex, StepDevice& dev, const ChainFloor& f, int64_t m, int samples, StepResult* r) {
   const std::vector<StepOp>& ops = ex.ops();
-  auto ring_of = [&](const std::string& name) { return f.rings == "per op" ? f.op_rings.at(name) : f.rings; };
-  std::vector<std::string> names;
-  for (const StepOp& op : ops)
-    if (std::find(names.begin(), names.end(), op.name) == names.end()) names.push_back(op.name);
-  auto time_with_real = [&](const std::string& real) {  // "": every launch a probe
-    return dev.time([&] {
-                 int index = 0;
-                 for (std::size_t i = 0; i < ops.size(); ++i) {
-                   if (ops[i].name == real) ex.run(i, m, dev.stream());
-                   else dev.launch_chain_op(ops[i], ring_of(ops[i].name), index++);
-                 }
-               }, samples).median_us;
-  };
+  const std::vector<std::string> names = op_names(ops);
+  std::map<std::string, std::string> ring_of = f.op_rings;
+  if (f.rings != "per op")
+    for (auto& [name, ring] : ring_of) ring = f.rings;
+  auto time_with_real = [&](const std::string& real) { return time_chain(dev, ops, ring_of, samples, "", &ex, real, m); };
   r->chain_share_base_us = time_with_real("");
   for (const std::string& name : names) {
     ChainShare s{name, 0, 0, 0, 0};
@@ -340,7 +382,7 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       say(o, "dependent-chain floor of the " + list + " launches (" + std::to_string(ex.ops().size()) +
                  " probe launches; each op name's best ring alone, then every ring choice for the whole chain)");
       try {  // the timings above stand whatever happens here
-        report.chain_floors[list] = dev.chain_floor(ex.ops(), o.samples);
+        report.chain_floors[list] = measure_chain_floor(dev, ex.ops(), o.samples);
       } catch (const Error& e) {
         report.chain_floors.erase(list);
         report.chain_error = "the dependent-chain floor of the " + list + " launches: " + e.what();
@@ -348,6 +390,7 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
         break;
       }
     }
+    bool attribute = o.chain_attribution;
     for (StepResult& r : report.results) {
       const auto it = report.chain_floors.find(runs_fused_ops(r.variant) ? "fused" : "unfused");
       if (!r.error.empty() || it == report.chain_floors.end()) continue;
@@ -355,23 +398,19 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
       r.chain_floor_us = f.us;
       r.chain_efficiency = f.us / r.us;
       r.chain_rings = f.rings;
-    }
-    if (o.chain_attribution)
-      for (StepResult& r : report.results) {
-        const auto it = report.chain_floors.find(runs_fused_ops(r.variant) ? "fused" : "unfused");
-        if (!r.error.empty() || it == report.chain_floors.end()) continue;
-        StepExecutor& ex = *std::find_if(executors.begin(), executors.end(),
-                                         [&](const StepExecutor& e) { return e.variant() == r.variant; });
-        say(o, "chain attribution of " + r.name + " m=" + std::to_string(r.m));
-        try {  // the timings above stand whatever happens here
-          attribute_chain(ex, dev, it->second, r.m, o.samples, &r);
-        } catch (const Error& e) {
-          r.chain_shares.clear();
-          report.chain_error = "the chain attribution of " + r.name + " m=" + std::to_string(r.m) + ": " + e.what();
-          say(o, "FAILED: " + report.chain_error);
-          break;
-        }
+      if (!attribute) continue;
+      StepExecutor& ex = *std::find_if(executors.begin(), executors.end(),
+                                       [&](const StepExecutor& e) { return e.variant() == r.variant; });
+      say(o, "chain attribution of " + r.name + " m=" + std::to_string(r.m));
+      try {  // the timings above stand whatever happens here
+        attribute_chain(ex, dev, f, r.m, o.samples, &r);
+      } catch (const Error& e) {
+        r.chain_shares.clear();
+        report.chain_error = "the chain attribution of " + r.name + " m=" + std::to_string(r.m) + ": " + e.what();
+        say(o, "FAILED: " + report.chain_error);
+        attribute = false;  // the other cases keep their chain floor, without shares
       }
+    }
   }
   // A weak probe inflates every efficiency: keep the better of a probe before and one after the measurements.
   if (!cpu) say(o, "stream-read probe (again)");
@@ -396,7 +435,7 @@ void StepDevice::launch_chain_op(const StepOp&, const std::string&, int) {
                                                                                        << " step has no GPU to stream on");
 }
 
-ChainFloor StepDevice::chain_floor(const std::vector<StepOp>&, int) {
+std::vector<std::string> StepDevice::chain_rings() {
   SKINNYGEMM_FAIL("the dependent-chain floor (--chain-floor) needs the cuda backend; the " << name()
                                                                                           << " step has no GPU to stream on");
 }

@@ -164,11 +164,11 @@ class StepDevice {
   // enqueue captured into a graph with the TMA family's timeline on (tma::set_trace), replayed; the timeline of
   // the last replay. Only the cuda backend has one: the default fails, naming the backend.
   virtual TmaTrace trace_tma(const std::function<void()>& enqueue);
-  // The dependent-chain floor of ops (ChainFloor); only the cuda backend has one: the default fails, naming the
-  // backend.
-  virtual ChainFloor chain_floor(const std::vector<StepOp>& ops, int samples);
-  // One chain-probe launch in place of op (its weights, the ring named as ChainFloor names them) on stream(); index:
-  // its place among the chain's probe launches. Only the cuda backend has one: the default fails.
+  // The dependent-chain probe (ChainFloor, ChainShare; only the cuda backend has one: the defaults fail, naming the
+  // backend). chain_rings: the names of its ring configurations, and everything a launch needs made now, before a
+  // capture. launch_chain_op: one probe launch in place of op (its weights, a ring of chain_rings) on stream(); index:
+  // its place among the chain's probe launches.
+  virtual std::vector<std::string> chain_rings();
   virtual void launch_chain_op(const StepOp& op, const std::string& ring, int index);
   // Ranks replaying a graph that holds collectives must replay it equally often, or the ones with more
   // replays wait forever: with a communicator attached, time() takes the largest replay count over the ranks.

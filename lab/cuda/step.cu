@@ -141,58 +141,17 @@ class CudaStepDevice final : public StepDevice {
     return out;
   }
 
-  ChainFloor chain_floor(const std::vector<StepOp>& ops, int samples) override {
-    struct Launch {
-      const void* w;
-      int64_t bytes;
-      std::size_t op_name;  // index into names
-    };
+  std::vector<std::string> chain_rings() override {
+    cuda::prepare_chain();  // the probe's words and attribute now, before any capture launches it
     std::vector<std::string> names;
-    std::vector<Launch> launches;
-    for (const StepOp& op : ops) {
-      const auto at = std::find(names.begin(), names.end(), op.name);
-      const std::size_t name = static_cast<std::size_t>(at - names.begin());
-      if (at == names.end()) names.push_back(op.name);
-      launches.push_back({op_weights(op), op.weight_bytes(model_.elem()), name});
-    }
-    const std::vector<cuda::ChainRing>& rings = cuda::chain_rings();
-    cuda::prepare_chain();  // outside the captures
-    // ring_of[name]: each launch's ring; only: the op name whose launches alone are enqueued (names.size(): all).
-    auto chain = [&](const std::vector<std::size_t>& ring_of, std::size_t only) {
-      return [&, ring_of, only] {
-        int index = 0;
-        for (const Launch& l : launches)
-          if (only == names.size() || l.op_name == only)
-            cuda::launch_chain(stream_.s, rings[ring_of[l.op_name]], l.w, l.bytes, info_.sms, index++);
-      };
-    };
-    ChainFloor f;
-    // Each op name's ring: the fastest in a graph of that name's launches alone, in step order (names whose launches
-    // hold less than the L2 read some of it from there: the choice may be off for them, the chain below is not).
-    std::vector<std::size_t> per_op(names.size(), 0);
-    for (std::size_t n = 0; n < names.size(); ++n) {
-      double best = 1e30;
-      for (std::size_t r = 0; r < rings.size(); ++r) {
-        const double us = time(chain(std::vector<std::size_t>(names.size(), r), n), 3).median_us;
-        if (us < best) best = us, per_op[n] = r;
-      }
-      f.op_rings[names[n]] = rings[per_op[n]].name();
-    }
-    auto consider = [&](const std::string& what, const std::vector<std::size_t>& ring_of) {
-      const double us = time(chain(ring_of, names.size()), samples).median_us;
-      f.tried.emplace_back(what, us);
-      if (f.us == 0 || us < f.us) f.us = us, f.rings = what;
-    };
-    consider("per op", per_op);
-    for (std::size_t r = 0; r < rings.size(); ++r) consider(rings[r].name(), std::vector<std::size_t>(names.size(), r));
-    return f;
+    for (const cuda::ChainRing& r : cuda::chain_rings()) names.push_back(r.name());
+    return names;
   }
 
   void launch_chain_op(const StepOp& op, const std::string& ring, int index) override {
     const std::vector<cuda::ChainRing>& rings = cuda::chain_rings();
     const auto r = std::find_if(rings.begin(), rings.end(), [&](const cuda::ChainRing& c) { return c.name() == ring; });
     SKINNYGEMM_CHECK(r != rings.end(), "no chain ring named '" << ring << "' for " << op.name);
-    cuda::prepare_chain();  // a no-op after the first call (chain_floor made it before any capture)
     cuda::launch_chain(stream_.s, *r, op_weights(op), op.weight_bytes(model_.elem()), info_.sms, index);
   }
 

@@ -347,37 +347,35 @@ TEST(StepCli, CpuRowsOfKindStep) {
   }
 }
 
+// `skinnygemm ARGS` exits 2 (bad input) and its output names why.
+void expect_cli_refusal(const std::string& args, const std::string& why) {
+  int status = -1;
+  const std::string out = run_cli(args, &status);
+  EXPECT_EQ(status, 2) << args << ": " << out;
+  EXPECT_THAT(out, HasSubstr(why)) << args;
+}
+
 // --trace-tma (the TMA family's timeline in the step) is refused before any work where it cannot be taken: on the
 // CPU backend, across ranks and in a step search (on a GPU also where --pdl both or off would run a child process).
 TEST(StepCli, TheTmaTimelineIsRefusedWhereItCannotBeTaken) {
-  int status = -1;
-  std::string out = run_cli("step --backend cpu --scale 0.015625 --m 1 --samples 1 --trace-tma /dev/null", &status);
-  EXPECT_EQ(status, 2) << out;
-  EXPECT_THAT(out, HasSubstr("--trace-tma needs the cuda backend"));
-  EXPECT_THAT(out, HasSubstr("the cpu backend has none"));
-  out = run_cli("step --ranks 2 --trace-tma /dev/null", &status);
-  EXPECT_EQ(status, 2) << out;
-  EXPECT_THAT(out, HasSubstr("not with --search-table or --ranks"));
-  out = run_cli("step --search-table /dev/null --trace-tma /dev/null", &status);
-  EXPECT_EQ(status, 2) << out;
-  EXPECT_THAT(out, HasSubstr("not with --search-table or --ranks"));
+  expect_cli_refusal("step --backend cpu --scale 0.015625 --m 1 --samples 1 --trace-tma /dev/null",
+                     "--trace-tma needs the cuda backend");
+  expect_cli_refusal("step --backend cpu --scale 0.015625 --m 1 --samples 1 --trace-tma /dev/null",
+                     "the cpu backend has none");
+  expect_cli_refusal("step --ranks 2 --trace-tma /dev/null", "not with --search-table or --ranks");
+  expect_cli_refusal("step --search-table /dev/null --trace-tma /dev/null", "not with --search-table or --ranks");
 }
 
-// --chain-floor (the step's launches as a dependent chain of streaming probes) likewise: it streams on a GPU.
+// --chain-floor and --chain-attribution (the step's launches as a dependent chain of streaming probes) likewise: they
+// stream on a GPU, in one process.
 TEST(StepCli, TheChainFloorIsRefusedWhereItCannotBeMeasured) {
-  int status = -1;
-  std::string out = run_cli("step --backend cpu --scale 0.015625 --m 1 --samples 1 --chain-floor", &status);
-  EXPECT_EQ(status, 2) << out;
-  EXPECT_THAT(out, HasSubstr("--chain-floor needs the cuda backend (the probe streams on the GPU); the cpu backend"));
-  out = run_cli("step --ranks 2 --chain-floor", &status);
-  EXPECT_EQ(status, 2) << out;
-  EXPECT_THAT(out, HasSubstr("--chain-floor measures one process's step: not with --search-table or --ranks"));
-  out = run_cli("step --backend cpu --scale 0.015625 --m 1 --samples 1 --chain-attribution", &status);
-  EXPECT_EQ(status, 2) << out;
-  EXPECT_THAT(out, HasSubstr("--chain-attribution needs the cuda backend"));
-  out = run_cli("step --ranks 2 --chain-attribution", &status);
-  EXPECT_EQ(status, 2) << out;
-  EXPECT_THAT(out, HasSubstr("--chain-attribution measures one process's step"));
+  expect_cli_refusal("step --backend cpu --scale 0.015625 --m 1 --samples 1 --chain-floor",
+                     "--chain-floor needs the cuda backend (the probe streams on the GPU); the cpu backend");
+  expect_cli_refusal("step --ranks 2 --chain-floor",
+                     "--chain-floor measures one process's step: not with --search-table or --ranks");
+  expect_cli_refusal("step --backend cpu --scale 0.015625 --m 1 --samples 1 --chain-attribution",
+                     "--chain-attribution needs the cuda backend");
+  expect_cli_refusal("step --ranks 2 --chain-attribution", "--chain-attribution measures one process's step");
 }
 
 }  // namespace

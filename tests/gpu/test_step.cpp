@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpu/gpu_util.h"
 #include "lab/step_runner.h"
@@ -13,16 +15,23 @@
 namespace skinnygemm::tune {
 namespace {
 
-TEST(GpuStep, CublasltFusedRunsEveryFusionAsOneGemmAndEverySegmentChecks) {
-  SKIP_WITHOUT_GPU();
+// The scaled-down Kimi-K3 TP8 step on the GPU, 5 samples.
+StepRunOptions gpu_step(double scale, std::vector<int64_t> ms, std::vector<StepVariant> variants, bool sinks) {
   StepRunOptions o;
   o.backend = Backend::Cuda;
   o.tp = 8;
-  o.scale = 1.0 / 16;
-  o.ms = {1, 5};
-  o.variants = {StepVariant::Cublaslt, StepVariant::CublasltFused, StepVariant::SkinnyFused};
+  o.scale = scale;
+  o.ms = std::move(ms);
+  o.variants = std::move(variants);
   o.samples = 5;
-  o.sinks = true;
+  o.sinks = sinks;
+  return o;
+}
+
+TEST(GpuStep, CublasltFusedRunsEveryFusionAsOneGemmAndEverySegmentChecks) {
+  SKIP_WITHOUT_GPU();
+  StepRunOptions o =
+      gpu_step(1.0 / 16, {1, 5}, {StepVariant::Cublaslt, StepVariant::CublasltFused, StepVariant::SkinnyFused}, true);
   o.check_all = true;
   const StepReport rep = run_step(o);
   const StepModel m = build_step_model("kimi_k3", 8, o.scale);
@@ -46,14 +55,7 @@ TEST(GpuStep, CublasltFusedRunsEveryFusionAsOneGemmAndEverySegmentChecks) {
 // what it is given), and each op name's ring named.
 TEST(GpuStep, TheChainFloorStreamsEveryLaunchListOnce) {
   SKIP_WITHOUT_GPU();
-  StepRunOptions o;
-  o.backend = Backend::Cuda;
-  o.tp = 8;
-  o.scale = 1.0 / 4;
-  o.ms = {1, 4};
-  o.variants = {StepVariant::Cublaslt, StepVariant::SkinnyFused};
-  o.samples = 5;
-  o.sinks = false;
+  StepRunOptions o = gpu_step(1.0 / 4, {1, 4}, {StepVariant::Cublaslt, StepVariant::SkinnyFused}, false);
   o.chain_floor = true;
   const StepReport rep = run_step(o);
   const StepModel m = build_step_model("kimi_k3", 8, o.scale);
@@ -93,14 +95,7 @@ TEST(GpuStep, TheChainFloorStreamsEveryLaunchListOnce) {
 // but not by more than that distance again.
 TEST(GpuStep, TheChainAttributionChargesEveryOpName) {
   SKIP_WITHOUT_GPU();
-  StepRunOptions o;
-  o.backend = Backend::Cuda;
-  o.tp = 8;
-  o.scale = 1.0 / 4;
-  o.ms = {4};
-  o.variants = {StepVariant::Cublaslt};
-  o.samples = 5;
-  o.sinks = false;
+  StepRunOptions o = gpu_step(1.0 / 4, {4}, {StepVariant::Cublaslt}, false);
   o.chain_attribution = true;
   const StepReport rep = run_step(o);
   const StepModel m = build_step_model("kimi_k3", 8, o.scale);
