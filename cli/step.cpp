@@ -45,7 +45,8 @@ ordered_json step_row_json(const tune::StepResult& r, const StepArgs& a, const t
   // its GEMMs are in "sinks".
   ordered_json o = {{"kind", "step"},   {"name", a.model},        {"variant", r.name},    {"dtype", dtype_name(model.dtype)},
                     {"n", model.hidden}, {"k", model.hidden},      {"m", r.m},             {"tp", a.tp},
-                    {"scale", a.scale},  {"layers", model.layers}, {"config", config},     {"pdl", r.pdl},
+                    {"scale", a.scale},  {"layers", model.layers}, {"moe_front", tune::moe_front_name(model.moe_front)},
+                    {"config", config},  {"pdl", r.pdl},
                     {"gemms", r.gemms},  {"bytes", r.bytes},       {"checked", r.checked}, {"max_rel_error", r.max_rel_error}};
   if (report.ranks > 1) {
     o["ranks"] = report.ranks;
@@ -128,7 +129,8 @@ std::vector<std::string> step_child_args(const StepArgs& a) {
   std::ostringstream scale;
   scale << std::setprecision(17) << a.scale;
   std::vector<std::string> args = {"skinnygemm", "step", "--model", a.model, "--tp", std::to_string(a.tp), "--m", a.m,
-                                   "--scale", scale.str(), "--backend", "cuda", "--samples", std::to_string(a.samples)};
+                                   "--scale", scale.str(), "--moe-front", a.moe_front, "--backend", "cuda",
+                                   "--samples", std::to_string(a.samples)};
   if (!a.variants.empty()) args.insert(args.end(), {"--variants", a.variants});
   if (a.no_sinks) args.push_back("--no-sinks");
   if (a.check_all) args.push_back("--check-all");
@@ -140,6 +142,7 @@ tune::StepRunOptions step_run_options(const StepArgs& a, Backend backend) {
   o.model = a.model;
   o.tp = a.tp;
   o.scale = a.scale;
+  o.moe_front = tune::parse_moe_front(a.moe_front);
   o.ms = models::parse_m_range(a.m);
   for (int64_t m : o.ms) SKINNYGEMM_CHECK(m >= 1 && m <= 64, "--m " << a.m << " holds M=" << m << "; expected 1..64");
   o.backend = backend;
@@ -162,7 +165,8 @@ namespace {
 void print_report(const tune::StepReport& rep, const tune::StepModel& model) {
   std::cout << "step of " << model.model << " at TP" << model.tp << (model.scale < 1 ? " (scaled)" : "") << " on "
             << rep.device << ": " << model.layers << " layers, " << fixed(model.arena_bytes / 1e9, 3)
-            << " GB of weights per rank, stream-read " << fixed(rep.stream_read_tbps, 3) << " TB/s, PDL "
+            << " GB of weights per rank, MoE front " << tune::moe_front_name(model.moe_front) << ", stream-read "
+            << fixed(rep.stream_read_tbps, 3) << " TB/s, PDL "
             << (rep.pdl ? "on" : "off") << "\n"
             << std::left << std::setw(20) << "variant" << std::right << std::setw(4) << "M" << std::setw(7) << "gemms"
             << std::setw(9) << "GB" << std::setw(11) << "us" << std::setw(8) << "spread" << std::setw(11) << "floor_us"
@@ -248,7 +252,7 @@ int run_step_command(const StepArgs& a) {
                    chain_flag << " needs the cuda backend (the probe streams on the GPU); the " << backend_name(backend)
                               << " backend has none");
   const tune::StepRunOptions o = step_run_options(a, backend);
-  const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
+  const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale, o.moe_front);
 
   const char* env = std::getenv("SKINNYGEMM_PDL");
   const bool env_off = env && std::string(env) == "0";
@@ -315,6 +319,12 @@ Command add_step(CLI::App& app) {
                   "comma list of cublaslt, cublaslt_torch, cublaslt_fused, skinny, skinny_fused, tma (default: all six "
                   "on cuda, the skinny ones on cpu)");
   sub->add_option("--scale", a->scale, "(0, 1]: widths x scale (multiples of 8) and fewer layers, for tests")
+      ->capture_default_str();
+  sub->add_option("--moe-front", a->moe_front,
+                  "how skinny_fused and cublaslt_fused fuse the MoE front: ep (router + latent down; the shared "
+                  "experts' gate_up alone) or non-ep (router + latent down + shared gate_up, one launch fewer per MoE "
+                  "layer); the unfused variants run the same GEMMs either way")
+      ->check(CLI::IsMember({"ep", "non-ep"}))
       ->capture_default_str();
   add_backend_option(sub, &a->backend);
   sub->add_option("--samples", a->samples, "timed samples (median reported; >= 5 on the GPU)")->capture_default_str();

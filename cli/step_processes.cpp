@@ -170,7 +170,7 @@ int run_step_ranks(const StepArgs& a) {
   tune::check_ranks_runnable(a.ranks, tune::step_nccl_built(), cuda::device_count());
   // Everything that can be wrong with the arguments fails here, once, not in N processes.
   step_run_options(a, Backend::Cuda);  // --m, --variants
-  const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
+  const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale, tune::parse_moe_front(a.moe_front));
   const std::size_t reduces = tune::all_reduce_points(model, model.ops_unfused).size();
   // NVLink SHARP (multicast) stays off unless the caller chose otherwise: the machines this runs on keep it off.
   setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
@@ -213,7 +213,7 @@ int run_step_rank(const StepArgs& a) {
   const std::string prefix = "[rank " + std::to_string(a.rank) + "/" + std::to_string(a.ranks) + "] ";
   bool joined = false;  // whether this rank is in the communicator: then an error must not unwind through it
   try {
-    const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale);
+    const tune::StepModel model = tune::build_step_model(a.model, a.tp, a.scale, tune::parse_moe_front(a.moe_front));
     // First: it selects GPU `rank` for everything after it in this process.
     const std::unique_ptr<tune::StepComm> comm =
         tune::make_nccl_step_comm(a.rank, a.ranks, read_text(a.nccl_id, "the NCCL id"), model.dtype);

@@ -47,6 +47,7 @@ int run_step_search(const StepArgs& a) {
   o.model = a.model;
   o.tp = a.tp;
   o.scale = a.scale;
+  o.moe_front = tune::parse_moe_front(a.moe_front);
   o.ms = models::parse_m_range(a.m);
   o.backend = backend;
   o.base = tune::parse_variants(a.search_base).at(0);

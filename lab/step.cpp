@@ -42,6 +42,15 @@ std::vector<StepVariant> parse_variants(const std::string& list) {
   return out;
 }
 
+std::string moe_front_name(MoeFront front) { return front == MoeFront::NonEp ? "non-ep" : "ep"; }
+
+MoeFront parse_moe_front(const std::string& name) {
+  if (name == "non-ep") return MoeFront::NonEp;
+  SKINNYGEMM_CHECK(name == "ep", "unknown MoE front '" << name << "'; expected ep (router + latent down fused) or non-ep "
+                                                          "(router + latent down + shared gate_up fused)");
+  return MoeFront::Ep;
+}
+
 int64_t StepOp::n() const {
   int64_t n = 0;
   for (const StepSegment& s : segments) n += s.n;
@@ -178,7 +187,9 @@ struct Builder {
   std::string fusion(const std::vector<std::string>& parts) const {
     for (const auto& [name, f] : proj)
       if (f.fused_parts == parts) return name;
-    SKINNYGEMM_FAIL("model " << m.model << " has no fusion of " << parts[0] << " + " << parts[1]);
+    std::string names;
+    for (const std::string& part : parts) names += (names.empty() ? "" : " + ") + part;
+    SKINNYGEMM_FAIL("model " << m.model << " has no fusion of " << names);
   }
   int block(const std::string& name, int layer, int64_t rows, int64_t kk) {
     m.blocks.push_back({name + "@" + std::to_string(layer), layer, rows, kk, m.arena_bytes});
@@ -220,7 +231,7 @@ struct Builder {
 
 }  // namespace
 
-StepModel build_step_model(const std::string& model, int tp, double scale) {
+StepModel build_step_model(const std::string& model, int tp, double scale, MoeFront moe_front) {
   SKINNYGEMM_CHECK(scale > 0 && scale <= 1, "scale " << scale << " must be in (0, 1] (1 = the real model)");
   const models::ModelInfo info = models::model_info(model);
   Builder b;
@@ -228,6 +239,7 @@ StepModel build_step_model(const std::string& model, int tp, double scale) {
   b.m.model = model;
   b.m.tp = tp;
   b.m.scale = scale;
+  b.m.moe_front = moe_front;
   b.m.dtype = parse_dtype(info.dtype);
   for (const auto& pr : models::model_projections(model, tp, true)) b.proj[pr.name] = pr;
   const int layers = static_cast<int>(config_int(info, "num_hidden_layers"));
@@ -238,16 +250,18 @@ StepModel build_step_model(const std::string& model, int tp, double scale) {
   // Rounding each width separately may make the packed in_proj shorter than QKVG + [f_a|b] (then f_b would read
   // columns it never wrote): the packed in_proj gets the longer of the two.
   const int64_t kda_in = std::max(b.n("kda.in_proj_qkvgfab"), qkvg + fab);
+  const bool non_ep = moe_front == MoeFront::NonEp;
   b.m.buffers = {{"hidden", b.m.hidden, true},
                  {"mla.a", b.n("mla.fused_qkv_a") + b.n("mla.g_proj"), false},
                  {"mla.q", b.n("mla.q_b_proj"), false},
                  {"kda.in", kda_in, false},
                  {"kda.f", b.n("kda.f_b_proj"), false},
-                 {"moe.a", b.n("moe.router") + b.n("moe.latent_down"), false},
+                 {"moe.a", b.n("moe.router") + b.n("moe.latent_down") + (non_ep ? b.n("shared.gate_up") : 0), false},
                  {"moe.up", b.n("moe.latent_up"), false},
-                 {"shared.gu", b.n("shared.gate_up"), false},
                  {"dense.gu", b.n("dense.gate_up"), false},
                  {"logits", b.n("lm_head"), false}};
+  // non-ep: the shared experts' gate_up writes the columns after router + latent down in moe.a (one fused GEMM).
+  if (!non_ep) b.m.buffers.insert(b.m.buffers.begin() + 7, {"shared.gu", b.n("shared.gate_up"), false});
   for (const char* r : {"mla.fused_qkv_a", "mla.g_proj", "kda.in_proj_qkvgfab", "moe.router", "moe.latent_down",
                         "shared.gate_up", "dense.gate_up", "lm_head"})
     b.check_hidden(r, true);
@@ -295,13 +309,28 @@ StepModel build_step_model(const std::string& model, int tp, double scale) {
       b.single("dense.down", "dense", l, b.slice("dense.gu", 0, b.k("dense.down")), hidden);
     } else {
       ++moe;
-      const int rl = b.block("moe.router_latent_down", l, b.n("moe.router") + b.n("moe.latent_down"), b.m.hidden);
-      b.pair("moe.router", "moe.latent_down", "moe", l, hidden, "moe.a", rl);
+      const int64_t router = b.n("moe.router"), down = b.n("moe.latent_down");
       // latent up reads the routed experts' latent output (experts are not in the step): latent down's stands in.
-      b.single("moe.latent_up", "moe", l, b.slice("moe.a", b.n("moe.router"), b.k("moe.latent_up")),
-               b.slice("moe.up", 0, b.n("moe.latent_up")));
-      b.single("shared.gate_up", "moe", l, hidden, b.slice("shared.gu", 0, b.n("shared.gate_up")));
-      b.single("shared.down", "moe", l, b.slice("shared.gu", 0, b.k("shared.down")), hidden);
+      const StepSlice latent = b.slice("moe.a", router, b.k("moe.latent_up")), up = b.slice("moe.up", 0, b.n("moe.latent_up"));
+      if (!non_ep) {
+        const int rl = b.block("moe.router_latent_down", l, router + down, b.m.hidden);
+        b.pair("moe.router", "moe.latent_down", "moe", l, hidden, "moe.a", rl);
+        b.single("moe.latent_up", "moe", l, latent, up);
+        b.single("shared.gate_up", "moe", l, hidden, b.slice("shared.gu", 0, b.n("shared.gate_up")));
+        b.single("shared.down", "moe", l, b.slice("shared.gu", 0, b.k("shared.down")), hidden);
+      } else {
+        const int64_t gu = b.n("shared.gate_up");
+        const int blk = b.block("moe.router_latent_down_shared", l, router + down + gu, b.m.hidden);
+        const StepSegment sr = b.seg("moe.router", blk, 0, b.slice("moe.a", 0, router));
+        const StepSegment sd = b.seg("moe.latent_down", blk, router, b.slice("moe.a", router, down));
+        const StepSegment sg = b.seg("shared.gate_up", blk, router + down, b.slice("moe.a", router + down, gu));
+        b.unfused.insert(b.unfused.end(), {b.op(sr.name, "moe", l, hidden, {sr}), b.op(sd.name, "moe", l, hidden, {sd}),
+                                           b.op(sg.name, "moe", l, hidden, {sg})});
+        b.fused.push_back(b.op(b.fusion({sr.name, sd.name, sg.name}), "moe", l, hidden, {sr, sd, sg}));
+        b.single("moe.latent_up", "moe", l, latent, up);
+        // down reads SiLU(gate) * up, half of gate_up's width: the gate columns stand in.
+        b.single("shared.down", "moe", l, b.slice("moe.a", router + down, b.k("shared.down")), hidden);
+      }
     }
   }
   b.single("lm_head", "head", b.m.layers + 1, hidden, b.slice("logits", 0, b.n("lm_head")));

@@ -38,6 +38,14 @@ bool runs_fused_ops(StepVariant variant);  // skinny_fused and cublaslt_fused: S
 // A comma list of base names (no _nopdl); an unknown name is an Error listing the choices.
 std::vector<StepVariant> parse_variants(const std::string& list);
 
+// How the MoE front is fused in the fused variants (the model file's two MoE fusions; the unfused ops are the same):
+// Ep: router + latent down in one GEMM, the shared experts' gate_up alone (the expert-parallel path);
+// NonEp: router + latent down + shared gate_up in one GEMM (the non-EP path, ROCm/aiter #4834): one launch fewer per
+// MoE layer (92 at Kimi-K3). Its three outputs are adjacent columns of moe.a, so cublaslt_fused runs it as one GEMM too.
+enum class MoeFront { Ep, NonEp };
+std::string moe_front_name(MoeFront front);     // "ep", "non-ep"
+MoeFront parse_moe_front(const std::string& name);  // an unknown name is an Error naming the two
+
 struct StepBuffer {
   std::string name;   // "hidden", "mla.a", ...
   int64_t width = 0;  // columns (row stride)
@@ -89,6 +97,7 @@ struct StepModel {
   int tp = 0;
   double scale = 1.0;
   int layers = 0;
+  MoeFront moe_front = MoeFront::Ep;
   DType dtype = DType::BF16;
   int64_t hidden = 0;
   std::vector<StepBuffer> buffers;
@@ -108,7 +117,7 @@ struct StepModel {
 // scale rounded to a multiple of 8 (at least 8; 16-byte rows stay aligned), and max(6, round(layers * scale))
 // layers (so both MLA positions, every 4th and the last layer, appear at least twice). At scale 1 the layer
 // pattern is checked against the file's per-kind layer counts and every projection's count.
-StepModel build_step_model(const std::string& model, int tp, double scale = 1.0);
+StepModel build_step_model(const std::string& model, int tp, double scale = 1.0, MoeFront moe_front = MoeFront::Ep);
 
 // Throws Error naming the op, its layer, the buffer and the first column when an op reads a column that no
 // earlier op (or the step's input) wrote, or reads / writes outside its buffer.

@@ -450,7 +450,7 @@ StepReport run_step(const StepRunOptions& o) {
   for (int64_t m : o.ms) SKINNYGEMM_CHECK(m >= 1 && m <= 64, "M=" << m << " is outside the step's range 1..64");
   const int64_t max_m = *std::max_element(o.ms.begin(), o.ms.end());
   say(o, "building the step of " + o.model + " at TP" + std::to_string(o.tp));
-  const StepModel model = build_step_model(o.model, o.tp, o.scale);
+  const StepModel model = build_step_model(o.model, o.tp, o.scale, o.moe_front);
   std::ostringstream what;
   what << "allocating " << static_cast<double>(model.arena_bytes) / 1e9 << " GB of weights (" << model.ops_unfused.size()
        << " GEMMs unfused) on the " << backend_name(backend) << " backend and filling them with random values";

@@ -210,7 +210,7 @@ StepSearchReport search_step(const StepSearchOptions& o) {
   const Backend backend = resolve_backend(o.backend);
   SKINNYGEMM_CHECK(!o.ms.empty(), "no M values given");
   for (int64_t m : o.ms) SKINNYGEMM_CHECK(m >= 1 && m <= 64, "M=" << m << " is outside the step's range 1..64");
-  const StepModel model = build_step_model(o.model, o.tp, o.scale);
+  const StepModel model = build_step_model(o.model, o.tp, o.scale, o.moe_front);
   const int64_t max_m = *std::max_element(o.ms.begin(), o.ms.end());
   const std::unique_ptr<StepDevice> dev =
       backend == Backend::Cuda ? make_cuda_step_device(model, max_m) : make_cpu_step_device(model, max_m);

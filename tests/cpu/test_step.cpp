@@ -151,6 +151,37 @@ TEST(StepModel, CublasltFusedRunsSkinnyFusedsOpsEachFusionAsOneGemm) {
   EXPECT_EQ(seen, (std::map<std::string, int>{{"kda.qkvg_fab", 69}, {"mla.qkv_a_g", 24}, {"moe.router_latent_down", 92}}));
 }
 
+// --moe-front non-ep: the shared experts' gate_up joins router + latent down (the model file's
+// moe.router_latent_down_shared, 6016 x 7168 at TP8) in both fused variants, one launch fewer per MoE layer; the unfused
+// variants run the same GEMMs as with ep.
+TEST(StepModel, TheNonEpMoeFrontFusesTheSharedGateUpIntoTheRouterGemm) {
+  const StepModel ep = build_step_model("kimi_k3", 8);
+  const StepModel non_ep = build_step_model("kimi_k3", 8, 1.0, MoeFront::NonEp);
+  EXPECT_EQ(non_ep.moe_front, MoeFront::NonEp);
+  EXPECT_EQ(op_counts(non_ep.ops_unfused), op_counts(ep.ops_unfused));
+  EXPECT_EQ(non_ep.ops_unfused.size(), 766u);
+  EXPECT_EQ(non_ep.arena_bytes, ep.arena_bytes);  // the same weights, three blocks merged into one per layer
+  const auto fused = non_ep.ops(StepVariant::SkinnyFused);
+  ASSERT_EQ(fused.size(), 650u - 92u);
+  const auto counts = op_counts(fused);
+  EXPECT_EQ(counts.count("shared.gate_up"), 0u);
+  EXPECT_EQ(counts.count("moe.router_latent_down"), 0u);
+  ASSERT_EQ(counts.at("moe.router_latent_down_shared"), 92);
+  for (const StepOp& op : fused) {
+    if (op.name != "moe.router_latent_down_shared") continue;
+    ASSERT_EQ(op.segments.size(), 3u);
+    EXPECT_EQ(op.segments[2].name, "shared.gate_up");
+    const StepSegment whole = fused_as_one_gemm(non_ep, op);
+    EXPECT_EQ(whole.n, 6016);
+    EXPECT_EQ(whole.k, 7168);
+  }
+  // shared.down reads the gate_up columns the fused GEMM wrote (verify_order, run by the build, checks the order).
+  EXPECT_NO_THROW(verify_order(non_ep, fused));
+  EXPECT_EQ(moe_front_name(parse_moe_front("non-ep")), "non-ep");
+  EXPECT_EQ(moe_front_name(parse_moe_front("ep")), "ep");
+  test::expect_error([] { parse_moe_front("nonep"); }, {"'nonep'", "non-ep"});
+}
+
 TEST(StepModel, AFusionWhosePartsAreNotAdjacentCannotRunAsOneGemm) {
   const StepModel m = build_step_model("kimi_k3", 8, kScale);
   auto ops = m.ops(StepVariant::CublasltFused);
