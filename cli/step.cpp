@@ -321,9 +321,9 @@ Command add_step(CLI::App& app) {
   sub->add_option("--scale", a->scale, "(0, 1]: widths x scale (multiples of 8) and fewer layers, for tests")
       ->capture_default_str();
   sub->add_option("--moe-front", a->moe_front,
-                  "how skinny_fused and cublaslt_fused fuse the MoE front: ep (router + latent down; the shared "
-                  "experts' gate_up alone) or non-ep (router + latent down + shared gate_up, one launch fewer per MoE "
-                  "layer); the unfused variants run the same GEMMs either way")
+                  "how skinny_fused and cublaslt_fused fuse the MoE front: non-ep (router + latent down + shared "
+                  "gate_up, one launch fewer per MoE layer: one rank with no expert all-to-all) or ep (router + latent "
+                  "down; the shared experts' gate_up alone); the unfused variants run the same GEMMs either way")
       ->check(CLI::IsMember({"ep", "non-ep"}))
       ->capture_default_str();
   add_backend_option(sub, &a->backend);

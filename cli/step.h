@@ -16,7 +16,7 @@ struct StepArgs {
   std::string model = "kimi_k3", m = "1:64", variants, backend = "auto", json, pdl = "both";
   int tp = 8;
   double scale = 1.0;
-  std::string moe_front = "ep";  // --moe-front: how the fused variants fuse the MoE front (tune::MoeFront)
+  std::string moe_front = "non-ep";  // --moe-front: how the fused variants fuse the MoE front (tune::MoeFront)
   int samples = 5;
   bool no_sinks = false, check_all = false;
   int ranks = 1;        // processes, one per GPU (1: this process alone, no communication)

@@ -39,9 +39,11 @@ bool runs_fused_ops(StepVariant variant);  // skinny_fused and cublaslt_fused: S
 std::vector<StepVariant> parse_variants(const std::string& list);
 
 // How the MoE front is fused in the fused variants (the model file's two MoE fusions; the unfused ops are the same):
-// Ep: router + latent down in one GEMM, the shared experts' gate_up alone (the expert-parallel path);
-// NonEp: router + latent down + shared gate_up in one GEMM (the non-EP path, ROCm/aiter #4834): one launch fewer per
-// MoE layer (92 at Kimi-K3). Its three outputs are adjacent columns of moe.a, so cublaslt_fused runs it as one GEMM too.
+// NonEp (the default): router + latent down + shared gate_up in one GEMM, the tensor-parallel path (ROCm/aiter #4834),
+// which is what one rank's step without an expert all-to-all runs: one launch fewer per MoE layer (92 at Kimi-K3). Its
+// three outputs are adjacent columns of moe.a, so cublaslt_fused runs it as one GEMM too.
+// Ep: router + latent down in one GEMM, the shared experts' gate_up alone (the expert-parallel path, where the shared
+// experts may overlap the dispatch); the step before session 18.
 enum class MoeFront { Ep, NonEp };
 std::string moe_front_name(MoeFront front);     // "ep", "non-ep"
 MoeFront parse_moe_front(const std::string& name);  // an unknown name is an Error naming the two
@@ -97,7 +99,7 @@ struct StepModel {
   int tp = 0;
   double scale = 1.0;
   int layers = 0;
-  MoeFront moe_front = MoeFront::Ep;
+  MoeFront moe_front = MoeFront::NonEp;
   DType dtype = DType::BF16;
   int64_t hidden = 0;
   std::vector<StepBuffer> buffers;
@@ -117,7 +119,7 @@ struct StepModel {
 // scale rounded to a multiple of 8 (at least 8; 16-byte rows stay aligned), and max(6, round(layers * scale))
 // layers (so both MLA positions, every 4th and the last layer, appear at least twice). At scale 1 the layer
 // pattern is checked against the file's per-kind layer counts and every projection's count.
-StepModel build_step_model(const std::string& model, int tp, double scale = 1.0, MoeFront moe_front = MoeFront::Ep);
+StepModel build_step_model(const std::string& model, int tp, double scale = 1.0, MoeFront moe_front = MoeFront::NonEp);
 
 // Throws Error naming the op, its layer, the buffer and the first column when an op reads a column that no
 // earlier op (or the step's input) wrote, or reads / writes outside its buffer.

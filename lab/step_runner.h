@@ -231,7 +231,7 @@ struct StepRunOptions {
   std::string model = "kimi_k3";
   int tp = 8;
   double scale = 1.0;
-  MoeFront moe_front = MoeFront::Ep;  // the fused variants' MoE front (lab/step.h)
+  MoeFront moe_front = MoeFront::NonEp;  // the fused variants' MoE front (lab/step.h)
   std::vector<int64_t> ms{1};
   std::vector<StepVariant> variants{StepVariant::Cublaslt, StepVariant::Skinny, StepVariant::SkinnyFused};
   Backend backend = Backend::Auto;

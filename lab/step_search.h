@@ -32,7 +32,7 @@ struct StepSearchOptions {
   std::string model = "kimi_k3";
   int tp = 8;
   double scale = 1.0;
-  MoeFront moe_front = MoeFront::Ep;
+  MoeFront moe_front = MoeFront::NonEp;
   std::vector<int64_t> ms{1};
   Backend backend = Backend::Auto;
   StepVariant base = StepVariant::Tma;  // skinny on the CPU (the tma variant needs the GPU)

@@ -42,7 +42,10 @@ TEST(StepModel, FullScaleTp8MatchesTheReference) {
   EXPECT_EQ(m.hidden, 7168);
   const auto ops = m.ops(StepVariant::Skinny);
   EXPECT_EQ(ops.size(), 766u);  // 24 x 4 + 69 x 3 + 92 x 5 + 3 (models/kimi_k3.json)
-  EXPECT_EQ(m.ops(StepVariant::SkinnyFused).size(), 766u - 24 - 92);
+  // Fused: qkv_a + g (24 launches fewer), QKVG + [f_a|b] (in_proj is one GEMM either way), router + latent down +
+  // shared gate_up (2 x 92 fewer; the EP front fuses only the first two).
+  EXPECT_EQ(m.ops(StepVariant::SkinnyFused).size(), 766u - 24 - 92 - 92);
+  EXPECT_EQ(build_step_model("kimi_k3", 8, 1.0, MoeFront::Ep).ops(StepVariant::SkinnyFused).size(), 766u - 24 - 92);
   EXPECT_EQ(weight_bytes(ops), 23869751296);  // the file's in-step projections x counts, bytes
   EXPECT_LT(m.arena_bytes - weight_bytes(ops), 1 << 20);  // only the 256-byte alignment between blocks
   const auto counts = op_counts(ops);
@@ -117,7 +120,7 @@ TEST(StepModel, CublasltFusedRunsSkinnyFusedsOpsEachFusionAsOneGemm) {
   EXPECT_EQ(variant_name(StepVariant::CublasltFused, false), "cublaslt_fused_nopdl");
   expect_error([] { parse_variants("cublaslt,cublaslt_fusion"); }, "unknown step variant 'cublaslt_fusion'");
   expect_error([] { parse_variants("cublaslt,cublaslt_fusion"); }, "cublaslt_fused, skinny");
-  const StepModel m = build_step_model("kimi_k3", 8);
+  const StepModel m = build_step_model("kimi_k3", 8, 1.0, MoeFront::Ep);
   const auto fused = m.ops(StepVariant::CublasltFused);
   const auto skinny_fused = m.ops(StepVariant::SkinnyFused);
   ASSERT_EQ(fused.size(), 650u);
@@ -151,12 +154,12 @@ TEST(StepModel, CublasltFusedRunsSkinnyFusedsOpsEachFusionAsOneGemm) {
   EXPECT_EQ(seen, (std::map<std::string, int>{{"kda.qkvg_fab", 69}, {"mla.qkv_a_g", 24}, {"moe.router_latent_down", 92}}));
 }
 
-// --moe-front non-ep: the shared experts' gate_up joins router + latent down (the model file's
+// --moe-front non-ep (the default): the shared experts' gate_up joins router + latent down (the model file's
 // moe.router_latent_down_shared, 6016 x 7168 at TP8) in both fused variants, one launch fewer per MoE layer; the unfused
 // variants run the same GEMMs as with ep.
 TEST(StepModel, TheNonEpMoeFrontFusesTheSharedGateUpIntoTheRouterGemm) {
-  const StepModel ep = build_step_model("kimi_k3", 8);
-  const StepModel non_ep = build_step_model("kimi_k3", 8, 1.0, MoeFront::NonEp);
+  const StepModel ep = build_step_model("kimi_k3", 8, 1.0, MoeFront::Ep);
+  const StepModel non_ep = build_step_model("kimi_k3", 8);  // the default
   EXPECT_EQ(non_ep.moe_front, MoeFront::NonEp);
   EXPECT_EQ(op_counts(non_ep.ops_unfused), op_counts(ep.ops_unfused));
   EXPECT_EQ(non_ep.ops_unfused.size(), 766u);
