@@ -81,8 +81,8 @@ std::vector<Config> tma_listed(Family id) {
           cfg.family = id;
           cfg.tile_m = tile, cfg.rows = rows, cfg.boxes = boxes, cfg.stages = stages;
           // 48-row tiles only for the lead split of two boxes at token tiles 8 and 16 (three row warps: the fourth
-          // consumer warp idles), where N in 64-row tiles leaves a quarter of the slots empty and in 48-row tiles
-          // fills them (6288 x 7168: 99 tiles of 64 in 198 CTAs, 131 of 48 in 262, of 264 slots).
+          // consumer warp idles), where N in 64-row tiles leaves more than a fifth of the slots empty and in 48-row
+          // tiles fills them (6288 x 7168: 99 tiles of 64 in 198 CTAs, 131 of 48 in 262, of 264 slots).
           if (rows == 48) {
             if (boxes != 2 || tile > 16 || stages < 4 || stages > 8 ||
                 !in_range(tma_ring_bytes(rows, tile, stages, boxes, 1, true), 113 * 1024))

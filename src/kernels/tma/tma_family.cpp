@@ -137,8 +137,8 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
         // chain floor, 6288 x 7168 in 198 at 1.25x). 6288 x 7168 gets 131 tiles of 48 in 262 CTAs, 6016 x 7168 126 in
         // 252. Judged in the step (docs/kernels.md "Session 18").
         const Grid split48 = lead_split_grid_for(p.n, p.k, 48, 2, 2, c.lead, sms);
-        if (c.rows == 64 && c.stages == 5 && 5 * split.ctas < 4 * int64_t{slots} && split48.parts > 1 &&
-            20 * split48.ctas >= 19 * int64_t{slots} &&
+        if (c.rows == 64 && c.stages == 5 && int64_t{5} * split.ctas < 4 * int64_t{slots} && split48.parts > 1 &&
+            int64_t{20} * split48.ctas >= 19 * int64_t{slots} &&
             split48.k_stages - split48.lead_stages >= 8 * (split48.parts - 1))
           c.rows = 48;
         return c;

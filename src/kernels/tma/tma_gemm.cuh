@@ -12,7 +12,8 @@
 //   - four consumer warps read the slot with ldmatrix and run mma.sync m16n8k16 with the weights as the
 //     16-row operand (rows on the MMA's M side, tokens on its N side), FP32 accumulators in registers; tiles of
 //     64 and 128 rows split the rows over the warps, tiles of 16 and 32 rows also split each stage's K steps
-//     (4 and 2 warps per row block), summed through shared memory in warp order at the end of the tile;
+//     (4 and 2 warps per row block), summed through shared memory in warp order at the end of the tile; tiles of
+//     48 rows (the lead split only) take three warps, the fourth only frees the ring's slots;
 //   - split-K with a lead part (config _c<ctas per SM>_d<lead>): each row tile is cut along K into P parts, one
 //     CTA each; part 0, the reducer, has `lead` more stages than the others, so that the others have handed off
 //     their FP32 partials (a released counter, or words polled for a sentinel) before it needs them, and its
