@@ -64,7 +64,7 @@ constexpr int kCublasltTorch = -2;  // Config::algo of cublaslt_torch (a baselin
 constexpr int kCpuRows[] = {1, 2, 4, 8};
 // The TMA family's lists (src/kernels/tma/tma_shape.h has its shared-memory arithmetic).
 constexpr int kTmaTileM[] = {8, 16, 32, 64};
-constexpr int kTmaRows[] = {16, 32, 48, 64, 128};  // 48: the lead split only (tma_listed)
+constexpr int kTmaRows[] = {16, 32, 64, 128};
 constexpr int kTmaBoxes[] = {1, 2};
 constexpr int kTmaStages[] = {3, 4, 5, 6, 7, 8, 12, 16, 24};
 constexpr int kTmaCtasPerSm[] = {1, 2};

@@ -85,11 +85,9 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # step but 7168 x 768; S5L: only the large ones (6288 x 7168, 4480 x 7168, 7168 x 3584).
     "S5": ([((n, k), "tma_m8_r64_b2_s5_c2_d6") for n, k in LEAD_SPLIT_SHAPES + [(4480, 7168)]], 16),
     "S5L": ([((n, k), "tma_m8_r64_b2_s5_c2_d6") for n, k in [(6288, 7168), (4480, 7168), (7168, 3584)]], 16),
-    # Session 18: the first cut puts 6288 x 7168 and the non-EP MoE front 6016 x 7168 on 48-row tiles (262 and 252 CTAs
-    # of 264 slots, against 198 and 188 in 64-row tiles). W64: both back on the 64-row tiles they had (what the rule
-    # gains); W6: the 48-row tiles with a 6-stage ring (72 KB of weights in flight per CTA, as many as 64 rows of 4.5).
-    "W64": ([((n, k), "tma_m8_r64_b2_s5_c2_d6") for n, k in [(6288, 7168), (6016, 7168)]], 16),
-    "W6": ([((n, k), "tma_m8_r48_b2_s6_c2_d6") for n, k in [(6288, 7168), (6016, 7168)]], 16),
+    # Session 18 (branch r48-lead-split, its W64 and W6): 48-row tiles on 6288 and 6016 x 7168 (262 and 252 CTAs of
+    # 264 slots, against 198 and 188 in 64-row tiles) lost the non-EP step by 350 / 340 / 322 / 333 / 346 us at M = 1 /
+    # 2 / 4 / 8 / 16 against the 64-row picks main keeps (W64), by 362-388 with a 6-stage ring (W6). Not on main.
 }
 
 def main():

@@ -39,18 +39,12 @@ Config tma_parse(const std::string& name, const std::vector<std::string>& parts,
   c.rows = field(2, "r", "rows per tile", kTmaRows);
   c.boxes = field(3, "b", "K boxes per stage", kTmaBoxes);
   c.stages = field(4, "s", "ring stages", kTmaStages);
-  SKINNYGEMM_CHECK(c.rows != 48 || parts.size() == 7,
-                   "config '" << name << "': rows per tile r48 are built for the lead split (_c<ctas>_d<lead>) only");
   if (parts.size() == 6) {
     c.cluster = field(5, "x", "cluster", kTmaCluster);
     return c;
   }
   c.ctas_per_sm = field(5, "c", "CTAs per SM", kTmaCtasPerSm);
-  const bool lead = !parts[6].empty() && parts[6][0] == 'd';
-  SKINNYGEMM_CHECK(c.rows != 48 || (lead && c.boxes == 2 && c.tile_m <= 16),
-                   "config '" << name << "': rows per tile r48 are built for the lead split (_c<ctas>_d<lead>) of two "
-                              "boxes per stage at token tiles 8 and 16 only");
-  if (lead) {
+  if (!parts[6].empty() && parts[6][0] == 'd') {
     c.lead = field(6, "d", "lead stages", kTmaLead);
     return c;
   }
@@ -80,19 +74,6 @@ std::vector<Config> tma_listed(Family id) {
           Config cfg;
           cfg.family = id;
           cfg.tile_m = tile, cfg.rows = rows, cfg.boxes = boxes, cfg.stages = stages;
-          // 48-row tiles only for the lead split of two boxes at token tiles 8 and 16 (three row warps: the fourth
-          // consumer warp idles), where N in 64-row tiles leaves more than a fifth of the slots empty and in 48-row
-          // tiles fills them (6288 x 7168: 99 tiles of 64 in 198 CTAs, 131 of 48 in 262, of 264 slots).
-          if (rows == 48) {
-            if (boxes != 2 || tile > 16 || stages < 4 || stages > 8 ||
-                !in_range(tma_ring_bytes(rows, tile, stages, boxes, 1, true), 113 * 1024))
-              continue;
-            for (int d : kTmaLead) {
-              cfg.ctas_per_sm = 2, cfg.lead = d;
-              out.push_back(cfg);
-            }
-            continue;
-          }
           const bool wide = rows >= 64, odd = stages == 5 || stages == 7;  // odd stage counts: the lead split only
           if (wide && stages <= 8 && !odd && in_range(tma_ring_bytes(rows, tile, stages, boxes)))
             for (int c : kTmaCtasPerSm)

@@ -132,15 +132,6 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
         // (held-out set eleven at e2c09d8). Not applied to the band's lead split at M <= 2 (below; 2560 x 10240 has
         // parts of 18 and 12): not judged there.
         if (c.rows == 64 && split.parts > 1 && split.k_stages - split.lead_stages >= 8 * (split.parts - 1)) c.stages = 5;
-        // 48-row tiles where 64-row tiles leave more than a fifth of the slots empty and 48-row tiles fill 95% of them:
-        // the kernel alone follows the balance (kernels.json at d428113, M = 1: 8448 x 7168 in 264 CTAs at 1.07x its
-        // chain floor, 6288 x 7168 in 198 at 1.25x). 6288 x 7168 gets 131 tiles of 48 in 262 CTAs, 6016 x 7168 126 in
-        // 252. Judged in the step (docs/kernels.md "Session 18").
-        const Grid split48 = lead_split_grid_for(p.n, p.k, 48, 2, 2, c.lead, sms);
-        if (c.rows == 64 && c.stages == 5 && int64_t{5} * split.ctas < 4 * int64_t{slots} && split48.parts > 1 &&
-            int64_t{20} * split48.ctas >= 19 * int64_t{slots} &&
-            split48.k_stages - split48.lead_stages >= 8 * (split48.parts - 1))
-          c.rows = 48;
         return c;
       }
       return c;

@@ -36,9 +36,7 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   for) instead: judged in the whole step (step --search-table at 717be70), it was faster than the cluster of two
 //   on every such shape the step launches more than once, at M = 1, 4 and 16 (per launch 0.2-0.9, 0.1-1.3 and
 //   0.2-2.4 us: 7168 x 768, 7168 x 1536, 7168 x 3584, 6288 x 7168); its ring holds 5 stages where every part has 8
-//   or more (in step trials 52-116 us faster at M = 1 / 8 / 16 on the three large shapes, session 17), 4 otherwise;
-//   the 5-stage split in 48-row tiles where 64-row tiles leave more than a fifth of the slots empty and 48-row tiles
-//   fill 95% of them (6288 x 7168, 6016 x 7168: session 18). Where K has fewer
+//   or more (in step trials 52-116 us faster at M = 1 / 8 / 16 on the three large shapes, session 17), 4 otherwise. Where K has fewer
 //   stages than the lead plus one (7168 x 768: 6 stages) every tile is one part, i.e. one CTA per 64-row tile.
 //   Where no cluster fits, at M <= 16: one CTA per row tile where that fills nine tenths of the slots or K is at most
 //   3072 (session 17), in 32-row tiles where K is at most 3072 unless the 64-row ones fill three quarters of the

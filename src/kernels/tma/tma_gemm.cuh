@@ -12,8 +12,7 @@
 //   - four consumer warps read the slot with ldmatrix and run mma.sync m16n8k16 with the weights as the
 //     16-row operand (rows on the MMA's M side, tokens on its N side), FP32 accumulators in registers; tiles of
 //     64 and 128 rows split the rows over the warps, tiles of 16 and 32 rows also split each stage's K steps
-//     (4 and 2 warps per row block), summed through shared memory in warp order at the end of the tile; tiles of
-//     48 rows (the lead split only) take three warps, the fourth only frees the ring's slots;
+//     (4 and 2 warps per row block), summed through shared memory in warp order at the end of the tile;
 //   - split-K with a lead part (config _c<ctas per SM>_d<lead>): each row tile is cut along K into P parts, one
 //     CTA each; part 0, the reducer, has `lead` more stages than the others, so that the others have handed off
 //     their FP32 partials (a released counter, or words polled for a sentinel) before it needs them, and its
@@ -220,16 +219,13 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
                     const TmaParams p) {
   constexpr int kRowWarps = row_warps(kRows);           // warps side by side along the rows of a stage
   constexpr int kKWarps = kConsumerWarps / kRowWarps;   // warps side by side along its K steps
-  // 48-row tiles (three row warps): the fourth consumer warp multiplies nothing; it only releases the ring's slots
-  // and joins the consumers' barriers.
-  constexpr int kMmaWarps = kRowWarps * kKWarps;
   constexpr int kWarpRows = kRows / kRowWarps;          // rows of a stage each consumer warp multiplies
   constexpr int kMt = kWarpRows / 16;                   // 16-row MMA tiles per warp
   constexpr int kNt = kTileM / 8;                       // 8-token MMA tiles
   constexpr int kSteps = kBoxes * kStageK / 16;         // K steps of 16 per stage
   constexpr unsigned kWBox = kRows * kStageBytes, kXBox = kTileM * kStageBytes;
   constexpr unsigned kWBytes = kBoxes * kWBox, kXBytes = kBoxes * kXBox;
-  static_assert(kWarpRows % 16 == 0 && kTileM % 8 == 0 && kTileM <= 64, "rows: 16, 32, 48, 64 or 128; token tile 8..64");
+  static_assert(kWarpRows % 16 == 0 && kTileM % 8 == 0 && kTileM <= 64, "rows: 16, 32, 64 or 128; token tile 8..64");
   static_assert(kSteps % kKWarps == 0, "every K warp takes the same number of K steps");
 
   extern __shared__ char smem_raw[];
@@ -439,8 +435,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int rloc = warp_row * kWarpRows + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
-          if (warp_k == 0 && (kMmaWarps == kConsumerWarps || warp < kMmaWarps) && token < p.m)
-            f(token, rloc, acc[mt][j][e]);
+          if (warp_k == 0 && token < p.m) f(token, rloc, acc[mt][j][e]);
         }
   };
   // The K warps' sums of one tile through shared memory (after the ring and the cluster receive buffer):
@@ -489,31 +484,29 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       if (++s == S) s = 0, phase ^= 1;
       continue;
     }
-    if (kMmaWarps == kConsumerWarps || warp < kMmaWarps) {
 #pragma unroll
-      for (int kq = 0; kq < kSteps / kKWarps; ++kq) {
-        const int kb = kq * kKWarps + warp_k;  // this warp's K steps of the stage: warp_k, warp_k + kKWarps, ...
-        const int kk = kb % (kStageK / 16);
-        const uint32_t wb = shared_addr(slot_w(s)) + (kb / (kStageK / 16)) * kWBox;
-        const uint32_t xb = shared_addr(slot_x(s)) + (kb / (kStageK / 16)) * kXBox;
-        uint32_t b[kNt][2];
-        if constexpr (kNt == 1) {
-          ldmatrix_x2(b[0][0], b[0][1], swizzled(xb, r8, 2 * kk + (q & 1)));
-        } else {
+    for (int kq = 0; kq < kSteps / kKWarps; ++kq) {
+      const int kb = kq * kKWarps + warp_k;  // this warp's K steps of the stage: warp_k, warp_k + kKWarps, ...
+      const int kk = kb % (kStageK / 16);
+      const uint32_t wb = shared_addr(slot_w(s)) + (kb / (kStageK / 16)) * kWBox;
+      const uint32_t xb = shared_addr(slot_x(s)) + (kb / (kStageK / 16)) * kXBox;
+      uint32_t b[kNt][2];
+      if constexpr (kNt == 1) {
+        ldmatrix_x2(b[0][0], b[0][1], swizzled(xb, r8, 2 * kk + (q & 1)));
+      } else {
 #pragma unroll
-          for (int j = 0; j < kNt; j += 2) {
-            uint32_t r[4];
-            ldmatrix_x4(r, swizzled(xb, 8 * (j + (q >> 1)) + r8, 2 * kk + (q & 1)));
-            b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
-          }
+        for (int j = 0; j < kNt; j += 2) {
+          uint32_t r[4];
+          ldmatrix_x4(r, swizzled(xb, 8 * (j + (q >> 1)) + r8, 2 * kk + (q & 1)));
+          b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
         }
+      }
 #pragma unroll
-        for (int mt = 0; mt < kMt; ++mt) {
-          uint32_t a[4];
-          ldmatrix_x4(a, swizzled(wb, warp_row * kWarpRows + mt * 16 + (q & 1) * 8 + r8, 2 * kk + (q >> 1)));
+      for (int mt = 0; mt < kMt; ++mt) {
+        uint32_t a[4];
+        ldmatrix_x4(a, swizzled(wb, warp_row * kWarpRows + mt * 16 + (q & 1) * 8 + r8, 2 * kk + (q >> 1)));
 #pragma unroll
-          for (int j = 0; j < kNt; ++j) mma<T>(acc[mt][j], a, b[j][0], b[j][1]);
-        }
+        for (int j = 0; j < kNt; ++j) mma<T>(acc[mt][j], a, b[j][0], b[j][1]);
       }
     }
     __syncwarp();

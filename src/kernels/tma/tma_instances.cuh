@@ -26,9 +26,6 @@ Kernel find_instance(int rows, int tile_m, int boxes) {
     return nullptr;
   };
   switch (rows) {
-    case 48:  // the lead split's 48-row tiles: two boxes, token tiles 8 and 16 only (family.cpp lists no others)
-      if (boxes != 2) return nullptr;
-      return tile_m == 8 ? &tma_gemm_kernel<T, 48, 8, 2> : tile_m == 16 ? &tma_gemm_kernel<T, 48, 16, 2> : nullptr;
     case 16: return by_boxes(std::integral_constant<int, 16>{});
     case 32: return by_boxes(std::integral_constant<int, 32>{});
     case 64: return by_boxes(std::integral_constant<int, 64>{});
