@@ -42,7 +42,7 @@ nlohmann::ordered_json step_row_json(const tune::StepResult& r, const StepArgs& 
 // {"meta", "stream_read_tbps", "rows"} with this process's revision, command line and date.
 nlohmann::ordered_json step_document(tune::BenchMeta meta, const nlohmann::ordered_json& rows);
 
-// This binary's arguments for a child that runs the same cases (model, TP, M, scale, variants, samples, sinks,
+// This binary's arguments for a child that runs the same cases (model, TP, M, scale, MoE front, variants, samples, sinks,
 // checks) on the cuda backend; the caller adds what differs (--pdl, --rank, --json, ...).
 std::vector<std::string> step_child_args(const StepArgs& a);
 

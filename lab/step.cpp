@@ -189,7 +189,8 @@ struct Builder {
       if (f.fused_parts == parts) return name;
     std::string names;
     for (const std::string& part : parts) names += (names.empty() ? "" : " + ") + part;
-    SKINNYGEMM_FAIL("model " << m.model << " has no fusion of " << names);
+    SKINNYGEMM_FAIL("model " << m.model << " has no fusion of " << names << "; expected an entry of models/" << m.model
+                              << ".json \"fusions\" with these parts in this order");
   }
   int block(const std::string& name, int layer, int64_t rows, int64_t kk) {
     m.blocks.push_back({name + "@" + std::to_string(layer), layer, rows, kk, m.arena_bytes});
@@ -261,7 +262,8 @@ StepModel build_step_model(const std::string& model, int tp, double scale, MoeFr
                  {"dense.gu", b.n("dense.gate_up"), false},
                  {"logits", b.n("lm_head"), false}};
   // non-ep: the shared experts' gate_up writes the columns after router + latent down in moe.a (one fused GEMM).
-  if (!non_ep) b.m.buffers.insert(b.m.buffers.begin() + 7, {"shared.gu", b.n("shared.gate_up"), false});
+  if (!non_ep)
+    b.m.buffers.insert(b.m.buffers.begin() + b.m.buffer_index("moe.up") + 1, {"shared.gu", b.n("shared.gate_up"), false});
   for (const char* r : {"mla.fused_qkv_a", "mla.g_proj", "kda.in_proj_qkvgfab", "moe.router", "moe.latent_down",
                         "shared.gate_up", "dense.gate_up", "lm_head"})
     b.check_hidden(r, true);

@@ -25,7 +25,8 @@ namespace skinnygemm::tune {
 // configuration). cublaslt_torch: cuBLASLt as torch configures it for F.linear (every reduction scheme allowed),
 // i.e. what an engine runs today.
 // skinny: every in-step projection through skinnygemm's selection. skinny_fused: the Kimi-K3 fusions
-// (qkv_a+g, QKVG+[f_a|b], router+latent down) through FusedProjection, the rest as in skinny.
+// (qkv_a+g, QKVG+[f_a|b], and the MoE front: router+latent down+shared gate_up, or router+latent down with
+// MoeFront::Ep) through FusedProjection, the rest as in skinny.
 // cublaslt_fused: skinny_fused's ops with every GEMM on cuBLASLt's default, each fusion as one GEMM over its
 // block (fused_as_one_gemm), so that the step separates what fusion gains from what our kernels gain.
 // tma: every projection on the TMA family's first-cut config (kernels/tma/tma_family.h) where it applies,

@@ -163,7 +163,7 @@ TEST(StepModel, TheNonEpMoeFrontFusesTheSharedGateUpIntoTheRouterGemm) {
   EXPECT_EQ(non_ep.moe_front, MoeFront::NonEp);
   EXPECT_EQ(op_counts(non_ep.ops_unfused), op_counts(ep.ops_unfused));
   EXPECT_EQ(non_ep.ops_unfused.size(), 766u);
-  EXPECT_EQ(non_ep.arena_bytes, ep.arena_bytes);  // the same weights, three blocks merged into one per layer
+  EXPECT_EQ(non_ep.arena_bytes, ep.arena_bytes);  // the same weights: one block per MoE front instead of two
   const auto fused = non_ep.ops(StepVariant::SkinnyFused);
   ASSERT_EQ(fused.size(), 650u - 92u);
   const auto counts = op_counts(fused);
@@ -178,8 +178,21 @@ TEST(StepModel, TheNonEpMoeFrontFusesTheSharedGateUpIntoTheRouterGemm) {
     EXPECT_EQ(whole.n, 6016);
     EXPECT_EQ(whole.k, 7168);
   }
-  // shared.down reads the gate_up columns the fused GEMM wrote (verify_order, run by the build, checks the order).
-  EXPECT_NO_THROW(verify_order(non_ep, fused));
+  // shared.down reads the gate_up columns the fused GEMM wrote: moe.a from router + latent down on.
+  const int moe_a = non_ep.buffer_index("moe.a");
+  int downs = 0;
+  for (const StepOp& op : fused) {
+    if (op.name == "moe.router_latent_down_shared") {
+      EXPECT_EQ(op.segments[2].y.buffer, moe_a);
+      EXPECT_EQ(op.segments[2].y.col, 896 + 3584);
+    }
+    if (op.name != "shared.down") continue;
+    ++downs;
+    EXPECT_EQ(op.x.buffer, moe_a);
+    EXPECT_EQ(op.x.col, 896 + 3584);
+    EXPECT_EQ(op.x.n, 768);
+  }
+  EXPECT_EQ(downs, 92);
   EXPECT_EQ(moe_front_name(parse_moe_front("non-ep")), "non-ep");
   EXPECT_EQ(moe_front_name(parse_moe_front("ep")), "ep");
   test::expect_error([] { parse_moe_front("nonep"); }, {"'nonep'", "non-ep"});
@@ -379,6 +392,31 @@ TEST(StepCli, CpuRowsOfKindStep) {
     EXPECT_EQ(status, 2) << bad;
     EXPECT_THAT(bad, HasSubstr(std::string("the ") + v + " step variant needs the cuda backend"));
   }
+}
+
+// --moe-front reaches the rows (moe_front, and the fused variant's launches: 5 MoE layers at this scale, one launch
+// fewer each with non-ep, the default).
+TEST(StepCli, TheMoeFrontIsInTheRowsAndTheirLaunches) {
+  std::map<std::string, int64_t> gemms;
+  for (const std::string front : {"ep", "non-ep", ""}) {
+    const auto file =
+        std::filesystem::temp_directory_path() / ("skinnygemm_front_" + std::to_string(::getpid()) + ".json");
+    int status = -1;
+    const std::string out = run_cli("step --backend cpu --scale 0.015625 --m 1 --samples 1 --no-sinks --variants "
+                                    "skinny_fused" + (front.empty() ? "" : " --moe-front " + front) + " --json '" +
+                                        file.string() + "'",
+                                    &status);
+    ASSERT_EQ(status, 0) << out;
+    const nlohmann::json doc = nlohmann::json::parse(std::ifstream(file));
+    std::filesystem::remove(file);
+    ASSERT_EQ(doc.at("rows").size(), 1u);
+    const auto& row = doc.at("rows")[0];
+    EXPECT_EQ(row.at("moe_front"), front.empty() ? "non-ep" : front);
+    gemms[front] = row.at("gemms").get<int64_t>();
+  }
+  EXPECT_EQ(gemms["ep"] - gemms["non-ep"], 5);
+  EXPECT_EQ(gemms[""], gemms["non-ep"]);
+  expect_error([] { parse_moe_front("EP"); }, "unknown MoE front 'EP'");
 }
 
 // `skinnygemm ARGS` exits 2 (bad input) and its output names why.
