@@ -218,16 +218,6 @@ struct Builder {
     unfused.push_back(o);
     fused.push_back(o);
   }
-  // Two projections with adjacent rows in one block and adjacent output columns at y_col: two ops unfused,
-  // one fusion in the fused variant. rows >= both parts' rows (KDA's pad-16 in_proj may be longer).
-  void pair(const std::string& a, const std::string& b, const std::string& kind, int layer, StepSlice x,
-            const char* ybuf, int blk) {
-    const StepSegment sa = seg(a, blk, 0, slice(ybuf, 0, n(a)));
-    const StepSegment sb = seg(b, blk, sa.n, slice(ybuf, sa.n, n(b)));
-    unfused.push_back(op(a, kind, layer, x, {sa}));
-    unfused.push_back(op(b, kind, layer, x, {sb}));
-    fused.push_back(op(fusion({a, b}), kind, layer, x, {sa, sb}));
-  }
 };
 
 }  // namespace
@@ -311,28 +301,27 @@ StepModel build_step_model(const std::string& model, int tp, double scale, MoeFr
       b.single("dense.down", "dense", l, b.slice("dense.gu", 0, b.k("dense.down")), hidden);
     } else {
       ++moe;
-      const int64_t router = b.n("moe.router"), down = b.n("moe.latent_down");
-      // latent up reads the routed experts' latent output (experts are not in the step): latent down's stands in.
-      const StepSlice latent = b.slice("moe.a", router, b.k("moe.latent_up")), up = b.slice("moe.up", 0, b.n("moe.latent_up"));
-      if (!non_ep) {
-        const int rl = b.block("moe.router_latent_down", l, router + down, b.m.hidden);
-        b.pair("moe.router", "moe.latent_down", "moe", l, hidden, "moe.a", rl);
-        b.single("moe.latent_up", "moe", l, latent, up);
-        b.single("shared.gate_up", "moe", l, hidden, b.slice("shared.gu", 0, b.n("shared.gate_up")));
-        b.single("shared.down", "moe", l, b.slice("shared.gu", 0, b.k("shared.down")), hidden);
-      } else {
-        const int64_t gu = b.n("shared.gate_up");
-        const int blk = b.block("moe.router_latent_down_shared", l, router + down + gu, b.m.hidden);
-        const StepSegment sr = b.seg("moe.router", blk, 0, b.slice("moe.a", 0, router));
-        const StepSegment sd = b.seg("moe.latent_down", blk, router, b.slice("moe.a", router, down));
-        const StepSegment sg = b.seg("shared.gate_up", blk, router + down, b.slice("moe.a", router + down, gu));
-        b.unfused.insert(b.unfused.end(), {b.op(sr.name, "moe", l, hidden, {sr}), b.op(sd.name, "moe", l, hidden, {sd}),
-                                           b.op(sg.name, "moe", l, hidden, {sg})});
-        b.fused.push_back(b.op(b.fusion({sr.name, sd.name, sg.name}), "moe", l, hidden, {sr, sd, sg}));
-        b.single("moe.latent_up", "moe", l, latent, up);
-        // down reads SiLU(gate) * up, half of gate_up's width: the gate columns stand in.
-        b.single("shared.down", "moe", l, b.slice("moe.a", router + down, b.k("shared.down")), hidden);
+      // The MoE front: router + latent down in one block (and one fused op), the shared gate_up's rows after them in
+      // the same block with non-ep, in a block of its own with ep.
+      const int64_t router = b.n("moe.router"), down = b.n("moe.latent_down"), gu = b.n("shared.gate_up");
+      const StepSlice gate_up_out = non_ep ? b.slice("moe.a", router + down, gu) : b.slice("shared.gu", 0, gu);
+      const int blk = b.block(non_ep ? "moe.router_latent_down_shared" : "moe.router_latent_down", l,
+                              router + down + (non_ep ? gu : 0), b.m.hidden);
+      std::vector<StepSegment> front = {b.seg("moe.router", blk, 0, b.slice("moe.a", 0, router)),
+                                        b.seg("moe.latent_down", blk, router, b.slice("moe.a", router, down))};
+      if (non_ep) front.push_back(b.seg("shared.gate_up", blk, router + down, gate_up_out));
+      std::vector<std::string> parts;
+      for (const StepSegment& s : front) {
+        b.unfused.push_back(b.op(s.name, "moe", l, hidden, {s}));
+        parts.push_back(s.name);
       }
+      b.fused.push_back(b.op(b.fusion(parts), "moe", l, hidden, front));
+      // latent up reads the routed experts' latent output (experts are not in the step): latent down's stands in.
+      b.single("moe.latent_up", "moe", l, b.slice("moe.a", router, b.k("moe.latent_up")),
+               b.slice("moe.up", 0, b.n("moe.latent_up")));
+      if (!non_ep) b.single("shared.gate_up", "moe", l, hidden, gate_up_out);
+      // down reads SiLU(gate) * up, half of gate_up's width: the gate columns stand in.
+      b.single("shared.down", "moe", l, {gate_up_out.buffer, gate_up_out.col, b.k("shared.down")}, hidden);
     }
   }
   b.single("lm_head", "head", b.m.layers + 1, hidden, b.slice("logits", 0, b.n("lm_head")));
