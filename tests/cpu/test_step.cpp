@@ -370,15 +370,23 @@ TEST(StepMemoryFit, Tp1OnA141GbDevice) {
 
 using test::run_cli;
 
-TEST(StepCli, CpuRowsOfKindStep) {
+// `skinnygemm step ARGS --json FILE` on the CPU at 1/64 scale: its exit status 0 and the document it wrote (out: what it
+// printed).
+nlohmann::json cpu_step_json(const std::string& args, std::string* out) {
   const auto file = std::filesystem::temp_directory_path() / ("skinnygemm_step_" + std::to_string(::getpid()) + ".json");
   int status = -1;
-  const std::string out =
-      run_cli("step --backend cpu --scale 0.015625 --m 1,2 --samples 1 --json '" + file.string() + "'", &status);
-  ASSERT_EQ(status, 0) << out;
-  EXPECT_THAT(out, HasSubstr("top-10 time sinks, skinny_fused m=2"));
+  *out = run_cli("step --backend cpu --scale 0.015625 --samples 1 " + args + " --json '" + file.string() + "'", &status);
+  EXPECT_EQ(status, 0) << *out;
+  if (status != 0) return nlohmann::json::object({{"rows", nlohmann::json::array()}});
   const nlohmann::json doc = nlohmann::json::parse(std::ifstream(file));
   std::filesystem::remove(file);
+  return doc;
+}
+
+TEST(StepCli, CpuRowsOfKindStep) {
+  std::string out;
+  const nlohmann::json doc = cpu_step_json("--m 1,2", &out);
+  EXPECT_THAT(out, HasSubstr("top-10 time sinks, skinny_fused m=2"));
   ASSERT_EQ(doc.at("rows").size(), 4u);
   for (const auto& row : doc.at("rows")) {
     EXPECT_EQ(row.at("kind"), "step");
@@ -388,6 +396,7 @@ TEST(StepCli, CpuRowsOfKindStep) {
     EXPECT_EQ(row.at("variant").get<std::string>().rfind("skinny", 0), 0u);
   }
   for (const char* v : {"cublaslt", "cublaslt_fused"}) {
+    int status = -1;
     const std::string bad = run_cli(std::string("step --backend cpu --scale 0.015625 --m 1 --variants ") + v, &status);
     EXPECT_EQ(status, 2) << bad;
     EXPECT_THAT(bad, HasSubstr(std::string("the ") + v + " step variant needs the cuda backend"));
@@ -399,17 +408,10 @@ TEST(StepCli, CpuRowsOfKindStep) {
 TEST(StepCli, TheMoeFrontIsInTheRowsAndTheirLaunches) {
   std::map<std::string, int64_t> gemms;
   for (const std::string front : {"ep", "non-ep", ""}) {
-    const auto file =
-        std::filesystem::temp_directory_path() / ("skinnygemm_front_" + std::to_string(::getpid()) + ".json");
-    int status = -1;
-    const std::string out = run_cli("step --backend cpu --scale 0.015625 --m 1 --samples 1 --no-sinks --variants "
-                                    "skinny_fused" + (front.empty() ? "" : " --moe-front " + front) + " --json '" +
-                                        file.string() + "'",
-                                    &status);
-    ASSERT_EQ(status, 0) << out;
-    const nlohmann::json doc = nlohmann::json::parse(std::ifstream(file));
-    std::filesystem::remove(file);
-    ASSERT_EQ(doc.at("rows").size(), 1u);
+    std::string out;
+    const nlohmann::json doc =
+        cpu_step_json("--m 1 --no-sinks --variants skinny_fused" + (front.empty() ? "" : " --moe-front " + front), &out);
+    ASSERT_EQ(doc.at("rows").size(), 1u) << out;
     const auto& row = doc.at("rows")[0];
     EXPECT_EQ(row.at("moe_front"), front.empty() ? "non-ep" : front);
     gemms[front] = row.at("gemms").get<int64_t>();
