@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
+
 #include "runtime/backends.h"
 
 namespace skinnygemm::cuda {
@@ -40,6 +42,20 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { re
 template <>
 __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 
+// Two rounded elements in one word, the first in the low half (the lower address).
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float a, float b);
+template <>
+__device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float a, float b) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+template <>
+__device__ __forceinline__ uint32_t pack2<__half>(float a, float b) {
+  const __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
 // Stores one output element of token `token`, row `row`: into y (row stride ldy), or into the segment owning it.
 template <typename T>
 __device__ __forceinline__ void store_output(void* y, long long ldy, const OutputSegments& seg, int token, int row,
@@ -56,6 +72,33 @@ __device__ __forceinline__ void store_output(void* y, long long ldy, const Outpu
       return;
     }
   }
+}
+
+// Eight consecutive rows row..row+7 of token `token` (v[i] for row + i; rows at or past n go nowhere): one 16-byte store
+// where all eight fall in one destination at a 16-byte aligned address, one store per row otherwise.
+template <typename T>
+__device__ __forceinline__ void store_output8(void* y, long long ldy, const OutputSegments& seg, int n, int token, int row,
+                                              const float (&v)[8]) {
+  T* dst = nullptr;
+  if (row + 8 <= n) {
+    if (seg.count == 0) {
+      dst = static_cast<T*>(y) + token * ldy + row;
+    } else {
+#pragma unroll
+      for (int s = 0; s < kMaxOutputSegments; ++s) {
+        const int local = row - seg.begin[s];
+        if (s < seg.count && local >= 0 && local + 8 <= seg.rows[s]) dst = static_cast<T*>(seg.y[s]) + token * seg.ldy[s] + local;
+      }
+    }
+  }
+  if (dst != nullptr && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+    *reinterpret_cast<uint4*>(dst) =
+        make_uint4(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3]), pack2<T>(v[4], v[5]), pack2<T>(v[6], v[7]));
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    if (row + i < n) store_output<T>(y, ldy, seg, token, row + i, v[i]);
 }
 
 }  // namespace skinnygemm::cuda

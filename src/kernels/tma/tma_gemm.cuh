@@ -51,6 +51,8 @@ struct TmaParams {
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
+  int stage_from_m;   // lead split (parts >= 1): from this M on (0: never) a CTA's outputs and partials leave through
+                      // its rows x tile_m staging area in 16-byte stores (TmaParams::stage_from_m, tma_launch.cu)
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
@@ -194,6 +196,10 @@ __device__ __forceinline__ void store_group(const TmaParams& p, int row0, int gi
 #pragma unroll
   for (int i = 0; i < 4; ++i)
     if (row + i < p.n) store_output<T>(p, token, row + i, e[i]);
+}
+
+__device__ __forceinline__ float4 not_sentinel4(float4 v) {
+  return make_float4(not_sentinel(v.x), not_sentinel(v.y), not_sentinel(v.z), not_sentinel(v.w));
 }
 
 // 128-byte swizzle of the copy engine: the 16-byte chunk c of a 128-byte row r sits at chunk c ^ (r % 8)
@@ -468,6 +474,24 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       consumers_sync();  // the buffer is rewritten at the next tile's end
     }
   };
+  // The staged epilogue (p.stage_from_m): the lead split's others' sums area, [token][row], rows x tile_m FP32, holds the
+  // tile's outputs or partials, so that they leave in 16-byte stores along the rows (8 bf16 outputs, 4 FP32 partials)
+  // instead of one store per element from the MMA fragments (2 rows x 2 tokens per lane per 16 x 8 tile: at M = 16, 8
+  // stores of 2 or 4 bytes per thread, in four lines each).
+  // Built for the token tiles of M <= 16 only (at 64 tokens the added path spilled the 16-row instances, ptxas -v).
+  const bool staged = kTileM <= 16 && kAblate == 0 && p.parts >= 1 && p.stage_from_m > 0 && p.m >= p.stage_from_m;
+  float* stage = others_sum;
+  auto stage_acc = [&] { for_each_output([&](int token, int rloc, float v) { stage[token * kRows + rloc] = v; }); };
+  auto store_staged = [&](int tile) {  // after a consumers_sync that follows the area's last write
+    constexpr int kChunks = kRows / 8;  // 8 rows of one token per store
+    for (int c = tid; c < kChunks * p.m; c += 32 * kConsumerWarps) {
+      const int token = c / kChunks, r0 = (c % kChunks) * 8;
+      const float4* src = reinterpret_cast<const float4*>(stage + token * kRows + r0);
+      const float4 a = src[0], b = src[1];
+      const float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+      cuda::store_output8<T>(p.y, p.ldy, p.seg, p.n, token, tile * kRows + r0, v);
+    }
+  };
   // The timeline: the first stage (its weights and x) landed. A consumer writes it, so that it precedes the last
   // multiply (the producer's stamp after its own wait could follow it: session 13's first run of the GPU test).
   if (p.trace) {
@@ -520,6 +544,26 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     const int tile = u.tile;
     sum_k_warps();
     if (p.parts > 1 && kAblate != 1) {
+      if (part != 0 && staged) {  // the same partials, staged: one 16-byte store per 4 rows of a token
+        stage_acc();
+        consumers_sync();
+        float4* mine = reinterpret_cast<float4*>((p.handoff == 1 ? p.lead_partials : p.partials) +
+                                                 lead_slot(part) * kRows * kTileM);
+        const float4* staged4 = reinterpret_cast<const float4*>(stage);
+        for (int gi = tid; gi < kRows / 4 * p.m; gi += 32 * kConsumerWarps) {
+          if (p.handoff == 1) {
+            st_relaxed_v4(mine + gi, not_sentinel4(staged4[gi]));
+          } else {
+            __stcg(mine + gi, staged4[gi]);
+          }
+        }
+        if (p.handoff == 0) {
+          consumers_sync();  // as below: thread 0's release covers every consumer's stores
+          if (tid == 0) arrive_release(p.counters + tile);
+        }
+        exit_trace();
+        return;
+      }
       if (part != 0) {  // FP32 partials [token][row] to this part's slot, then release the tile's counter
         if (p.handoff == 1) {  // no fence, no counter: the reducer polls the words themselves
           float* mine = p.lead_partials + lead_slot(part) * kRows * kTileM;
@@ -536,6 +580,16 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         return;
       }
       mbar_wait(others_ready, 0);
+      if (staged) {  // the tile's sums into the staging area (each thread its own words), then 16-byte stores
+        for_each_output([&](int token, int rloc, float v) {
+          float& sum = stage[token * kRows + rloc];
+          sum = v + sum;
+        });
+        consumers_sync();
+        store_staged(tile);
+        exit_trace();
+        return;
+      }
       for_each_output([&](int token, int rloc, float v) {
         const int row = tile * kRows + rloc;
         if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
@@ -570,9 +624,15 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       return;
     }
     if (kAblate == 1 || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
-      for_each_output([&](int token, int rloc, float v) {
-        if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
-      });
+      if (staged) {  // a lead-split grid of one part per tile: one tile per CTA, so the area is not reused
+        stage_acc();
+        consumers_sync();
+        store_staged(tile);
+      } else {
+        for_each_output([&](int token, int rloc, float v) {
+          if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
+        });
+      }
     } else {
       // Part of a tile: FP32 partials [token][row] to this CTA's slot (0 = its first tile, 1 = its last), then
       // the last CTA of the tile to arrive sums every part in a fixed order.

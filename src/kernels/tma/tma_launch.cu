@@ -3,6 +3,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -20,6 +21,17 @@ DeviceInfo device_info();
 namespace skinnygemm::tma {
 
 namespace {
+
+// The lead split's staged epilogue from this M on (TmaParams::stage_from_m; 0: never). A lab knob for the session-19
+// trials, SKINNYGEMM_TMA_STAGE_FROM_M, read once; the default stages the 16-token tile (M = 9..16), where the step's
+// timeline put 0.5-1.3 us more between a CTA's last multiply and its exit than at M = 1 (docs/kernels.md "Session 19").
+int stage_from_m() {
+  static const int from = [] {
+    const char* env = std::getenv("SKINNYGEMM_TMA_STAGE_FROM_M");
+    return env && *env ? std::atoi(env) : 9;
+  }();
+  return from;
+}
 
 Kernel find(const Config& c, DType dtype) {
   if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes);
@@ -191,6 +203,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // "Session 14").
   params.handoff = c.tile_m <= 8 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
+  params.stage_from_m = stage_from_m();
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
