@@ -28,9 +28,19 @@ namespace {
 int stage_from_m() {
   static const int from = [] {
     const char* env = std::getenv("SKINNYGEMM_TMA_STAGE_FROM_M");
-    return env && *env ? std::atoi(env) : 9;
+    return env && *env ? std::atoi(env) : 2;
   }();
   return from;
+}
+
+// The largest token tile whose lead split hands off through polled words (below); a lab knob for the session-19 trials,
+// SKINNYGEMM_TMA_POLL_TILE, read once.
+int poll_tile() {
+  static const int tile = [] {
+    const char* env = std::getenv("SKINNYGEMM_TMA_POLL_TILE");
+    return env && *env ? std::atoi(env) : 8;
+  }();
+  return tile;
 }
 
 Kernel find(const Config& c, DType dtype) {
@@ -201,7 +211,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above (0.1-0.5 us faster at M = 16; polled
   // words at M = 16 cost the whole step 150 us although the parts drained 0.6-0.8 us sooner: docs/kernels.md
   // "Session 14").
-  params.handoff = c.tile_m <= 8 ? 1 : 0;
+  params.handoff = c.tile_m <= poll_tile() ? 1 : 0;
   params.lead_partials = ws.lead_partials;
   params.stage_from_m = stage_from_m();
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
