@@ -61,7 +61,7 @@ CUtensorMap make_map(const void* ptr, uint64_t inner, uint64_t outer, uint64_t r
 struct Cfg {
   int rows, tile_m, stages, ctas_per_sm, min_units, boxes = 1, cluster = 0;  // cluster 0: stream-K, 1: a CTA per tile
   int lead = -1;  // >= 0: the lead split (ctas_per_sm x SMs CTAs, part 0 has `lead` more stages)
-  int handoff = 0;  // lead split: 1 = partials polled for a sentinel (the library: token tiles <= 8)
+  int handoff = 0;  // lead split: 1 = partials polled for a sentinel (the library: token tiles <= 16)
   bool is_lead() const { return lead >= 0; }
   std::string name() const {
     char b[80];

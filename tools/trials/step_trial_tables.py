@@ -88,6 +88,10 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Session 18 (branch r48-lead-split, its W64 and W6): 48-row tiles on 6288 and 6016 x 7168 (262 and 252 CTAs of
     # 264 slots, against 198 and 188 in 64-row tiles) lost the non-EP step by 350 / 340 / 322 / 333 / 346 us at M = 1 /
     # 2 / 4 / 8 / 16 against the 64-row picks main keeps (W64), by 362-388 with a 6-stage ring (W6). Not on main.
+    # Session 19: the staged epilogue is the lead split's (its others' sums area); f_b_proj 1536 x 128 (69 launches, one
+    # stage per 64-row tile) runs stream-K over 24 CTAs with per-element stores, and its drain grows 0.53 -> 1.09 us from
+    # M = 1 to 16 (call 2's timeline). FB: the lead split on it, the same 24 CTAs (one part per tile), staged at M >= 2.
+    "FB": ([((1536, 128), "tma_m8_r64_b2_s4_c2_d6")], 16),
 }
 
 def main():

@@ -51,8 +51,6 @@ struct TmaParams {
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
-  int stage_from_m;   // lead split (parts >= 1): from this M on (0: never) a CTA's outputs and partials leave through
-                      // its rows x tile_m staging area in 16-byte stores (TmaParams::stage_from_m, tma_launch.cu)
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
@@ -474,12 +472,14 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       consumers_sync();  // the buffer is rewritten at the next tile's end
     }
   };
-  // The staged epilogue (p.stage_from_m): the lead split's others' sums area, [token][row], rows x tile_m FP32, holds the
-  // tile's outputs or partials, so that they leave in 16-byte stores along the rows (8 bf16 outputs, 4 FP32 partials)
-  // instead of one store per element from the MMA fragments (2 rows x 2 tokens per lane per 16 x 8 tile: at M = 16, 8
-  // stores of 2 or 4 bytes per thread, in four lines each).
-  // Built for the token tiles of M <= 16 only (at 64 tokens the added path spilled the 16-row instances, ptxas -v).
-  const bool staged = kTileM <= 16 && kAblate == 0 && p.parts >= 1 && p.stage_from_m > 0 && p.m >= p.stage_from_m;
+  // The staged epilogue of the lead split at M >= 2: the others' sums area ([token][row], rows x tile_m FP32, in every
+  // lead-split CTA's shared memory) holds the tile's outputs or partials, so that they leave in 16-byte stores along
+  // the rows (8 outputs, or 4 FP32 partials) instead of one store per element from the MMA fragments (2 rows x 2
+  // tokens per lane per 16 x 8 tile: at M = 16, 8 stores per thread, each warp's in four lines). Session 19's step,
+  // skinny_fused, against the per-element stores in the same call: -93 / -107 us at M = 16, -32 / -46 at M = 4,
+  // -16 / -20 at M = 2, +5 / -9 at M = 8; at M = 1 staged +45, so not there (docs/kernels.md "Session 19"). Built for
+  // the token tiles of M <= 16 only (at 64 tokens the added path spilled the 16-row instances, ptxas -v).
+  const bool staged = kTileM <= 16 && kAblate == 0 && p.parts >= 1 && p.m >= 2;
   float* stage = others_sum;
   auto stage_acc = [&] { for_each_output([&](int token, int rloc, float v) { stage[token * kRows + rloc] = v; }); };
   auto store_staged = [&](int tile) {  // after a consumers_sync that follows the area's last write

@@ -3,7 +3,6 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -21,27 +20,6 @@ DeviceInfo device_info();
 namespace skinnygemm::tma {
 
 namespace {
-
-// The lead split's staged epilogue from this M on (TmaParams::stage_from_m; 0: never). A lab knob for the session-19
-// trials, SKINNYGEMM_TMA_STAGE_FROM_M, read once; the default stages the 16-token tile (M = 9..16), where the step's
-// timeline put 0.5-1.3 us more between a CTA's last multiply and its exit than at M = 1 (docs/kernels.md "Session 19").
-int stage_from_m() {
-  static const int from = [] {
-    const char* env = std::getenv("SKINNYGEMM_TMA_STAGE_FROM_M");
-    return env && *env ? std::atoi(env) : 2;
-  }();
-  return from;
-}
-
-// The largest token tile whose lead split hands off through polled words (below); a lab knob for the session-19 trials,
-// SKINNYGEMM_TMA_POLL_TILE, read once.
-int poll_tile() {
-  static const int tile = [] {
-    const char* env = std::getenv("SKINNYGEMM_TMA_POLL_TILE");
-    return env && *env ? std::atoi(env) : 8;
-  }();
-  return tile;
-}
 
 Kernel find(const Config& c, DType dtype) {
   if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes);
@@ -207,13 +185,13 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.cluster = cluster;
   params.parts = g.parts;
   params.lead_stages = g.lead_stages;
-  // The lead split's handoff: polled words for token tiles <= 8 (no fence on the parts' side: 0.3-0.5 us faster at
-  // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above (0.1-0.5 us faster at M = 16; polled
-  // words at M = 16 cost the whole step 150 us although the parts drained 0.6-0.8 us sooner: docs/kernels.md
-  // "Session 14").
-  params.handoff = c.tile_m <= poll_tile() ? 1 : 0;
+  // The lead split's handoff: polled words for token tiles <= 16 (no fence on the parts' side: 0.3-0.5 us faster at
+  // M = 1 and 8 on 2112, 1536 and 3648 x 7168), the released counter above for 32 and 64. At M = 16 the polled words
+  // cost the whole step 150 us with per-element partial stores (docs/kernels.md "Session 14"); with the staged
+  // epilogue (two 16-byte stores per thread) they are 24 us faster than the counter (session 19: the parts' drain
+  // 1.38 -> 0.45 us).
+  params.handoff = c.tile_m <= 16 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
-  params.stage_from_m = stage_from_m();
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
