@@ -113,7 +113,8 @@ ordered_json trace_document(tune::BenchMeta meta, const tune::StepReport& rep) {
       launches.push_back({{"n", l.n}, {"k", l.k}, {"m", l.m}, {"config", l.config}, {"ctas", l.sm.size()},
                           {"entry_us", times(l.entry_us)}, {"waited_us", times(l.waited_us)},
                           {"exit_us", times(l.exit_us)}, {"first_stage_us", times(l.first_stage_us)},
-                          {"multiplied_us", times(l.multiplied_us)}, {"sm", l.sm}});
+                          {"multiplied_us", times(l.multiplied_us)}, {"gathered_us", times(l.gathered_us)},
+                          {"sm", l.sm}});
     cases.push_back({{"variant", r.name}, {"m", r.m}, {"us", json_round(r.us)},
                      {"replay_us", json_round(r.tma_trace->replay_us)}, {"launches", std::move(launches)}});
   }

@@ -102,9 +102,9 @@ class CudaStepDevice final : public StepDevice {
   }
 
   TmaTrace trace_tma(const std::function<void()>& enqueue) override {
-    // 6 words per CTA (tma::kTraceWords): 12 Mi words hold 2 Mi CTAs, e.g. 766 launches of 2700 (the step's grids
+    // 7 words per CTA (tma::kTraceWords): 14 Mi words hold 2 Mi CTAs, e.g. 766 launches of 2700 (the step's grids
     // have a few hundred).
-    constexpr long long kWords = 12LL << 20;
+    constexpr long long kWords = 14LL << 20;
     if (!trace_) trace_ = reinterpret_cast<unsigned long long*>(mem_.get(kWords * 8, "the TMA timeline"));
     SKINNYGEMM_CUDA_CHECK(cudaMemsetAsync(trace_, 0, kWords * 8, stream_.s));
     Graph g;
@@ -133,7 +133,7 @@ class CudaStepDevice final : public StepDevice {
       for (int c = 0; c < l.ctas; ++c) {
         const unsigned long long* w = host.data() + l.offset + tma::kTraceWords * static_cast<long long>(c);
         t.entry_us.push_back(us(w[0])), t.waited_us.push_back(us(w[1])), t.exit_us.push_back(us(w[2]));
-        t.first_stage_us.push_back(us(w[4])), t.multiplied_us.push_back(us(w[5]));
+        t.first_stage_us.push_back(us(w[4])), t.multiplied_us.push_back(us(w[5])), t.gathered_us.push_back(us(w[6]));
         t.sm.push_back(static_cast<int>(w[3]));
       }
       out.launches.push_back(std::move(t));

@@ -134,6 +134,40 @@ TEST(GpuTma, PerSegmentOutputs) {
   }
 }
 
+// The lead split's staged epilogue (M >= 2: outputs leave 8 rows per 16-byte store, partials 4 rows per float4) and each
+// of its fallbacks to one store per row, bitwise on small integers: a row stride of N + 4 (every other token's rows off
+// the 16-byte grid), an N tail of 3 rows, segments whose boundary (row 300) falls inside an 8-row chunk with a padded
+// destination, both token tiles; K = 2048 gives row tiles in several parts (reducer and others staged), K = 768 one
+// part per tile (the whole-tile path).
+TEST(GpuTma, TheStagedEpilogueStoresEveryRowOnceWhereverItsChunkFalls) {
+  SKIP_WITHOUT_GPU();
+  for (const char* config : {"tma_m8_r64_b2_s4_c2_d6", "tma_m16_r64_b2_s4_c2_d6"})
+    for (int64_t k : {2048, 768})
+      for (int64_t m : {2, 5, 8, 13, 16}) {
+        if (m > Config::parse(config).tile_m) continue;
+        Problem p{m, 1003, k, DType::BF16};
+        p.ldy = 1003 + 4;
+        const HostOperands h = random_operands(p, 40 + static_cast<uint32_t>(m + k), /*small_ints=*/true);
+        const std::vector<uint16_t> want = naive(p, h);
+        const std::vector<uint16_t> y = run_tma(p, h, config);
+        ASSERT_TRUE(bitwise_equal(p, y.data(), want.data())) << config << " m=" << m << " k=" << k;
+        ASSERT_TRUE(padding_untouched(p, y.data())) << config << " m=" << m << " k=" << k;
+        const Problem q{m, 1003, k, DType::BF16};  // the same x and w (their strides are p's), y dense
+        const std::vector<uint16_t> dense = naive(q, h);
+        DeviceArray x(h.x), w(h.w), a(std::vector<uint16_t>(m * 300, kPoison)), b(std::vector<uint16_t>(m * 709, kPoison));
+        const OutputSegment segs[2] = {{0, 300, a.get(), 300}, {300, 703, b.get(), 709}};
+        cuda::gemm_segments(q, x.get(), w.get(), segs, 2, Config::parse(config), nullptr);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const std::vector<uint16_t> ya = a.download(m * 300), yb = b.download(m * 709);
+        for (int64_t t = 0; t < m; ++t) {
+          for (int64_t r = 0; r < 300; ++r) ASSERT_EQ(ya[t * 300 + r], dense[t * 1003 + r]) << config << " " << t << "," << r;
+          for (int64_t r = 0; r < 703; ++r)
+            ASSERT_EQ(yb[t * 709 + r], dense[t * 1003 + 300 + r]) << config << " " << t << "," << r;
+          for (int64_t r = 703; r < 709; ++r) ASSERT_EQ(yb[t * 709 + r], kPoison) << "padding " << t << "," << r;
+        }
+      }
+}
+
 // The lab's timeline (tma::set_trace, `step --trace-tma`): each launch gets its own words, every CTA writes entry <=
 // end of the wait <= first stage landed <= last stage multiplied <= exit and an SM id, the results are the same bits,
 // nothing is written or listed with the sink off, and a sink too small for a launch fails naming the sizes.
@@ -145,10 +179,12 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
     const char* config;
   };
   // Every way a consumer leaves the kernel: the lead split's parts and reducer (polled handoff at the 8-token tile),
-  // stream-K whose row tiles all fall to several CTAs (reduced by the counter; an N tail), a cluster split-K.
+  // stream-K whose row tiles all fall to several CTAs (reduced by the counter; an N tail), a cluster split-K, and the
+  // lead split's staged epilogue (M >= 2) at the 16-token tile.
   const Case cases[] = {{Problem{1, 1536, 2048, DType::BF16}, "tma_m8_r32_b2_s7_c2_d9"},
                         {Problem{4, 4264, 2048, DType::BF16}, "tma_m8_r64_b2_s4_c2_u1"},
-                        {Problem{3, 2112, 7168, DType::BF16}, "tma_m8_r64_b2_s3_x8"}};
+                        {Problem{3, 2112, 7168, DType::BF16}, "tma_m8_r64_b2_s3_x8"},
+                        {Problem{16, 6016, 7168, DType::BF16}, "tma_m16_r64_b2_s5_c2_d6"}};
   {
     const Config c = Config::parse(cases[1].config);
     const tma::Grid g = tma::grid_for(cases[1].p.n, cases[1].p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
@@ -196,6 +232,7 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
     EXPECT_EQ(l.offset, next) << l.config;
     ASSERT_GT(l.ctas, 0);
     std::set<unsigned long long> sm_ids;
+    int gathered = 0;  // CTAs that wrote word 6: the lead split's reducers
     for (int c = 0; c < l.ctas; ++c) {
       const unsigned long long* w = host.data() + l.offset + tma::kTraceWords * static_cast<long long>(c);
       EXPECT_GT(w[0], 0u) << l.config << " CTA " << c;
@@ -206,8 +243,20 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
       EXPECT_LE(w[1], w[4]) << l.config << " CTA " << c;
       EXPECT_LE(w[4], w[5]) << l.config << " CTA " << c;
       EXPECT_LE(w[5], w[2]) << l.config << " CTA " << c;
+      // A lead-split reducer (token tiles 8 and 16) writes when its other parts' sums are in, after its wait and before
+      // its exit; other CTAs leave word 6.
+      if (w[6] != 0) {
+        ++gathered;
+        EXPECT_LE(w[1], w[6]) << l.config << " CTA " << c;
+        EXPECT_LE(w[6], w[2]) << l.config << " CTA " << c;
+      }
       sm_ids.insert(w[3]);
     }
+    // Both lead splits have several parts per row tile (1536 x 2048: 48 tiles of 32 rows; 6016 x 7168: 94 of 64), so
+    // one reducer per tile; the other configs have none.
+    const Config lc = Config::parse(cases[i].config);
+    const long long tiles = (cases[i].p.n + lc.rows - 1) / lc.rows;
+    EXPECT_EQ(gathered, lc.lead >= 0 ? tiles : 0) << l.config;
     // %smid need not be below the SM count (PTX: below %nsmid), but a launch never spans more SMs than there are.
     EXPECT_LE(sm_ids.size(), static_cast<std::size_t>(sms)) << l.config;
     next = l.offset + tma::kTraceWords * static_cast<long long>(l.ctas);

@@ -60,6 +60,8 @@ for c in d['cases']:
             tag = 'reducer' if g % P == 0 else 'other'
             a[tag + '_mult'].append(l['multiplied_us'][g] - deps[i])
             a[tag + '_drain'].append(l['exit_us'][g] - l['multiplied_us'][g])
+            if g % P == 0 and P > 1 and l.get('gathered_us') and l['gathered_us'][g] >= 0:
+                a['gathered_after_mult'].append(l['gathered_us'][g] - l['multiplied_us'][g])  # word 6 (session 19)
             if g % P == 0 and P > 1:
                 a['others_done_before'].append(l['multiplied_us'][g] - max(l['exit_us'][g + j] for j in range(1, P)))
     for k, a in agg.items():

@@ -75,7 +75,8 @@ __device__ __forceinline__ void store_output(void* y, long long ldy, const Outpu
 }
 
 // Eight consecutive rows row..row+7 of token `token` (v[i] for row + i; rows at or past n go nowhere): one 16-byte store
-// where all eight fall in one destination at a 16-byte aligned address, one store per row otherwise.
+// where all eight go to one destination (y, or the first segment that any of them falls in holds all eight, so that
+// each row goes where store_output sends it) at a 16-byte aligned address, one store_output per row otherwise.
 template <typename T>
 __device__ __forceinline__ void store_output8(void* y, long long ldy, const OutputSegments& seg, int n, int token, int row,
                                               const float (&v)[8]) {
@@ -84,10 +85,15 @@ __device__ __forceinline__ void store_output8(void* y, long long ldy, const Outp
     if (seg.count == 0) {
       dst = static_cast<T*>(y) + token * ldy + row;
     } else {
+      bool decided = false;  // by the first segment that holds any of the eight rows (unrolled: the segments stay in
+                             // the parameter bank, as in store_output)
 #pragma unroll
       for (int s = 0; s < kMaxOutputSegments; ++s) {
         const int local = row - seg.begin[s];
-        if (s < seg.count && local >= 0 && local + 8 <= seg.rows[s]) dst = static_cast<T*>(seg.y[s]) + token * seg.ldy[s] + local;
+        if (!decided && s < seg.count && local + 8 > 0 && local < seg.rows[s]) {
+          decided = true;
+          if (local >= 0 && local + 8 <= seg.rows[s]) dst = static_cast<T*>(seg.y[s]) + token * seg.ldy[s] + local;
+        }
       }
     }
   }

@@ -55,7 +55,8 @@ struct TmaParams {
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
   // The lab's timeline (tma::set_trace; null: off): per CTA kTraceWords words {entry, after griddepcontrol.wait,
-  // exit, SM id, first stage landed, last stage multiplied} in %globaltimer nanoseconds, so that a whole step shows
+  // exit, SM id, first stage landed, last stage multiplied, the other parts' sums gathered (lead-split reducers; 0
+  // elsewhere)} in %globaltimer nanoseconds, so that a whole step shows
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
@@ -407,6 +408,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         }
       }
       if (lane == 0 && p.handoff == 0) p.counters[lead_tile] = 0;
+      // The timeline: the others' sums are in (token tiles of M <= 16: in the 128-row 64-token instances the stamp
+      // took their spills from 436 to 772 bytes of loads, ptxas -v).
+      if (kTileM <= 16 && lane == 0) trace_now(p, 6);
       mbar_arrive(others_ready);  // release (CTA scope): the sums above are visible to the consumers' wait
     }
     return;

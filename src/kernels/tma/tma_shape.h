@@ -15,8 +15,10 @@ constexpr int kMaxStages = 32;
 constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
 constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
 // The lab's timeline (TmaParams::trace): words per CTA, {entry, after griddepcontrol.wait, exit, SM, first stage
-// landed, last stage multiplied} (the last two split what a CTA does after the wait: docs/kernels.md "Session 13").
-constexpr int kTraceWords = 6;
+// landed, last stage multiplied, the other parts' sums gathered} (words 4 and 5 split what a CTA does after the wait:
+// docs/kernels.md "Session 13"; word 6, written by the lead split's reducers of token tiles 8 and 16 only, splits their
+// drain: "Session 19").
+constexpr int kTraceWords = 7;
 constexpr int kMaxLeadParts = 16;  // the reducer gathers parts - 1 partials (51 parts of 144 rows: 9.6 us at M = 1)
 
 #ifdef __CUDACC__
