@@ -53,7 +53,6 @@ struct TmaParams {
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
-  int early_gather;   // lab knob (session 19 trial): the reducer's lanes 1..31 gather during lane 0's copies
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
   // The lab's timeline (tma::set_trace; null: off): per CTA kTraceWords words {entry, after griddepcontrol.wait,
   // exit, SM id, first stage landed, last stage multiplied, the other parts' sums gathered (lead-split reducers; 0
@@ -322,17 +321,6 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   };
 
   if (warp == kConsumerWarps) {  // producer
-    // Trial (p.early_gather): a polled reducer's lanes 1..31 gather the other parts' sums while lane 0 still copies,
-    // starting once the last part's first group is written, instead of after lane 0's last copy.
-    const bool early = kTileM <= 16 && kAblate == 0 && p.early_gather && p.parts > 1 && part == 0 && p.handoff == 1;
-    if (early && lane != 0) {
-      pdl_wait();  // the words belong to the previous launch until it is done
-      if (lane == 1) {
-        const float4* last = reinterpret_cast<const float4*>(p.lead_partials + lead_slot(p.parts - 1) * kRows * kTileM);
-        for (unsigned ns = 128; is_sentinel(ld_relaxed_v4(last)); ns = ns < 512 ? 2 * ns : ns) __nanosleep(ns);
-      }
-      __syncwarp(0xfffffffeu);
-    }
     if (lane == 0) {
       const int ahead = count < S ? count : S;
       // Weights are read once: their lines leave the L2 first, so that x, the partials and the next kernel's input
@@ -357,16 +345,11 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       }
     }
     if (cluster) cluster_wait();  // pairs with the arrival at the start
-    if (early && lane == 0) {
-      mbar_arrive(others_ready);
-      return;
-    }
     if (p.parts > 1 && part == 0 && kAblate == 0) {
       // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
       // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
       // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
-      if (!early) __syncwarp();
-      const int gl = early ? lane - 1 : lane, nl = early ? 31 : 32;  // this lane among the gathering lanes
+      __syncwarp();
       constexpr int kTileFloats = kRows * kTileM;
       const int groups = kRows / 4 * p.m;  // float4 groups of [token][row], tokens < M
       if (p.handoff == 0) {
@@ -377,7 +360,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       // Lane l adds groups l, l + 32, ... of every part, part by part: (part j, group index q) walked in that order
       // in batches of 8 loads in flight (one L2 round trip per batch; one group at a time, the M = 16 gather took
       // 16 dependent round trips), added into shared memory in walk order, i.e. in part order for every group.
-      const int per_lane = (groups - gl + nl - 1) / nl;
+      const int per_lane = (groups - lane + 31) / 32;
       float4* sums = reinterpret_cast<float4*>(others_sum);
       const float* base = p.handoff == 0 ? p.partials : p.lead_partials;
       constexpr int kBatch = 8;
@@ -388,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
           jq[b] = j < p.parts ? (j << 16) | q : 0;
-          src[b] = reinterpret_cast<const float4*>(base + lead_slot(j < p.parts ? j : 1) * kTileFloats) + gl + nl * q;
+          src[b] = reinterpret_cast<const float4*>(base + lead_slot(j < p.parts ? j : 1) * kTileFloats) + lane + 32 * q;
           if (j < p.parts && ++q == per_lane) q = 0, ++j;
         }
         if (p.handoff == 0) {
@@ -416,7 +399,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
           if (!jq[b]) continue;
-          float4& a = sums[gl + nl * (jq[b] & 0xffff)];
+          float4& a = sums[lane + 32 * (jq[b] & 0xffff)];
           if ((jq[b] >> 16) == 1) {
             a = v[b];  // part 1
           } else {
@@ -427,7 +410,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       if (lane == 0 && p.handoff == 0) p.counters[lead_tile] = 0;
       // The timeline: the others' sums are in (token tiles of M <= 16: in the 128-row 64-token instances the stamp
       // took their spills from 436 to 772 bytes of loads, ptxas -v).
-      if (kTileM <= 16 && gl == 0) trace_now(p, 6);
+      if (kTileM <= 16 && lane == 0) trace_now(p, 6);
       mbar_arrive(others_ready);  // release (CTA scope): the sums above are visible to the consumers' wait
     }
     return;

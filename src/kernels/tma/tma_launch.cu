@@ -3,7 +3,6 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -193,11 +192,6 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // 1.38 -> 0.45 us).
   params.handoff = c.tile_m <= 16 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
-  static const int early_gather = [] {  // lab knob of the session-19 trial
-    const char* env = std::getenv("SKINNYGEMM_TMA_EARLY_GATHER");
-    return env && *env ? std::atoi(env) : 0;
-  }();
-  params.early_gather = early_gather;
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
