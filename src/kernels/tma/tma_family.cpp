@@ -154,6 +154,11 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     const bool wide_tiles_fill = 4 * int64_t{g.tiles} >= 3 * slots && g.tiles <= slots;
     if (c.tile_m <= 16 && g.k_stages >= 2 && (medium_k || 10 * int64_t{g.tiles} >= 9 * slots))
       return lead_split(medium_k && !wide_tiles_fill, true);
+    // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid is stream-K's (one part per
+    // tile, the same CTAs), with the lead split's staged epilogue (16-byte output stores). f_b_proj 1536 x 128 (69
+    // launches) in the step at M = 16: -39 / -48 us (trial FB, session 19 call 3; +-10 us at M <= 8, where it stays
+    // stream-K).
+    if (c.tile_m == 16 && g.k_stages == 1 && g.tiles <= slots) return lead_split(false, true);
   }
   // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below
   // 128 MiB (16384 x 4096, 256 tiles: stream-K 34.6-35.7 us at M <= 16 against 32.9-33.1 for one CTA per tile; set
