@@ -104,7 +104,7 @@ struct TmaTraceLaunch {
   std::string config;
   std::vector<double> entry_us, waited_us, exit_us;
   std::vector<double> first_stage_us, multiplied_us;  // the CTA's first stage landed (x too), its last one multiplied
-  std::vector<double> gathered_us;  // a lead-split reducer's other parts' sums in (-1: not a reducer)
+  std::vector<double> gathered_us;  // a lead-split reducer's other parts' sums in (-1: not a reducer of a token tile <= 16)
   std::vector<int> sm;
 };
 struct TmaTrace {

@@ -56,6 +56,10 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
       {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {12, 6288, 7168, "tma_m16_r64_b2_s5_c2_d6"},
       {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"}, {5, 7168, 14336, "tma_m8_r64_b2_s4_c2_u1"},
       {2, 1536, 128, "tma_m8_r64_b2_s4_c2_u1"},
+      // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid (one part per tile, the
+      // staged epilogue; session 19's trial FB); more tiles than slots (20480 x 128) stays stream-K.
+      {16, 1536, 128, "tma_m16_r64_b2_s4_c2_d6"}, {9, 896, 128, "tma_m16_r64_b2_s4_c2_d6"},
+      {16, 20480, 128, "tma_m16_r64_b2_s4_c2_u1"},
       // The rules held-out set six corrected (docs/tuning.md, session 9): a cluster CTA keeps 1.75 stages or more
       // (12 stages: 4 CTAs, not 8); a cluster below one CTA per SM with > 192 KiB each is stream-K; where no cluster
       // fits, one CTA per row tile (64 rows where that fills 9/10 of the slots, 32 where K is short).
@@ -91,7 +95,8 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
   // Narrow rows: 3 row tiles x a cluster of 8 is 24 CTAs on 132 SMs (2 MiB of weights): the stage ring decides.
   EXPECT_FALSE(tma::structural_pick(Problem{1, 144, 7168, DType::BF16}, h200, &pick, &why));
   EXPECT_EQ(pick_on(h200, 1, 144, 7168).config.family, Family::Bulk) << pick_on(h200, 1, 144, 7168).config.name();
-  // ... but under 1 MiB the family's lower fixed cost wins: 1536 x 128 is 24 stream-K CTAs.
+  // ... but under 1 MiB the family's lower fixed cost wins: 1536 x 128 is 24 CTAs (stream-K at M <= 8, one-part lead
+  // split at 9-16).
   EXPECT_TRUE(tma::structural_pick(Problem{1, 1536, 128, DType::BF16}, h200, &pick, &why));
   // K % 8 != 0: the copy engine cannot take the rows, so the pick does not fit and the scored heuristic decides.
   EXPECT_NE(pick_on(h200, 1, 2112, 7170).config.family, Family::Tma);

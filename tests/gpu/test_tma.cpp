@@ -135,7 +135,7 @@ TEST(GpuTma, PerSegmentOutputs) {
 }
 
 // The lead split's staged epilogue (M >= 2: outputs leave 8 rows per 16-byte store, partials 4 rows per float4) and each
-// of its fallbacks to one store per row, bitwise on small integers: a row stride of N + 4 (every other token's rows off
+// of its fallbacks to one store per row, bitwise on small integers: a row stride of N + 4 (the rows of 7 tokens in 8 off
 // the 16-byte grid), an N tail of 3 rows, segments whose boundary (row 300) falls inside an 8-row chunk with a padded
 // destination, both token tiles; K = 2048 gives row tiles in several parts (reducer and others staged), K = 768 one
 // part per tile (the whole-tile path).
@@ -178,7 +178,7 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
     Problem p;
     const char* config;
   };
-  // Every way a consumer leaves the kernel: the lead split's parts and reducer (polled handoff at the 8-token tile),
+  // Every way a consumer leaves the kernel: the lead split's parts and reducer (polled handoff),
   // stream-K whose row tiles all fall to several CTAs (reduced by the counter; an N tail), a cluster split-K, and the
   // lead split's staged epilogue (M >= 2) at the 16-token tile.
   const Case cases[] = {{Problem{1, 1536, 2048, DType::BF16}, "tma_m8_r32_b2_s7_c2_d9"},

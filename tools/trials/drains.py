@@ -2,7 +2,10 @@
 """Per shape and config of a `step --trace-tma` timeline, each case (M) a column, medians over the shape's launches, in
 us from the launch's dependency (the earliest CTA's return from griddepcontrol.wait): its span (to the next launch's
 dependency), its CTAs' first stage landed, median and last multiply, median and last exit, and the median drain (a
-CTA's exit minus its last multiply). Session 19 (docs/kernels.md): what grows from M = 1 to 16 is the drain.
+CTA's exit minus its last multiply). Then the lead split's parts apart: the reducer's (part 0) and the others' last
+multiply and drain, how long before the reducer's last multiply its tile's other parts had exited, and, where the
+timeline has `gathered_us`, when the reducer's gather was done after its last multiply. Session 19 (docs/kernels.md):
+what grows from M = 1 to 16 is the drain.
 
     tools/trials/drains.py trace.json[.gz]"""
 import gzip
@@ -22,9 +25,6 @@ for c in d['cases']:
         key="%dx%d %s"%(l['n'],l['k'],re.sub(r'tma_m\d+_','',l['config']))
         dep=deps[i]; span=deps[i+1]-dep
         n=l['ctas']
-        cfg=l['config']
-        parts=1
-        m=re.search(r'_d(\d+)',cfg)
         a=agg[key]
         a['span'].append(span)
         a['entry_before_dep'].append(sum(1 for e in l['entry_us'] if e<dep)/n)
@@ -54,7 +54,8 @@ for c in d['cases']:
     for i, l in enumerate(L[:-1]):
         if '_d' not in l['config']:
             continue
-        P = l['ctas'] // ((l['n'] + 63) // 64)
+        rows = int(re.search(r'_r(\d+)_', l['config']).group(1))
+        P = l['ctas'] // ((l['n'] + rows - 1) // rows)
         a = agg["%dx%d P%d" % (l['n'], l['k'], P)]
         for g in range(l['ctas']):
             tag = 'reducer' if g % P == 0 else 'other'

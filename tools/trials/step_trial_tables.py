@@ -91,6 +91,7 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Session 19: the staged epilogue is the lead split's (its others' sums area); f_b_proj 1536 x 128 (69 launches, one
     # stage per 64-row tile) runs stream-K over 24 CTAs with per-element stores, and its drain grows 0.53 -> 1.09 us from
     # M = 1 to 16 (call 2's timeline). FB: the lead split on it, the same 24 CTAs (one part per tile), staged at M >= 2.
+    # FB won at M = 16 (-44 us, call 3) and the first cut takes it there since 1fbcc06: at M = 9-16 it is now s0 (a record).
     "FB": ([((1536, 128), "tma_m8_r64_b2_s4_c2_d6")], 16),
 }
 

@@ -157,7 +157,7 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
     // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid is stream-K's (one part per
     // tile, the same CTAs), with the lead split's staged epilogue (16-byte output stores). f_b_proj 1536 x 128 (69
     // launches) in the step at M = 16: -39 / -48 us (trial FB, session 19 call 3; +-10 us at M <= 8, where it stays
-    // stream-K).
+    // stream-K). Other shapes it reaches (K <= 128, up to 264 row tiles: 16896 x 128) were not measured.
     if (c.tile_m == 16 && g.k_stages == 1 && g.tiles <= slots) return lead_split(false, true);
   }
   // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below

@@ -72,8 +72,9 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
 
 // The lab's timeline of TMA launches (lab/cuda/step.cu, `step --trace-tma`): while a sink is set, every launch
 // (captured into a graph, or run) gets the next kTraceWords x CTAs words of it, where each of its CTAs writes
-// {entry, after griddepcontrol.wait, exit, SM, first stage landed, last stage multiplied} (%globaltimer ns), and is
-// listed; the graph's replays rewrite the same words.
+// {entry, after griddepcontrol.wait, exit, SM, first stage landed, last stage multiplied, the other parts' sums
+// gathered (lead-split reducers of token tiles <= 16; 0 elsewhere)} (%globaltimer ns), and is listed; the graph's
+// replays rewrite the same words.
 // One sink per process, for launches on the device that owns its words (the lab traces one GPU); launches from
 // several threads are listed in the order they took their words; one that would pass the sink's end fails with
 // the sizes. With no sink set a launch pays one atomic load.

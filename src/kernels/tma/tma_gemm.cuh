@@ -55,8 +55,8 @@ struct TmaParams {
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
   cuda::OutputSegments seg;  // fused projections: the segments' destinations (count 0: all rows to y)
   // The lab's timeline (tma::set_trace; null: off): per CTA kTraceWords words {entry, after griddepcontrol.wait,
-  // exit, SM id, first stage landed, last stage multiplied, the other parts' sums gathered (lead-split reducers; 0
-  // elsewhere)} in %globaltimer nanoseconds, so that a whole step shows
+  // exit, SM id, first stage landed, last stage multiplied, the other parts' sums gathered (lead-split reducers of
+  // token tiles <= 16; 0 elsewhere)} in %globaltimer nanoseconds, so that a whole step shows
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
@@ -480,7 +480,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   // lead-split CTA's shared memory) holds the tile's outputs or partials, so that they leave in 16-byte stores along
   // the rows (8 outputs, or 4 FP32 partials) instead of one store per element from the MMA fragments (2 rows x 2
   // tokens per lane per 16 x 8 tile: at M = 16, 8 stores per thread, each warp's in four lines). Session 19's step,
-  // skinny_fused, against the per-element stores in the same call: -93 / -107 us at M = 16, -32 / -46 at M = 4,
+  // skinny_fused, against the per-element stores in the same call: -93 / -104 us at M = 16, -32 / -46 at M = 4,
   // -16 / -20 at M = 2, +5 / -9 at M = 8; at M = 1 staged +45, so not there (docs/kernels.md "Session 19"). Built for
   // the token tiles of M <= 16 only (at 64 tokens the added path spilled the 16-row instances, ptxas -v).
   const bool staged = kTileM <= 16 && kAblate == 0 && p.parts >= 1 && p.m >= 2;
