@@ -36,6 +36,7 @@ EXPLICIT.update({"E0": [(nk, M8, "tma_m8_r64_b2_s4_c2_d0") for nk in LEAD_SPLIT_
 # predecessor left room), two to an SM streamed 13% slower. The queue that followed (chunks of K taken from a counter,
 # so that CTAs sharing an SM take fewer) lost too and lives on branch `queue` with its trials (docs/kernels.md
 # "Session 13").
+LEAD_SPLIT_FUSED = [(6016, 7168), (6288, 7168), (7168, 3584), (7168, 1536), (8448, 7168), (7168, 4224)]
 TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Which neighbour's PDL edge the step leans on: in the step 6288 x 7168 follows shared.down (7168 x 768) and
     # precedes f_b_proj (1536 x 128), which reads its output. Each trial forces that neighbour to cuBLASLt (no PDL
@@ -93,6 +94,11 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # M = 1 to 16 (call 2's timeline). FB: the lead split on it, the same 24 CTAs (one part per tile), staged at M >= 2.
     # FB won at M = 16 (-44 us, call 3) and the first cut takes it there since 1fbcc06: at M = 9-16 it is now s0 (a record).
     "FB": ([((1536, 128), "tma_m8_r64_b2_s4_c2_d6")], 16),
+    # Session 20: the reducer's gather starts later (SKINNYGEMM_TMA_GATHER_LAG: once that many of its stages are left),
+    # so that its first poll finds the other parts' sums; the lead the other parts need before it may then be shorter.
+    # D4 / D5: the fused step's lead-split picks (the 5-stage ring but on o_proj 7168 x 1536) with a lead of 4 / 5.
+    "D4": ([((n, k), "tma_m8_r64_b2_s%d_c2_d4" % (4 if k == 1536 else 5)) for n, k in LEAD_SPLIT_FUSED], 16),
+    "D5": ([((n, k), "tma_m8_r64_b2_s%d_c2_d5" % (4 if k == 1536 else 5)) for n, k in LEAD_SPLIT_FUSED], 16),
 }
 
 def main():

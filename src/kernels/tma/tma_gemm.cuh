@@ -50,6 +50,8 @@ struct TmaParams {
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
+  int gather_lag;     // lead split: the reducer starts its gather once this many of its stages are left to multiply
+                      // (>= stages: right after its last copy)
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
@@ -350,6 +352,10 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
       // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
       __syncwarp();
+      {
+        const int before = count - 1 - p.gather_lag;  // the stage whose release by the consumers starts the gather
+        if (before >= 0 && before < count) mbar_wait(empty + before % S, (before / S) & 1);
+      }
       constexpr int kTileFloats = kRows * kTileM;
       const int groups = kRows / 4 * p.m;  // float4 groups of [token][row], tokens < M
       if (p.handoff == 0) {

@@ -3,6 +3,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -20,6 +21,17 @@ DeviceInfo device_info();
 namespace skinnygemm::tma {
 
 namespace {
+
+// The lead split's reducer starts its gather once this many of its stages are left to multiply (TmaParams::gather_lag).
+// A lab knob for the session-20 trials, SKINNYGEMM_TMA_GATHER_LAG, read once; the default gathers right after the last
+// copy, as before.
+int gather_lag() {
+  static const int lag = [] {
+    const char* env = std::getenv("SKINNYGEMM_TMA_GATHER_LAG");
+    return env && *env ? std::atoi(env) : kMaxStages;
+  }();
+  return lag;
+}
 
 Kernel find(const Config& c, DType dtype) {
   if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes);
@@ -192,6 +204,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // 1.38 -> 0.45 us).
   params.handoff = c.tile_m <= 16 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
+  params.gather_lag = gather_lag();
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
