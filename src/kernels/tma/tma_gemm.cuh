@@ -50,8 +50,7 @@ struct TmaParams {
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
-  int gather_lag;     // lead split: the reducer starts its gather once this many of its stages are left to multiply
-                      // (>= stages: right after its last copy)
+  int poll_stagger_ns;  // lead split, polled handoff: a second poll of the first words this long after the first (0: none)
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
@@ -352,10 +351,6 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
       // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
       __syncwarp();
-      {
-        const int before = count - 1 - p.gather_lag;  // the stage whose release by the consumers starts the gather
-        if (before >= 0 && before < count) mbar_wait(empty + before % S, (before / S) & 1);
-      }
       constexpr int kTileFloats = kRows * kTileM;
       const int groups = kRows / 4 * p.m;  // float4 groups of [token][row], tokens < M
       if (p.handoff == 0) {
@@ -370,6 +365,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       float4* sums = reinterpret_cast<float4*>(others_sum);
       const float* base = p.handoff == 0 ? p.partials : p.lead_partials;
       constexpr int kBatch = 8;
+      // The first batch only (the later parts' words are in by then); token tiles <= 16, the polled handoff's (in the
+      // 128-row 64-token instances the code took their spills from 436 to 456 bytes of loads, ptxas -v).
+      bool stagger = kTileM <= 16 && p.poll_stagger_ns > 0;
       for (int j = 1, q = 0; per_lane > 0 && j < p.parts;) {
         float4 v[kBatch];
         const float4* src[kBatch];
@@ -393,6 +391,25 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
 #pragma unroll
             for (int b = 0; b < kBatch; ++b)
               if (pending & (1u << b)) v[b] = ld_relaxed_v4(src[b]);
+            if (stagger) {
+              // A second poll of the same words p.poll_stagger_ns after the first, before the first is back: under the
+              // stream an L2 hit takes ~1.5 us there and back (session 20, call 1: the gather started two stages
+              // later came 0.35 us later still), so a first poll that arrives just before the other parts' sums does
+              // not cost a whole round trip more.
+              stagger = false;
+              float4 w[kBatch];
+              const unsigned long long t0 = global_ns();
+              while (global_ns() - t0 < static_cast<unsigned long long>(p.poll_stagger_ns)) __nanosleep(32);
+#pragma unroll
+              for (int b = 0; b < kBatch; ++b)
+                if (pending & (1u << b)) w[b] = ld_relaxed_v4(src[b]);
+#pragma unroll
+              for (int b = 0; b < kBatch; ++b)
+                if ((pending & (1u << b)) && !is_sentinel(v[b])) pending &= ~(1u << b);
+#pragma unroll
+              for (int b = 0; b < kBatch; ++b)
+                if (pending & (1u << b)) v[b] = w[b];
+            }
 #pragma unroll
             for (int b = 0; b < kBatch; ++b)
               if ((pending & (1u << b)) && !is_sentinel(v[b])) pending &= ~(1u << b);
