@@ -22,14 +22,14 @@ namespace skinnygemm::tma {
 
 namespace {
 
-// The polled handoff's second poll, this many ns after the first (TmaParams::poll_stagger_ns; 0: none, as before). A lab
-// knob for the session-20 trials, SKINNYGEMM_TMA_POLL_STAGGER_NS.
-int poll_stagger_ns() {
-  static const int ns = [] {
-    const char* env = std::getenv("SKINNYGEMM_TMA_POLL_STAGGER_NS");
-    return env && *env ? std::atoi(env) : 0;
+// The polled handoff's first poll, this many copies before the reducer's last (TmaParams::poll_ahead; < 0: after it, as
+// before). A lab knob for the session-20 trials, SKINNYGEMM_TMA_POLL_AHEAD.
+int poll_ahead() {
+  static const int ahead = [] {
+    const char* env = std::getenv("SKINNYGEMM_TMA_POLL_AHEAD");
+    return env && *env ? std::atoi(env) : -1;
   }();
-  return ns;
+  return ahead;
 }
 
 Kernel find(const Config& c, DType dtype) {
@@ -203,7 +203,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // 1.38 -> 0.45 us).
   params.handoff = c.tile_m <= 16 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
-  params.poll_stagger_ns = poll_stagger_ns();
+  params.poll_ahead = poll_ahead();
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
