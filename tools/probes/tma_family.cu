@@ -140,7 +140,6 @@ Launch plan(const Cfg& c, const bf16* x, const bf16* w, bf16* y, int m, int n, i
   l.p.cluster = c.cluster > 1 ? c.cluster : 1;
   l.p.parts = g.parts, l.p.lead_stages = g.lead_stages;
   l.p.handoff = c.handoff, l.p.lead_partials = g_ws->lead_partials;
-  l.p.poll_ahead = -1;  // the reducer polls after its last copy
   l.cluster = l.p.cluster;
   l.p.partials = g_ws->partials, l.p.counters = g_ws->counters;
   l.ctas = g.ctas;

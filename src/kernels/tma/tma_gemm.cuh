@@ -50,7 +50,6 @@ struct TmaParams {
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
-  int poll_ahead;     // lead split, polled handoff: the reducer's first poll this many copies before its last (< 0: after)
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
@@ -322,112 +321,80 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   };
 
   if (warp == kConsumerWarps) {  // producer
-    const int ahead = count < S ? count : S;
-    // The lead split's reducer gathers the other parts' sums [token][row] (tokens < M), float4 groups: lane l takes
-    // groups l, l + 32, ... of every part, part by part ((part j, group index q) walked in that order) in batches of
-    // kBatch loads in flight (one L2 round trip per batch; one group at a time, the M = 16 gather took 16 dependent
-    // round trips), added into shared memory in walk order, i.e. in part order for every group.
-    const bool reducer = p.parts > 1 && part == 0 && kAblate == 0;
-    constexpr int kTileFloats = kRows * kTileM;
-    constexpr int kBatch = 8;
-    const int per_lane = (kRows / 4 * p.m - lane + 31) / 32;
-    const float* gather_base = p.handoff == 0 ? p.partials : p.lead_partials;
-    float4 v[kBatch];
-    int jq[kBatch];  // part << 16 | q of each load of the batch; 0: none
-    int gj = 1, gq = 0;
-    auto next_batch = [&] {
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        jq[b] = per_lane > 0 && gj < p.parts ? (gj << 16) | gq : 0;
-        if (jq[b] && ++gq == per_lane) gq = 0, ++gj;
-      }
-    };
-    auto src = [&](int b) {
-      return reinterpret_cast<const float4*>(gather_base + lead_slot(jq[b] >> 16) * kTileFloats) + lane + 32 * (jq[b] & 0xffff);
-    };
-    auto poll = [&](unsigned mask) {
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b)
-        if (mask & (1u << b)) v[b] = ld_relaxed_v4(src(b));
-    };
-    auto batch_mask = [&] {
-      unsigned mask = 0;
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) mask |= jq[b] ? 1u << b : 0u;
-      return mask;
-    };
-    // The polled handoff's first batch leaves p.poll_ahead copies before the reducer's last (< 0: after it). Under the
-    // stream an L2 hit takes ~1-1.2 us there and back: the gather polled after the last copy came back 0.2 / 0.35 / 0.6
-    // us after the last multiply at M = 1 / 8 / 16, polled later it came later (session 20, calls 1 and 2), while the
-    // other parts had exited ~2 us before that multiply.
-    const int poll_at = kTileM <= 16 && reducer && p.handoff == 1 && p.poll_ahead >= 0
-                            ? max(ahead, count - 1 - p.poll_ahead) : count;
-    bool polled = false;
-    Unit u = first;
     if (lane == 0) {
+      const int ahead = count < S ? count : S;
       // Weights are read once: their lines leave the L2 first, so that x, the partials and the next kernel's input
       // outlive the stream (the step 36-68 us faster at M = 1-16; prefetching 4 or more stages past the ring into the
       // L2 before the wait cost it 192-2173 us: docs/kernels.md "Session 14").
       const uint64_t policy = evict_first_policy();
-      Unit uw = first;
-      for (int i = 0; i < ahead; ++i, next(uw)) {  // weights never depend on the previous kernel: all before the wait
+      Unit u = first;
+      for (int i = 0; i < ahead; ++i, next(u)) {  // weights never depend on the previous kernel: all before the wait
         mbar_expect_tx(full + i, kWBytes + kXBytes);
-        load_w(i, uw, policy);
+        load_w(i, u, policy);
       }
       pdl_wait();
       trace_now(p, 1);
       Unit ux = first;
       for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
-    }
-    __syncwarp();  // the other lanes read global memory (the early poll) only after lane 0's wait
-    for (int i = 0; i < ahead; ++i) next(u);
-    const uint64_t policy = evict_first_policy();
-    for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {  // the whole warp, lane 0 copies
-      if (i == poll_at) next_batch(), poll(batch_mask()), polled = true;
-      mbar_wait(empty + s, phase);
-      if (lane == 0) {
+      for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
+        mbar_wait(empty + s, phase);
         mbar_expect_tx(full + s, kWBytes + kXBytes);
         load_w(s, u, policy);
         load_x(s, u);
+        if (++s == S) s = 0, phase ^= 1;
       }
-      if (++s == S) s = 0, phase ^= 1;
     }
-    __syncwarp();
     if (cluster) cluster_wait();  // pairs with the arrival at the start
-    if (reducer) {
-      // Wait until the other parts released the tile's counter (or poll their words), add their partials in part
-      // order into shared memory, and reset the counter (or the words) for the next launch (which touches them only
-      // after griddepcontrol.wait, i.e. after us).
+    if (p.parts > 1 && part == 0 && kAblate == 0) {
+      // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
+      // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
+      // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
+      __syncwarp();
+      constexpr int kTileFloats = kRows * kTileM;
+      const int groups = kRows / 4 * p.m;  // float4 groups of [token][row], tokens < M
       if (p.handoff == 0) {
         if (lane == 0)
           while (load_acquire(p.counters + lead_tile) != static_cast<unsigned>(p.parts - 1)) __nanosleep(32);
         __syncwarp();  // lane 0's acquire orders the other lanes' loads below (as the consumers' barrier does)
       }
+      // Lane l adds groups l, l + 32, ... of every part, part by part: (part j, group index q) walked in that order
+      // in batches of 8 loads in flight (one L2 round trip per batch; one group at a time, the M = 16 gather took
+      // 16 dependent round trips), added into shared memory in walk order, i.e. in part order for every group.
+      const int per_lane = (groups - lane + 31) / 32;
       float4* sums = reinterpret_cast<float4*>(others_sum);
-      while (true) {
-        if (!polled) next_batch();
-        const unsigned mask = batch_mask();
-        if (!mask) break;
+      const float* base = p.handoff == 0 ? p.partials : p.lead_partials;
+      constexpr int kBatch = 8;
+      for (int j = 1, q = 0; per_lane > 0 && j < p.parts;) {
+        float4 v[kBatch];
+        const float4* src[kBatch];
+        int jq[kBatch];  // part << 16 | q of each load; 0: none
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          jq[b] = j < p.parts ? (j << 16) | q : 0;
+          src[b] = reinterpret_cast<const float4*>(base + lead_slot(j < p.parts ? j : 1) * kTileFloats) + lane + 32 * q;
+          if (j < p.parts && ++q == per_lane) q = 0, ++j;
+        }
         if (p.handoff == 0) {
 #pragma unroll
           for (int b = 0; b < kBatch; ++b)
-            if (jq[b]) v[b] = __ldcg(src(b));
+            if (jq[b]) v[b] = __ldcg(src[b]);
         } else {
           // Every word is written once per launch by its part and reset here: poll until none is the sentinel.
-          unsigned pending = mask;
-          if (!polled) poll(pending);
-          polled = false;
-          while (true) {
+          unsigned pending = 0;
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b) pending |= jq[b] ? 1u << b : 0u;
+          while (pending) {
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b)
+              if (pending & (1u << b)) v[b] = ld_relaxed_v4(src[b]);
 #pragma unroll
             for (int b = 0; b < kBatch; ++b)
               if ((pending & (1u << b)) && !is_sentinel(v[b])) pending &= ~(1u << b);
-            if (!pending) break;
-            __nanosleep(32);
-            poll(pending);
+            if (pending) __nanosleep(32);
           }
 #pragma unroll
           for (int b = 0; b < kBatch; ++b)
-            if (jq[b]) st_relaxed_v4(const_cast<float4*>(src(b)), sentinel4());
+            if (jq[b]) st_relaxed_v4(const_cast<float4*>(src[b]), sentinel4());
         }
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {

@@ -3,7 +3,6 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -21,16 +20,6 @@ DeviceInfo device_info();
 namespace skinnygemm::tma {
 
 namespace {
-
-// The polled handoff's first poll, this many copies before the reducer's last (TmaParams::poll_ahead; < 0: after it, as
-// before). A lab knob for the session-20 trials, SKINNYGEMM_TMA_POLL_AHEAD.
-int poll_ahead() {
-  static const int ahead = [] {
-    const char* env = std::getenv("SKINNYGEMM_TMA_POLL_AHEAD");
-    return env && *env ? std::atoi(env) : -1;
-  }();
-  return ahead;
-}
 
 Kernel find(const Config& c, DType dtype) {
   if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes);
@@ -203,7 +192,6 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // 1.38 -> 0.45 us).
   params.handoff = c.tile_m <= 16 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
-  params.poll_ahead = poll_ahead();
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
