@@ -99,7 +99,7 @@ namespace {
 // --trace-tma's file: per (variant, M) the traced replay's time and every TMA launch's CTAs (entry, end of the
 // wait, exit, first stage landed, last stage multiplied, the other parts' sums gathered (gathered_us: lead-split
 // reducers of token tiles <= 16) in us from the replay's first entry, -1 where a CTA wrote nothing; and its SM), to be
-// read by scripts/trace_summary.py and tools/trials/drains.py.
+// read by scripts/trace_summary.py and tools/trials/exits_by_part.py.
 ordered_json trace_document(tune::BenchMeta meta, const tune::StepReport& rep) {
   ordered_json cases = ordered_json::array();
   auto times = [](const std::vector<double>& v) {

@@ -36,6 +36,7 @@ EXPLICIT.update({"E0": [(nk, M8, "tma_m8_r64_b2_s4_c2_d0") for nk in LEAD_SPLIT_
 # predecessor left room), two to an SM streamed 13% slower. The queue that followed (chunks of K taken from a counter,
 # so that CTAs sharing an SM take fewer) lost too and lives on branch `queue` with its trials (docs/kernels.md
 # "Session 13").
+# The lead-split shapes of the fused step (non-EP MoE front 6016 x 7168 in place of 4480 x 7168).
 LEAD_SPLIT_FUSED = [(6016, 7168), (6288, 7168), (7168, 3584), (7168, 1536), (8448, 7168), (7168, 4224)]
 TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Which neighbour's PDL edge the step leans on: in the step 6288 x 7168 follows shared.down (7168 x 768) and
@@ -94,9 +95,11 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # M = 1 to 16 (call 2's timeline). FB: the lead split on it, the same 24 CTAs (one part per tile), staged at M >= 2.
     # FB won at M = 16 (-44 us, call 3) and the first cut takes it there since 1fbcc06: at M = 9-16 it is now s0 (a record).
     "FB": ([((1536, 128), "tma_m8_r64_b2_s4_c2_d6")], 16),
-    # Session 20: the reducer's gather starts later (SKINNYGEMM_TMA_GATHER_LAG: once that many of its stages are left),
-    # so that its first poll finds the other parts' sums; the lead the other parts need before it may then be shorter.
-    # D4 / D5: the fused step's lead-split picks (the 5-stage ring but on o_proj 7168 x 1536) with a lead of 4 / 5.
+    # Session 20: if the reducer's gather started later (lab knobs of calls 1-3, since removed: SKINNYGEMM_TMA_GATHER_LAG,
+    # _POLL_STAGGER_NS, _POLL_AHEAD), the lead the other parts need before it might be shorter. D4 / D5: the fused
+    # step's lead-split picks (the 5-stage ring, 4 stages on o_proj 7168 x 1536) with a lead of 4 / 5. Beside each of
+    # the three knobs they were within +-15 us of the lead of 6 at M = 1-16 (docs/kernels.md "Session 20"); every knob
+    # lost, so they did not run with the shipped gather.
     "D4": ([((n, k), "tma_m8_r64_b2_s%d_c2_d4" % (4 if k == 1536 else 5)) for n, k in LEAD_SPLIT_FUSED], 16),
     "D5": ([((n, k), "tma_m8_r64_b2_s%d_c2_d5" % (4 if k == 1536 else 5)) for n, k in LEAD_SPLIT_FUSED], 16),
 }
