@@ -1,0 +1,177 @@
+// L2 round trip under the stream (docs/kernels.md "Session 20"): how long a CTA waits for loads that hit the L2
+// while every SM streams weights through a ring of bulk copies, as the lead split's reducer does when it gathers the
+// other parts' sums. Session 20 estimated ~1.2 us at M = 1 from step differences (a gather started one stage later
+// came ~0.2 us later, and the gather after the last copy came back 0.2 us after the last multiply); this measures it.
+//
+// One launch per row below: `ctas_per_sm` CTAs per SM, each with a producer warp that streams its share of a cold
+// buffer through an S-slot ring of 16 KB bulk copies (evict-first, as the TMA family's weights) and a consumer warp
+// that frees the slots; a third warp of each CTA (the prober) loads `loads` 16-byte words per lane from a 4 KB area
+// of its own that an earlier kernel wrote (so it sits in the L2), waits for them, and stamps the round trip with
+// %globaltimer, again and again while the stream runs (ld.relaxed.gpu.v4, as the gather's polls). Printed per row:
+// the round trip's median, p90 and max over all probers' samples, and the stream's rate (TB/s over the launch).
+// "idle" rows stream nothing (the round trip of an unloaded L2).
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude tools/probes/l2_under_stream.cu
+//   (or: PROBES=l2_under_stream scripts/gpu-check build probe)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "kernels/common/mbarrier.cuh"
+#include "probe_harness.h"
+
+using namespace skinnygemm::cuda;
+
+namespace {
+
+constexpr int kSlotBytes = 16384;  // one stage of a 64-row, 2-box tile: 64 x 256 bytes
+constexpr int kMaxSlots = 6;
+constexpr int kSamples = 64;       // round trips per prober
+constexpr int kThreads = 96;       // producer, consumer, prober
+constexpr int kAreaFloat4 = 256;   // 4 KB per prober
+
+__device__ __forceinline__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ float4 ld_relaxed_v4(const float4* p) {
+  float4 v;
+  asm volatile("ld.relaxed.gpu.global.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+          shared_addr(dst)),
+      "l"(src), "r"(bytes), "r"(shared_addr(bar)), "l"(policy)
+      : "memory");
+}
+
+__global__ void fill(float4* area, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    area[i] = make_float4(1.f, 2.f, 3.f, static_cast<float>(i));
+}
+
+// bytes_per_cta: this CTA's contiguous share of the buffer (a multiple of kSlotBytes; 0: no stream).
+__global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer, long long bytes_per_cta, int slots,
+                                                             const float4* areas, int loads, unsigned long long* rtt,
+                                                             float* sink) {
+  extern __shared__ __align__(1024) char smem[];
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem);
+  uint64_t* empty = full + kMaxSlots;
+  char* ring = smem + 1024;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const long long stages = bytes_per_cta / kSlotBytes;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < slots; ++s) mbar_init(full + s, 1), mbar_init(empty + s, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == 0) {  // producer
+    if (lane == 0) {
+      uint64_t policy;
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+      const char* src = buffer + blockIdx.x * bytes_per_cta;
+      for (long long i = 0; i < stages; ++i) {
+        const int s = static_cast<int>(i % slots);
+        // The consumer's release of stage i - slots completes phase (i - slots) / slots of the slot's empty barrier.
+        if (i >= slots) mbar_wait(empty + s, static_cast<unsigned>((i / slots - 1) & 1));
+        mbar_expect_tx(full + s, kSlotBytes);
+        bulk_load(ring + s * kSlotBytes, src + i * kSlotBytes, kSlotBytes, full + s, policy);
+      }
+    }
+    return;
+  }
+  if (warp == 1) {  // consumer: frees each slot once it landed
+    if (lane == 0)
+      for (long long i = 0; i < stages; ++i) {
+        const int s = static_cast<int>(i % slots);
+        mbar_wait(full + s, static_cast<unsigned>((i / slots) & 1));
+        mbar_arrive(empty + s);
+      }
+    return;
+  }
+  // prober
+  const float4* area = areas + static_cast<long long>(blockIdx.x) * kAreaFloat4;
+  float acc = 0.f;
+  for (int k = 0; k < kSamples; ++k) {
+    const unsigned long long t0 = now_ns();
+    float4 v[16];
+#pragma unroll
+    for (int b = 0; b < 16; ++b)
+      if (b < loads) v[b] = ld_relaxed_v4(area + (lane + 32 * b + k) % kAreaFloat4);
+#pragma unroll
+    for (int b = 0; b < 16; ++b)
+      if (b < loads) acc += v[b].x + v[b].w;
+    asm volatile("" ::"f"(acc) : "memory");  // the timer below is read only once this lane's loads are back
+    __syncwarp();
+    const unsigned long long t1 = now_ns();
+    if (lane == 0) rtt[static_cast<long long>(blockIdx.x) * kSamples + k] = acc > -1.f ? t1 - t0 : 0;
+    const unsigned long long until = t1 + 500;  // one sample every ~0.5 us while the stream runs
+    while (now_ns() < until) __nanosleep(64);
+  }
+  if (acc == 12345.f) *sink = acc;  // keeps the loads
+}
+
+}  // namespace
+
+int main() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const long long total = 512ll << 20;  // 512 MB: far past the 60 MB L2, and long enough (~110 us) for 64 samples
+  char* buffer;
+  CHECK(cudaMalloc(&buffer, total));
+  CHECK(cudaMemset(buffer, 1, total));
+  const int max_ctas = 3 * sms;
+  float4* areas;
+  unsigned long long* rtt;
+  float* sink;
+  CHECK(cudaMalloc(&areas, sizeof(float4) * kAreaFloat4 * max_ctas));
+  CHECK(cudaMalloc(&rtt, sizeof(unsigned long long) * kSamples * max_ctas));
+  CHECK(cudaMalloc(&sink, sizeof(float)));
+  CHECK(cudaFuncSetAttribute(stream_and_probe, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             1024 + kMaxSlots * kSlotBytes));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::printf("mode,ctas_per_sm,slots,loads_per_lane,samples,rtt_median_ns,rtt_p90_ns,rtt_max_ns,stream_tbps\n");
+  struct Row {
+    bool stream;
+    int ctas_per_sm, slots, loads;
+  };
+  std::vector<Row> rows;
+  for (int loads : {1, 8})
+    for (bool stream : {false, true})
+      for (int ctas_per_sm : {1, 2})
+        for (int slots : {4, 6}) rows.push_back({stream, ctas_per_sm, slots, loads});
+  for (const Row& r : rows) {
+    const int ctas = r.ctas_per_sm * sms;
+    const long long per_cta = r.stream ? total / ctas / kSlotBytes * kSlotBytes : 0;
+    const size_t smem = 1024 + static_cast<size_t>(r.slots) * kSlotBytes;
+    fill<<<sms, 256>>>(areas, kAreaFloat4 * ctas);  // the probers' words, now in the L2
+    CHECK(cudaMemset(rtt, 0, sizeof(unsigned long long) * kSamples * ctas));
+    CHECK(cudaEventRecord(e0));
+    stream_and_probe<<<ctas, kThreads, smem>>>(buffer, per_cta, r.slots, areas, r.loads, rtt, sink);
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    std::vector<unsigned long long> t(static_cast<size_t>(kSamples) * ctas);
+    CHECK(cudaMemcpy(t.data(), rtt, sizeof(unsigned long long) * t.size(), cudaMemcpyDeviceToHost));
+    // Samples taken while the stream still ran: every prober's first half (the stream outlasts 32 samples of ~0.5 us
+    // plus a round trip each at the rates printed; the idle rows keep them all for the same count).
+    std::vector<unsigned long long> v;
+    for (int c = 0; c < ctas; ++c)
+      for (int k = 0; k < kSamples / 2; ++k) v.push_back(t[static_cast<size_t>(c) * kSamples + k]);
+    std::sort(v.begin(), v.end());
+    const double tbps = r.stream ? per_cta * ctas / (ms * 1e-3) / 1e12 : 0.0;
+    std::printf("%s,%d,%d,%d,%zu,%llu,%llu,%llu,%.2f\n", r.stream ? "stream" : "idle", r.ctas_per_sm, r.slots, r.loads,
+                v.size(), v[v.size() / 2], v[v.size() * 9 / 10], v.back(), tbps);
+  }
+  return 0;
+}
