@@ -7,9 +7,10 @@
 // buffer through an S-slot ring of 16 KB bulk copies (evict-first, as the TMA family's weights) and a consumer warp
 // that frees the slots; a third warp of each CTA (the prober) loads `loads` 16-byte words per lane from a 4 KB area
 // of its own that an earlier kernel wrote (so it sits in the L2), waits for them, and stamps the round trip with
-// %globaltimer, again and again while the stream runs (ld.relaxed.gpu.v4, as the gather's polls). Printed per row:
-// the round trip's median, p90 and max over all probers' samples, and the stream's rate (TB/s over the launch).
-// "idle" rows stream nothing (the round trip of an unloaded L2).
+// %globaltimer and the SM clock, one sample every ~0.5 us until its CTA's last slot has landed (ld.relaxed.gpu.v4, as
+// the gather's polls). Printed per row: the round trip's median, p90 and max over all probers' samples taken while the
+// stream ran (ns), its median in SM clocks and in ns at the device's clock rate (cross-checks the timer's resolution),
+// and the stream's rate over its own span (TB/s). "idle" rows stream nothing (the round trip of an unloaded L2).
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude tools/probes/l2_under_stream.cu
 //   (or: PROBES=l2_under_stream scripts/gpu-check build probe)
 #include <cuda_runtime.h>
@@ -57,17 +58,23 @@ __global__ void fill(float4* area, int n) {
 }
 
 // bytes_per_cta: this CTA's contiguous share of the buffer (a multiple of kSlotBytes; 0: no stream).
+// Per CTA: rtt[kSamples] round trips in %globaltimer ns and cycles[kSamples] in SM clocks (0: no sample), and span[2]
+// = the stream's first copy and its last slot landed (%globaltimer ns; 0 in the idle rows).
 __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer, long long bytes_per_cta, int slots,
                                                              const float4* areas, int loads, unsigned long long* rtt,
+                                                             unsigned long long* cycles, unsigned long long* span,
                                                              float* sink) {
   extern __shared__ __align__(1024) char smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxSlots;
+  volatile int* done = reinterpret_cast<volatile int*>(empty + kMaxSlots);  // the stream's slots have all landed
+  volatile float* keep = reinterpret_cast<volatile float*>(done + 1);
   char* ring = smem + 1024;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const long long stages = bytes_per_cta / kSlotBytes;
   if (threadIdx.x == 0) {
     for (int s = 0; s < slots; ++s) mbar_init(full + s, 1), mbar_init(empty + s, 1);
+    *done = stages == 0 ? 1 : 0;
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -76,6 +83,7 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
       uint64_t policy;
       asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
       const char* src = buffer + blockIdx.x * bytes_per_cta;
+      if (stages > 0) span[2 * blockIdx.x] = now_ns();
       for (long long i = 0; i < stages; ++i) {
         const int s = static_cast<int>(i % slots);
         // The consumer's release of stage i - slots completes phase (i - slots) / slots of the slot's empty barrier.
@@ -93,13 +101,17 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
         mbar_wait(full + s, static_cast<unsigned>((i / slots) & 1));
         mbar_arrive(empty + s);
       }
+    if (lane == 0 && stages > 0) span[2 * blockIdx.x + 1] = now_ns(), *done = 1;
     return;
   }
   // prober
   const float4* area = areas + static_cast<long long>(blockIdx.x) * kAreaFloat4;
   float acc = 0.f;
-  for (int k = 0; k < kSamples; ++k) {
+  // In the stream rows a sample counts only if it ended before the last slot landed (the stream still ran); the loop
+  // stops there. The idle rows take all kSamples.
+  for (int k = 0; k < kSamples && (stages == 0 || !*done); ++k) {
     const unsigned long long t0 = now_ns();
+    const long long c0 = clock64();
     float4 v[16];
 #pragma unroll
     for (int b = 0; b < 16; ++b)
@@ -107,10 +119,17 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
 #pragma unroll
     for (int b = 0; b < 16; ++b)
       if (b < loads) acc += v[b].x + v[b].w;
-    asm volatile("" ::"f"(acc) : "memory");  // the timer below is read only once this lane's loads are back
+    // The timers below are read only once this lane's loads are back: a volatile shared store of their sum cannot
+    // issue before they are, and the fence keeps the timer reads after it.
+    *keep = acc;
+    __threadfence_block();
     __syncwarp();
+    const long long c1 = clock64();
     const unsigned long long t1 = now_ns();
-    if (lane == 0) rtt[static_cast<long long>(blockIdx.x) * kSamples + k] = acc > -1.f ? t1 - t0 : 0;
+    if (lane == 0 && (stages == 0 || !*done)) {
+      rtt[static_cast<long long>(blockIdx.x) * kSamples + k] = t1 - t0;
+      cycles[static_cast<long long>(blockIdx.x) * kSamples + k] = static_cast<unsigned long long>(c1 - c0);
+    }
     const unsigned long long until = t1 + 500;  // one sample every ~0.5 us while the stream runs
     while (now_ns() < until) __nanosleep(64);
   }
@@ -128,17 +147,22 @@ int main() {
   CHECK(cudaMemset(buffer, 1, total));
   const int max_ctas = 3 * sms;
   float4* areas;
-  unsigned long long* rtt;
+  unsigned long long *rtt, *cycles, *span;
   float* sink;
+  char* scratch;  // written between rows so that no row finds the previous row's lines in the L2
+  const size_t scratch_bytes = 128ull << 20;
+  CHECK(cudaMalloc(&scratch, scratch_bytes));
+  int clock_khz = 0;
+  CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   CHECK(cudaMalloc(&areas, sizeof(float4) * kAreaFloat4 * max_ctas));
   CHECK(cudaMalloc(&rtt, sizeof(unsigned long long) * kSamples * max_ctas));
+  CHECK(cudaMalloc(&cycles, sizeof(unsigned long long) * kSamples * max_ctas));
+  CHECK(cudaMalloc(&span, sizeof(unsigned long long) * 2 * max_ctas));
   CHECK(cudaMalloc(&sink, sizeof(float)));
   CHECK(cudaFuncSetAttribute(stream_and_probe, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              1024 + kMaxSlots * kSlotBytes));
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  std::printf("mode,ctas_per_sm,slots,loads_per_lane,samples,rtt_median_ns,rtt_p90_ns,rtt_max_ns,stream_tbps\n");
+  std::printf("mode,ctas_per_sm,slots,loads_per_lane,samples,rtt_median_ns,rtt_p90_ns,rtt_max_ns,rtt_median_cycles,"
+              "rtt_median_ns_by_clock,stream_tbps\n");
   struct Row {
     bool stream;
     int ctas_per_sm, slots, loads;
@@ -152,26 +176,43 @@ int main() {
     const int ctas = r.ctas_per_sm * sms;
     const long long per_cta = r.stream ? total / ctas / kSlotBytes * kSlotBytes : 0;
     const size_t smem = 1024 + static_cast<size_t>(r.slots) * kSlotBytes;
+    CHECK(cudaMemset(scratch, 0, scratch_bytes));
     fill<<<sms, 256>>>(areas, kAreaFloat4 * ctas);  // the probers' words, now in the L2
     CHECK(cudaMemset(rtt, 0, sizeof(unsigned long long) * kSamples * ctas));
-    CHECK(cudaEventRecord(e0));
-    stream_and_probe<<<ctas, kThreads, smem>>>(buffer, per_cta, r.slots, areas, r.loads, rtt, sink);
-    CHECK(cudaEventRecord(e1));
+    CHECK(cudaMemset(cycles, 0, sizeof(unsigned long long) * kSamples * ctas));
+    CHECK(cudaMemset(span, 0, sizeof(unsigned long long) * 2 * ctas));
+    int resident = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stream_and_probe, kThreads, smem));
+    if (resident < r.ctas_per_sm) {
+      std::fprintf(stderr, "%d CTAs of %zu B do not fit on an SM (%d do)\n", r.ctas_per_sm, smem, resident);
+      return 1;
+    }
+    stream_and_probe<<<ctas, kThreads, smem>>>(buffer, per_cta, r.slots, areas, r.loads, rtt, cycles, span, sink);
     CHECK(cudaGetLastError());
-    CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    std::vector<unsigned long long> t(static_cast<size_t>(kSamples) * ctas);
-    CHECK(cudaMemcpy(t.data(), rtt, sizeof(unsigned long long) * t.size(), cudaMemcpyDeviceToHost));
-    // Samples taken while the stream still ran: every prober's first half (the stream outlasts 32 samples of ~0.5 us
-    // plus a round trip each at the rates printed; the idle rows keep them all for the same count).
-    std::vector<unsigned long long> v;
-    for (int c = 0; c < ctas; ++c)
-      for (int k = 0; k < kSamples / 2; ++k) v.push_back(t[static_cast<size_t>(c) * kSamples + k]);
+    CHECK(cudaDeviceSynchronize());
+    const size_t n = static_cast<size_t>(kSamples) * ctas;
+    std::vector<unsigned long long> t(n), c(n), sp(2 * static_cast<size_t>(ctas));
+    CHECK(cudaMemcpy(t.data(), rtt, sizeof(unsigned long long) * n, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(c.data(), cycles, sizeof(unsigned long long) * n, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(sp.data(), span, sizeof(unsigned long long) * sp.size(), cudaMemcpyDeviceToHost));
+    std::vector<unsigned long long> v, vc;
+    for (size_t i = 0; i < n; ++i)
+      if (t[i] > 0) v.push_back(t[i]), vc.push_back(c[i]);
+    if (v.empty()) {
+      std::printf("%s,%d,%d,%d,0,,,,,,\n", r.stream ? "stream" : "idle", r.ctas_per_sm, r.slots, r.loads);
+      continue;
+    }
     std::sort(v.begin(), v.end());
-    const double tbps = r.stream ? per_cta * ctas / (ms * 1e-3) / 1e12 : 0.0;
-    std::printf("%s,%d,%d,%d,%zu,%llu,%llu,%llu,%.2f\n", r.stream ? "stream" : "idle", r.ctas_per_sm, r.slots, r.loads,
-                v.size(), v[v.size() / 2], v[v.size() * 9 / 10], v.back(), tbps);
+    std::sort(vc.begin(), vc.end());
+    double tbps = 0.0;
+    if (r.stream) {  // the bytes over the stream's own span: the first copy of any CTA to the last slot landed
+      unsigned long long first = ~0ull, last = 0;
+      for (int i = 0; i < ctas; ++i) first = std::min(first, sp[2 * i]), last = std::max(last, sp[2 * i + 1]);
+      tbps = static_cast<double>(per_cta) * ctas / ((last - first) * 1e-9) / 1e12;
+    }
+    std::printf("%s,%d,%d,%d,%zu,%llu,%llu,%llu,%llu,%.0f,%.2f\n", r.stream ? "stream" : "idle", r.ctas_per_sm, r.slots,
+                r.loads, v.size(), v[v.size() / 2], v[v.size() * 9 / 10], v.back(), vc[vc.size() / 2],
+                vc[vc.size() / 2] * 1e6 / clock_khz, tbps);
   }
   return 0;
 }
