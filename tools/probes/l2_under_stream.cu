@@ -21,9 +21,13 @@
 #include <vector>
 
 #include "kernels/common/mbarrier.cuh"
+#include "kernels/tma/tma_gemm.cuh"  // global_ns, ld_relaxed_v4 and evict_first_policy, as the gather uses them
 #include "probe_harness.h"
 
 using namespace skinnygemm::cuda;
+using skinnygemm::tma::evict_first_policy;
+using skinnygemm::tma::global_ns;
+using skinnygemm::tma::ld_relaxed_v4;
 
 namespace {
 
@@ -33,17 +37,6 @@ constexpr int kSamples = 64;       // round trips per prober
 constexpr int kThreads = 96;       // producer, consumer, prober
 constexpr int kAreaFloat4 = 256;   // 4 KB per prober
 
-__device__ __forceinline__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ __forceinline__ float4 ld_relaxed_v4(const float4* p) {
-  float4 v;
-  asm volatile("ld.relaxed.gpu.global.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p)
-               : "memory");
-  return v;
-}
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar, uint64_t policy) {
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
@@ -80,10 +73,9 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
   __syncthreads();
   if (warp == 0) {  // producer
     if (lane == 0) {
-      uint64_t policy;
-      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+      const uint64_t policy = evict_first_policy();
       const char* src = buffer + blockIdx.x * bytes_per_cta;
-      if (stages > 0) span[2 * blockIdx.x] = now_ns();
+      if (stages > 0) span[2 * blockIdx.x] = global_ns();
       for (long long i = 0; i < stages; ++i) {
         const int s = static_cast<int>(i % slots);
         // The consumer's release of stage i - slots completes phase (i - slots) / slots of the slot's empty barrier.
@@ -101,7 +93,7 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
         mbar_wait(full + s, static_cast<unsigned>((i / slots) & 1));
         mbar_arrive(empty + s);
       }
-    if (lane == 0 && stages > 0) span[2 * blockIdx.x + 1] = now_ns(), *done = 1;
+    if (lane == 0 && stages > 0) span[2 * blockIdx.x + 1] = global_ns(), *done = 1;
     return;
   }
   // prober
@@ -110,7 +102,7 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
   // In the stream rows a sample counts only if it ended before the last slot landed (the stream still ran); the loop
   // stops there. The idle rows take all kSamples.
   for (int k = 0; k < kSamples && (stages == 0 || !*done); ++k) {
-    const unsigned long long t0 = now_ns();
+    const unsigned long long t0 = global_ns();
     const long long c0 = clock64();
     float4 v[16];
 #pragma unroll
@@ -125,13 +117,13 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
     __threadfence_block();
     __syncwarp();
     const long long c1 = clock64();
-    const unsigned long long t1 = now_ns();
+    const unsigned long long t1 = global_ns();
     if (lane == 0 && (stages == 0 || !*done)) {
       rtt[static_cast<long long>(blockIdx.x) * kSamples + k] = t1 - t0;
       cycles[static_cast<long long>(blockIdx.x) * kSamples + k] = static_cast<unsigned long long>(c1 - c0);
     }
     const unsigned long long until = t1 + 500;  // one sample every ~0.5 us while the stream runs
-    while (now_ns() < until) __nanosleep(64);
+    while (global_ns() < until) __nanosleep(64);
   }
   if (acc == 12345.f) *sink = acc;  // keeps the loads
 }
