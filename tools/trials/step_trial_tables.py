@@ -36,8 +36,8 @@ EXPLICIT.update({"E0": [(nk, M8, "tma_m8_r64_b2_s4_c2_d0") for nk in LEAD_SPLIT_
 # predecessor left room), two to an SM streamed 13% slower. The queue that followed (chunks of K taken from a counter,
 # so that CTAs sharing an SM take fewer) lost too and lives on branch `queue` with its trials (docs/kernels.md
 # "Session 13").
-# The lead-split shapes of the fused step (non-EP MoE front 6016 x 7168 in place of 4480 x 7168).
-LEAD_SPLIT_FUSED = [(6016, 7168), (6288, 7168), (7168, 3584), (7168, 1536), (8448, 7168), (7168, 4224)]
+# The lead-split shapes of the fused step with the non-EP MoE front (6016 x 7168; the EP front's is 4480 x 7168).
+LEAD_SPLIT_FUSED = [(6016, 7168)] + LEAD_SPLIT_SHAPES
 TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # Which neighbour's PDL edge the step leans on: in the step 6288 x 7168 follows shared.down (7168 x 768) and
     # precedes f_b_proj (1536 x 128), which reads its output. Each trial forces that neighbour to cuBLASLt (no PDL
