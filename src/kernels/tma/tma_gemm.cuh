@@ -732,7 +732,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
 // each with its own operands, grid and workspace. A decode step pays a dependent-chain boundary per launch; two
 // projections that read different inputs but wait for the same predecessor (the MoE layer's latent up and the shared
 // experts' down) need only one (docs/kernels.md "Session 21").
-template <typename T, int kRows, int kTileM, int kBoxes>
+template <typename T, int kRows, int kTileM, int kBoxes, bool kTwoBodies = false>
 __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     tma_pair_kernel(const __grid_constant__ CUtensorMap w_a, const __grid_constant__ CUtensorMap x_a,
                     const __grid_constant__ TmaParams a, const __grid_constant__ CUtensorMap w_b,
@@ -741,6 +741,11 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   // spilled 156 bytes at the 16-token tile (ptxas -v), where the single kernel spills none.
   const int g = static_cast<int>(blockIdx.x);
   const bool first = g < ctas_a;
+  if constexpr (kTwoBodies) {  // lab knob (session 21): the body inlined per problem, parameters read directly
+    if (first) tma_gemm_cta<T, kRows, kTileM, kBoxes, 0>(w_a, x_a, a, g, ctas_a);
+    else tma_gemm_cta<T, kRows, kTileM, kBoxes, 0>(w_b, x_b, b, g - ctas_a, static_cast<int>(gridDim.x) - ctas_a);
+    return;
+  }
   tma_gemm_cta<T, kRows, kTileM, kBoxes, 0>(first ? w_a : w_b, first ? x_a : x_b, first ? a : b,
                                             first ? g : g - ctas_a,
                                             first ? ctas_a : static_cast<int>(gridDim.x) - ctas_a);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -269,7 +271,14 @@ void launch_pair(const Problem& pa, const Config& ca, const void* xa, const void
   SKINNYGEMM_CHECK(pa.dtype == pb.dtype, "a pair launch needs one dtype, got " << dtype_name(pa.dtype) << " and "
                                                                                << dtype_name(pb.dtype));
   SKINNYGEMM_CHECK(pair_fits(ca, cb, pa.dtype, &why), "pair launch of " << pa.str() << " and " << pb.str() << ": " << why);
-  const PairKernel kernel = find_pair(ca, pa.dtype);
+  // Lab knob (session 21): SKINNYGEMM_TMA_PAIR_TWO_BODIES=1 takes the instance with the body inlined per problem (bf16,
+  // token tile 8 only), against the parameters read through pointers.
+  static const bool two_bodies = [] {
+    const char* v = std::getenv("SKINNYGEMM_TMA_PAIR_TWO_BODIES");
+    return v && std::string(v) == "1";
+  }();
+  const PairKernel two = two_bodies && pa.dtype == DType::BF16 ? find_pair_bf16(ca.rows, ca.tile_m, ca.boxes, true) : nullptr;
+  const PairKernel kernel = two ? two : find_pair(ca, pa.dtype);
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   const int sms = cuda::device_info().sms;
   const Workspace ws = workspace(stream, sms);
