@@ -161,24 +161,6 @@ void verify_order(const StepModel& model, const std::vector<StepOp>& ops) {
   }
 }
 
-void verify_pairs(const StepModel& model, const std::vector<StepOp>& ops) {
-  auto overlap = [](const StepSlice& a, const StepSlice& b) {
-    return a.buffer == b.buffer && a.col < b.col + b.n && b.col < a.col + a.n;
-  };
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (!ops[i].pair_next) continue;
-    const StepOp& a = ops[i];
-    SKINNYGEMM_CHECK(i + 1 < ops.size() && !a.fused() && !ops[i + 1].fused(),
-                     a.name << " (layer " << a.layer << ") pairs with the next op; expected two single GEMMs");
-    const StepOp& b = ops[i + 1];
-    const StepSlice &ya = a.segments[0].y, &yb = b.segments[0].y;
-    SKINNYGEMM_CHECK(!overlap(ya, b.x) && !overlap(yb, a.x) && !overlap(ya, yb),
-                     a.name << " and " << b.name << " (layer " << a.layer << ") pair in one launch but one reads or "
-                            << "writes the other's output (" << model.buffers[ya.buffer].name << ", "
-                            << model.buffers[yb.buffer].name << ")");
-  }
-}
-
 namespace {
 
 int64_t config_int(const models::ModelInfo& info, const std::string& key) {
@@ -340,8 +322,6 @@ StepModel build_step_model(const std::string& model, int tp, double scale, MoeFr
       if (!non_ep) b.single("shared.gate_up", "moe", l, hidden, gate_up_out);
       // down reads SiLU(gate) * up, half of gate_up's width: the gate columns stand in.
       b.single("shared.down", "moe", l, {gate_up_out.buffer, gate_up_out.col, b.k("shared.down")}, hidden);
-      // With non-ep the two wait for the same inputs (the experts' latent and the front's gate_up): one launch.
-      if (non_ep) b.fused[b.fused.size() - 2].pair_next = true;
     }
   }
   b.single("lm_head", "head", b.m.layers + 1, hidden, b.slice("logits", 0, b.n("lm_head")));
@@ -361,7 +341,6 @@ StepModel build_step_model(const std::string& model, int tp, double scale, MoeFr
   }
   verify_order(b.m, b.unfused);
   verify_order(b.m, b.fused);
-  verify_pairs(b.m, b.fused);
   all_reduce_points(b.m, b.unfused);  // throws now, not in a multi-GPU run, when the layout cannot be reduced
   all_reduce_points(b.m, b.fused);
   for (const StepOp& op : b.fused)  // likewise for the cublaslt_fused variant's single GEMMs

@@ -87,10 +87,6 @@ struct StepOp {
   int layer = 0;     // 1-based; lm_head is layer layers + 1
   StepSlice x;       // k columns, shared by every segment
   std::vector<StepSegment> segments;
-  // The fused ops only: this op and the next one run as one launch where the backend can (PairPlan,
-  // include/skinnygemm/pair.h), the MoE layer's latent up and the shared experts' down. verify_pairs checks that
-  // neither reads or overwrites what the other writes.
-  bool pair_next = false;
 
   bool fused() const { return segments.size() > 1; }
   int64_t k() const { return x.n; }
@@ -129,9 +125,6 @@ StepModel build_step_model(const std::string& model, int tp, double scale = 1.0,
 // Throws Error naming the op, its layer, the buffer and the first column when an op reads a column that no
 // earlier op (or the step's input) wrote, or reads / writes outside its buffer.
 void verify_order(const StepModel& model, const std::vector<StepOp>& ops);
-// Throws Error naming both ops where an op marked pair_next is not followed by a single GEMM, is itself a fusion, or
-// where either reads or overwrites the other's output.
-void verify_pairs(const StepModel& model, const std::vector<StepOp>& ops);
 
 int64_t step_bytes(const std::vector<StepOp>& ops, int64_t m, std::size_t elem);
 

@@ -31,8 +31,6 @@ StepExecutor::StepExecutor(const StepModel& model, const StepMemory& memory, Ste
     for (std::size_t i : all_reduce_points(model, ops_)) reduce_[i] = true;
   if (variant == StepVariant::Tma && memory.backend == Backend::Cuda) sms_ = device_info(Backend::Cuda).sms;
   if (const char* lead = std::getenv("SKINNYGEMM_STEP_TMA_LEAD"); lead && *lead) tma_lead_ = std::atoi(lead);
-  const char* pair = std::getenv("SKINNYGEMM_STEP_PAIR");
-  pair_ = variant == StepVariant::SkinnyFused && memory.backend == Backend::Cuda && !(pair && std::string(pair) == "0");
   SKINNYGEMM_CHECK(variant != StepVariant::Tma || memory.backend == Backend::Cuda,
                    "the tma step variant needs the cuda backend (the TMA family runs on the GPU); on the "
                    << backend_name(memory.backend) << " backend run skinny or skinny_fused");
@@ -78,42 +76,6 @@ void StepExecutor::run(std::size_t i, int64_t m, void* stream, const void* weigh
   gemm(p, x, weights ? weights : memory_.weights(*model_, s), memory_.at(*model_, s.y), o);
 }
 
-bool StepExecutor::pairs(std::size_t i) const {
-  return pair_ && ops_.at(i).pair_next && i + 1 < ops_.size() && overrides_.empty();
-}
-
-int StepExecutor::launches(int64_t m) const {
-  int n = 0;
-  for (std::size_t i = 0; i < ops_.size(); ++i) {
-    const auto plan = pair_plans_.find({i, m});
-    if (pairs(i) && plan != pair_plans_.end() && plan->second->one_launch()) ++i;
-    ++n;
-  }
-  return n;
-}
-
-std::size_t StepExecutor::run_next(std::size_t i, int64_t m, void* stream) {
-  if (!pairs(i)) {
-    run(i, m, stream);
-    return 1;
-  }
-  SKINNYGEMM_CHECK(m >= 1 && m <= max_m_, "m=" << m << " is outside 1.." << max_m_ << " (the step's max_m)");
-  const StepSegment &a = gemm_[i], &b = gemm_[i + 1];
-  const StepOp &oa = ops_[i], &ob = ops_[i + 1];
-  const int64_t lda = model_->buffers[oa.x.buffer].width, ldb = model_->buffers[ob.x.buffer].width;
-  std::unique_ptr<PairPlan>& plan = pair_plans_[{i, m}];
-  if (!plan) {
-    Options o;
-    o.backend = memory_.backend;
-    plan = std::make_unique<PairPlan>(Problem{m, a.n, a.k, model_->dtype, lda, a.k, model_->buffers[a.y.buffer].width},
-                                      Problem{m, b.n, b.k, model_->dtype, ldb, b.k, model_->buffers[b.y.buffer].width},
-                                      o);
-  }
-  plan->run(memory_.at(*model_, oa.x), memory_.weights(*model_, a), memory_.at(*model_, a.y),
-            memory_.at(*model_, ob.x), memory_.weights(*model_, b), memory_.at(*model_, b.y), stream);
-  return 2;
-}
-
 void StepExecutor::force_config(int64_t n, int64_t k, const std::string& config) {
   if (config.empty()) overrides_.erase({n, k});
   else overrides_[{n, k}] = config;
@@ -135,12 +97,14 @@ void StepExecutor::reduce_after(std::size_t i, int64_t m, void* stream) {
 }
 
 void StepExecutor::run_all(int64_t m, void* stream) {
-  for (std::size_t i = 0; i < ops_.size();)
-    for (std::size_t end = i + run_next(i, m, stream); i < end; ++i) reduce_after(i, m, stream);
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    run(i, m, stream);
+    reduce_after(i, m, stream);
+  }
 }
 
 void StepExecutor::run_gemms(int64_t m, void* stream) {
-  for (std::size_t i = 0; i < ops_.size();) i += run_next(i, m, stream);
+  for (std::size_t i = 0; i < ops_.size(); ++i) run(i, m, stream);
 }
 
 void StepExecutor::run_comm(int64_t m, void* stream) {
@@ -217,22 +181,18 @@ void check_variant(StepExecutor& ex, StepDevice& dev, const StepModel& model, in
   // With several ranks a rank that left this loop early would leave the others waiting in an all-reduce, so
   // a failure is kept and the run goes on (every op, every all-reduce); the first failure is thrown at the end.
   std::string failed;
-  for (std::size_t i = 0; i < ops.size();) {
-    std::size_t ran = ex.pairs(i) ? 2 : 1;  // a pair is checked as it runs in the step: one launch
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const StepOp& op = ops[i];
     try {
-      ran = ex.run_next(i, m, dev.stream());
-      for (std::size_t j = i; j < i + ran; ++j) {
-        const StepOp& op = ops[j];
-        if (failed.empty() && (all || op.layer <= 2 || op.layer == first_mla || op.layer >= model.layers)) {
-          r->max_rel_error = std::max(r->max_rel_error, check_op(dev, model, op, m, r->name));
-          r->checked += static_cast<int>(op.segments.size());
-        }
+      ex.run(i, m, dev.stream());
+      if (failed.empty() && (all || op.layer <= 2 || op.layer == first_mla || op.layer >= model.layers)) {
+        r->max_rel_error = std::max(r->max_rel_error, check_op(dev, model, op, m, r->name));
+        r->checked += static_cast<int>(op.segments.size());
       }
     } catch (const Error& e) {
       if (failed.empty()) failed = e.what();
     }
-    // after the check: the op's own output is compared, not the sum
-    for (const std::size_t end = i + ran; i < end; ++i) ex.reduce_after(i, m, dev.stream());
+    ex.reduce_after(i, m, dev.stream());  // after the check: the op's own output is compared, not the sum
   }
   if (!failed.empty()) throw Error(failed);
 }
@@ -385,7 +345,6 @@ StepReport run_step(const StepRunOptions& o, const StepModel& model, StepDevice&
         report.results.push_back(std::move(r));
         continue;
       }
-      r.gemms = ex.launches(m);  // after the check, which made the pairs' plans
       say(o, head.str() + "time the step (" + std::to_string(r.gemms) + " GEMM launches" +
                  (o.comm ? ", " + std::to_string(r.all_reduces) + " all-reduces)" : ")"));
       const StepTiming t = dev.time([&] { ex.run_all(m, dev.stream()); }, o.samples);

@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "skinnygemm/pair.h"
 #include "skinnygemm/projection.h"
 #include "skinnygemm/skinnygemm.h"
 #include "lab/step.h"
@@ -52,12 +51,6 @@ class StepExecutor {
   // Op i for m tokens on stream. weights (single-segment ops only) replaces the op's weights: the sinks
   // rotate over copies so that a small group still reads them from DRAM.
   void run(std::size_t i, int64_t m, void* stream, const void* weights = nullptr);
-  // The step's sequence from op i: op i alone, or op i and i + 1 as one PairPlan where op i pairs with the next and
-  // this executor pairs (skinny_fused on the cuda backend, unless SKINNYGEMM_STEP_PAIR=0, a lab knob for the A/B in the
-  // step: docs/step.md "Session 21"). Returns the ops it ran (1 or 2).
-  std::size_t run_next(std::size_t i, int64_t m, void* stream);
-  bool pairs(std::size_t i) const;  // run_next(i) runs ops i and i + 1 together
-  int launches(int64_t m) const;    // GEMM calls per step at m: the ops, a pair run as one launch counting once
   // The all-reduce that follows op i (nothing when op i has none or no comm is attached).
   void reduce_after(std::size_t i, int64_t m, void* stream);
   void run_all(int64_t m, void* stream);     // the step: every op, each followed by its all-reduce
@@ -86,8 +79,6 @@ class StepExecutor {
   // The tma variant's lead split (SKINNYGEMM_STEP_TMA_LEAD: a probe knob, docs/step.md; negative: none).
   int tma_lead_ = -1;
   std::map<std::pair<int64_t, int64_t>, std::string> overrides_;  // (n, k) -> config (force_config)
-  bool pair_ = false;  // skinny_fused runs ops marked pair_next as one PairPlan
-  std::map<std::pair<std::size_t, int64_t>, std::unique_ptr<PairPlan>> pair_plans_;  // (op, m), made at first use
 };
 
 // The op's segments against dev.reference() on the op's input as it stands now: the largest relative error. Throws

@@ -49,11 +49,6 @@ void gemm_segments(const Problem& problem, const void* x, const void* w, const O
 // for problem on operands whose pointers are all `alignment` bytes aligned (1..256), checked to run as a config.
 // Throws Error when cuBLASLt offers fewer algorithms or the identity does not resolve.
 Config cublaslt_identity(const Problem& problem, int position, int alignment);
-// Two problems in one launch (PairPlan): whether configs a and b can share one (why_not says why not), and the
-// launch (a's CTAs, then b's). Without CUDA: false, and gemm_pair throws.
-bool pair_fits(const Config& a, const Config& b, DType dtype, std::string* why_not);
-void gemm_pair(const Problem& pa, const Config& ca, const void* xa, const void* wa, void* ya, const Problem& pb,
-               const Config& cb, const void* xb, const void* wb, void* yb, void* stream);
 
 }  // namespace cuda
 

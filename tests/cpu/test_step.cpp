@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -197,41 +196,6 @@ TEST(StepModel, TheNonEpMoeFrontFusesTheSharedGateUpIntoTheRouterGemm) {
   EXPECT_EQ(moe_front_name(parse_moe_front("non-ep")), "non-ep");
   EXPECT_EQ(moe_front_name(parse_moe_front("ep")), "ep");
   test::expect_error([] { parse_moe_front("nonep"); }, {"'nonep'", "non-ep"});
-}
-
-// The MoE layer's end: with the non-ep front, latent up (reading the experts' latent) and the shared experts' down
-// (reading the front's gate_up) wait for the same inputs, so skinny_fused pairs them in one launch (PairPlan); with ep
-// the shared gate_up runs between them and nothing pairs. verify_pairs refuses a pair whose second op reads the first
-// one's output, and a pair whose first op is a fusion.
-TEST(StepModel, TheMoeEndPairsLatentUpWithTheSharedDown) {
-  const StepModel non_ep = build_step_model("kimi_k3", 8);
-  const std::vector<StepOp> fused = non_ep.ops(StepVariant::SkinnyFused);
-  int pairs = 0;
-  for (std::size_t i = 0; i < fused.size(); ++i) {
-    if (!fused[i].pair_next) continue;
-    ++pairs;
-    ASSERT_LT(i + 1, fused.size());
-    EXPECT_EQ(fused[i].name, "moe.latent_up");
-    EXPECT_EQ(fused[i + 1].name, "shared.down");
-  }
-  EXPECT_EQ(pairs, 92);
-  for (const StepOp& op : non_ep.ops(StepVariant::Skinny)) EXPECT_FALSE(op.pair_next) << op.name;
-  const StepModel ep = build_step_model("kimi_k3", 8, 1.0, MoeFront::Ep);
-  for (const StepOp& op : ep.ops(StepVariant::SkinnyFused)) EXPECT_FALSE(op.pair_next) << op.name;
-
-  std::vector<StepOp> dependent = fused;
-  const auto up = std::find_if(dependent.begin(), dependent.end(), [](const StepOp& op) { return op.pair_next; });
-  ASSERT_NE(up, dependent.end());
-  const StepSlice y = up->segments[0].y;
-  (up + 1)->x = {y.buffer, y.col, (up + 1)->x.n};  // down now reads what latent up writes
-  test::expect_error([&] { verify_pairs(non_ep, dependent); }, {"moe.latent_up", "shared.down", "moe.up"});
-  std::vector<StepOp> fusion_first = fused;
-  for (StepOp& op : fusion_first)
-    if (op.fused()) {
-      op.pair_next = true;
-      break;
-    }
-  test::expect_error([&] { verify_pairs(non_ep, fusion_first); }, {"expected two single GEMMs"});
 }
 
 TEST(StepModel, AFusionWhosePartsAreNotAdjacentCannotRunAsOneGemm) {

@@ -10,8 +10,6 @@
 #include <set>
 
 #include "gpu/gpu_util.h"
-#include "runtime/backends.h"
-#include "skinnygemm/pair.h"
 #include "kernels/tma/tma_family.h"
 #include "kernels/tma/tma_shape.h"
 
@@ -284,86 +282,6 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), testing::HasSubstr("the TMA trace holds 8 words"));
   }
-}
-
-// Two projections in one launch (tma::launch_pair, PairPlan): each output bitwise equal to the naive reference on small
-// integers, with rings of different depths (the launch takes the larger shared memory), a tiled problem a whose row
-// tiles are split in parts (its polled partials) beside a problem b of one part per tile, a row stride with a tail on
-// a, and the pair run again after a lone lead-split launch on the same stream's workspace (the polled words left as
-// sentinels by every launch).
-TEST(GpuTma, APairLaunchGivesEachProblemItsOwnBits) {
-  SKIP_WITHOUT_GPU();
-  for (const char* tile : {"m8", "m16"})
-    for (int64_t m : {1, 2, 7, 8, 9, 16}) {
-      const Config ca = Config::parse(std::string("tma_") + tile + "_r64_b2_s5_c2_d6");
-      const Config cb = Config::parse(std::string("tma_") + tile + "_r64_b2_s4_c2_d6");
-      if (m > ca.tile_m) continue;
-      Problem pa{m, 1003, 2048, DType::BF16};
-      pa.ldy = 1003 + 4;
-      const Problem pb{m, 520, 768, DType::BF16};
-      const HostOperands ha = random_operands(pa, 70 + static_cast<uint32_t>(m), /*small_ints=*/true);
-      const HostOperands hb = random_operands(pb, 90 + static_cast<uint32_t>(m), /*small_ints=*/true);
-      const std::vector<uint16_t> want_a = naive(pa, ha), want_b = naive(pb, hb);
-      const std::size_t na = matrix_elems(pa.m, pa.n, pa.y_stride()), nb = matrix_elems(pb.m, pb.n, pb.y_stride());
-      DeviceArray xa(ha.x), wa(ha.w), xb(hb.x), wb(hb.w);
-      DeviceArray ya(std::vector<uint16_t>(na, kPoison)), yb(std::vector<uint16_t>(nb, kPoison)),
-          lone(std::vector<uint16_t>(na, kPoison));
-      std::string why;
-      ASSERT_TRUE(cuda::pair_fits(ca, cb, DType::BF16, &why)) << why;
-      for (int round = 0; round < 2; ++round) {
-        cuda::gemm_pair(pa, ca, xa.get(), wa.get(), ya.get(), pb, cb, xb.get(), wb.get(), yb.get(), nullptr);
-        Options alone;
-        alone.backend = Backend::Cuda;
-        alone.config = ca.name();
-        gemm(pa, xa.get(), wa.get(), lone.get(), alone);  // alone, after the pair, on the same workspace
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        const std::vector<uint16_t> got_a = ya.download(na), got_b = yb.download(nb), got_lone = lone.download(na);
-        ASSERT_TRUE(bitwise_equal(pa, got_a.data(), want_a.data())) << tile << " m=" << m << " round " << round;
-        ASSERT_TRUE(padding_untouched(pa, got_a.data())) << tile << " m=" << m;
-        ASSERT_TRUE(bitwise_equal(pb, got_b.data(), want_b.data())) << tile << " m=" << m << " round " << round;
-        ASSERT_TRUE(bitwise_equal(pa, got_lone.data(), want_a.data())) << tile << " m=" << m << " round " << round;
-      }
-    }
-}
-
-// PairPlan: the MoE layer's end (latent up 7168 x 3584, the shared experts' down 7168 x 768) at M <= 16 selects the lead
-// split for both and runs them as one launch, with the bits of the two calls gemm() makes; forced onto a template with no
-// pair instance (32-row tiles) it says why and runs two launches; an output that overlaps the other's input is refused.
-TEST(GpuTma, PairPlanRunsTheMoeEndAsOneLaunchWithTheBitsOfTwoCalls) {
-  SKIP_WITHOUT_GPU();
-  for (int64_t m : {1, 5, 16}) {
-    const Problem pa{m, 7168, 3584, DType::BF16}, pb{m, 7168, 768, DType::BF16};
-    const HostOperands ha = random_operands(pa, 7), hb = random_operands(pb, 8);
-    DeviceArray xa(ha.x), wa(ha.w), xb(hb.x), wb(hb.w);
-    DeviceArray ya(std::vector<uint16_t>(m * 7168, kPoison)), yb(std::vector<uint16_t>(m * 7168, kPoison));
-    DeviceArray ra(std::vector<uint16_t>(m * 7168, kPoison)), rb(std::vector<uint16_t>(m * 7168, kPoison));
-    Options o;
-    o.backend = Backend::Cuda;
-    const PairPlan pair(pa, pb, o);
-    EXPECT_TRUE(pair.one_launch()) << pair.reason();
-    EXPECT_THAT(pair.reason(), ::testing::HasSubstr("one launch"));
-    pair.run(xa.get(), wa.get(), ya.get(), xb.get(), wb.get(), yb.get());
-    EXPECT_EQ(gemm(pa, xa.get(), wa.get(), ra.get(), o).config.name(), pair.a().choice().config.name());
-    EXPECT_EQ(gemm(pb, xb.get(), wb.get(), rb.get(), o).config.name(), pair.b().choice().config.name());
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    EXPECT_TRUE(bitwise_equal(pa, ya.download(m * 7168).data(), ra.download(m * 7168).data())) << "m=" << m;
-    EXPECT_TRUE(bitwise_equal(pb, yb.download(m * 7168).data(), rb.download(m * 7168).data())) << "m=" << m;
-    EXPECT_THROW(pair.run(xa.get(), wa.get(), ya.get(), ya.get(), wb.get(), yb.get()), Error);  // b reads a's output
-  }
-  const Problem pa{4, 1000, 2048, DType::BF16}, pb{4, 600, 1024, DType::BF16};
-  const HostOperands ha = random_operands(pa, 3, /*small_ints=*/true), hb = random_operands(pb, 4, /*small_ints=*/true);
-  DeviceArray xa(ha.x), wa(ha.w), xb(hb.x), wb(hb.w);
-  DeviceArray ya(std::vector<uint16_t>(4 * 1000, kPoison)), yb(std::vector<uint16_t>(4 * 600, kPoison));
-  Options o;
-  o.backend = Backend::Cuda;
-  o.config = "tma_m8_r32_b2_s7_c2_d9";
-  const PairPlan two(pa, pb, o);
-  EXPECT_FALSE(two.one_launch());
-  EXPECT_THAT(two.reason(), ::testing::HasSubstr("no pair instance"));
-  two.run(xa.get(), wa.get(), ya.get(), xb.get(), wb.get(), yb.get());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_TRUE(bitwise_equal(pa, ya.download(4 * 1000).data(), naive(pa, ha).data()));
-  EXPECT_TRUE(bitwise_equal(pb, yb.download(4 * 600).data(), naive(pb, hb).data()));
 }
 
 }  // namespace

@@ -37,15 +37,4 @@ Config cublaslt_identity(const Problem& problem, int position, int) {
                   << position << " for " << problem.str() << "; rebuild with -DSKINNYGEMM_CUDA=ON on a GPU machine");
 }
 
-bool pair_fits(const Config&, const Config&, DType, std::string* why_not) {
-  if (why_not) *why_not = "skinnygemm was built without CUDA: no pair launch";
-  return false;
-}
-
-void gemm_pair(const Problem& pa, const Config&, const void*, const void*, void*, const Problem& pb, const Config&,
-               const void*, const void*, void*, void*) {
-  SKINNYGEMM_FAIL("skinnygemm was built without CUDA, so " << pa.str() << " and " << pb.str()
-                                                           << " cannot run as one launch; use the cpu backend");
-}
-
 }  // namespace skinnygemm::cuda

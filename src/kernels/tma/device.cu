@@ -2,7 +2,6 @@
 // and finds the split reduction's workspace per call.
 #include "kernels/family.h"
 #include "kernels/tma/tma_family.h"
-#include "runtime/backends.h"
 
 namespace skinnygemm::cuda {
 
@@ -33,14 +32,5 @@ std::unique_ptr<PreparedLaunch> prepare_tma(const Problem& p, const Config& c, c
 }  // namespace
 
 extern const FamilyDevice tma_device{&tma_built, &prepare_tma, /*writes_segments=*/true};
-
-// The runtime's seam for PairPlan (runtime/backends.h): only this family launches two problems at once.
-bool pair_fits(const Config& a, const Config& b, DType dtype, std::string* why_not) {
-  return tma::pair_fits(a, b, dtype, why_not);
-}
-void gemm_pair(const Problem& pa, const Config& ca, const void* xa, const void* wa, void* ya, const Problem& pb,
-               const Config& cb, const void* xb, const void* wb, void* yb, void* stream) {
-  tma::launch_pair(pa, ca, xa, wa, ya, pb, cb, xb, wb, yb, stream);
-}
 
 }  // namespace skinnygemm::cuda

@@ -3,7 +3,4 @@
 
 namespace skinnygemm::tma {
 Kernel find_bf16(int rows, int tile_m, int boxes) { return find_instance<__nv_bfloat16>(rows, tile_m, boxes); }
-PairKernel find_pair_bf16(int rows, int tile_m, int boxes, bool two_bodies) {
-  return find_pair_instance<__nv_bfloat16>(rows, tile_m, boxes, two_bodies);
-}
 }  // namespace skinnygemm::tma

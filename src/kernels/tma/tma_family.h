@@ -70,14 +70,6 @@ bool is_built(const Config& c);
 void launch(const Problem& p, const Config& c, const void* x, const void* w, void* y, void* stream,
             const OutputSegment* segments = nullptr, int count = 0);
 
-// Two independent projections in one launch (tma_pair_kernel): a's CTAs first, then b's, each problem with its own
-// operands, grid and share of the workspace. pair_fits: both configs of the family, neither a cluster split, one
-// kernel template (rows, token tile, boxes) with a pair instance built (64-row tiles of two boxes, token tiles 8 and
-// 16); why_not says which fails. launch_pair throws Error naming the configs where they do not fit.
-bool pair_fits(const Config& a, const Config& b, DType dtype, std::string* why_not = nullptr);
-void launch_pair(const Problem& pa, const Config& ca, const void* xa, const void* wa, void* ya, const Problem& pb,
-                 const Config& cb, const void* xb, const void* wb, void* yb, void* stream);
-
 // The lab's timeline of TMA launches (lab/cuda/step.cu, `step --trace-tma`): while a sink is set, every launch
 // (captured into a graph, or run) gets the next kTraceWords x CTAs words of it, where each of its CTAs writes
 // {entry, after griddepcontrol.wait, exit, SM, first stage landed, last stage multiplied, the other parts' sums

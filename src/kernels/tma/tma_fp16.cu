@@ -3,5 +3,4 @@
 
 namespace skinnygemm::tma {
 Kernel find_fp16(int rows, int tile_m, int boxes) { return find_instance<__half>(rows, tile_m, boxes); }
-PairKernel find_pair_fp16(int rows, int tile_m, int boxes) { return find_pair_instance<__half>(rows, tile_m, boxes); }
 }  // namespace skinnygemm::tma

@@ -218,10 +218,10 @@ __device__ __forceinline__ long long first_unit(int g, long long units, int ctas
 // kAblate (probes only; the library builds 0): 1 = every part stores y directly with no split reduction (wrong
 // results where a tile is split: timing only), 2 = the ring alone (no MMA, no epilogue).
 // kBoxes: 64-wide K boxes per stage (a stage reads kBoxes x 128 contiguous bytes of each of its rows).
-// One CTA's work: CTA g of the ctas that share problem p (the whole grid, or one problem of a pair launch).
-template <typename T, int kRows, int kTileM, int kBoxes, int kAblate>
-__device__ __forceinline__ void tma_gemm_cta(const CUtensorMap& w_map, const CUtensorMap& x_map, const TmaParams& p,
-                                             const int g, const int ctas) {
+template <typename T, int kRows, int kTileM, int kBoxes = 1, int kAblate = 0>
+__global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
+    tma_gemm_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap x_map,
+                    const TmaParams p) {
   constexpr int kRowWarps = row_warps(kRows);           // warps side by side along the rows of a stage
   constexpr int kKWarps = kConsumerWarps / kRowWarps;   // warps side by side along its K steps
   constexpr int kWarpRows = kRows / kRowWarps;          // rows of a stage each consumer warp multiplies
@@ -246,6 +246,7 @@ __device__ __forceinline__ void tma_gemm_cta(const CUtensorMap& w_map, const CUt
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int warp_row = warp % kRowWarps, warp_k = warp / kRowWarps;
+  const int ctas = static_cast<int>(gridDim.x), g = static_cast<int>(blockIdx.x);
   // Stream-K: the CTA's share of all units. Cluster split-K: cluster g / cluster owns row tile g / cluster, and
   // its CTA of rank g % cluster the rank-th share of the tile's stages.
   // Lead split: part 0 of tile g / parts has stages [0, lead_stages), part j > 0 its share of the rest.
@@ -280,7 +281,7 @@ __device__ __forceinline__ void tma_gemm_cta(const CUtensorMap& w_map, const CUt
     unsigned sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
     trace_now(p, 0);
-    p.trace[static_cast<long long>(kTraceWords) * blockIdx.x + 3] = sm;
+    p.trace[static_cast<long long>(kTraceWords) * g + 3] = sm;
   }
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
@@ -718,37 +719,6 @@ __device__ __forceinline__ void tma_gemm_cta(const CUtensorMap& w_map, const CUt
     seg_first_stage = 0;
   }
   exit_trace();
-}
-
-template <typename T, int kRows, int kTileM, int kBoxes = 1, int kAblate = 0>
-__global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
-    tma_gemm_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap x_map,
-                    const TmaParams p) {
-  tma_gemm_cta<T, kRows, kTileM, kBoxes, kAblate>(w_map, x_map, p, static_cast<int>(blockIdx.x),
-                                                  static_cast<int>(gridDim.x));
-}
-
-// Two independent projections in one launch (tma::launch_pair): CTAs [0, ctas_a) run problem a, the rest problem b,
-// each with its own operands, grid and workspace. A decode step pays a dependent-chain boundary per launch; two
-// projections that read different inputs but wait for the same predecessor (the MoE layer's latent up and the shared
-// experts' down) need only one (docs/kernels.md "Session 21").
-template <typename T, int kRows, int kTileM, int kBoxes, bool kTwoBodies = false>
-__global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
-    tma_pair_kernel(const __grid_constant__ CUtensorMap w_a, const __grid_constant__ CUtensorMap x_a,
-                    const __grid_constant__ TmaParams a, const __grid_constant__ CUtensorMap w_b,
-                    const __grid_constant__ CUtensorMap x_b, const __grid_constant__ TmaParams b, const int ctas_a) {
-  // One body reading the parameters through pointers (grid constants: no copy): the body inlined once per problem
-  // spilled 156 bytes at the 16-token tile (ptxas -v), where the single kernel spills none.
-  const int g = static_cast<int>(blockIdx.x);
-  const bool first = g < ctas_a;
-  if constexpr (kTwoBodies) {  // lab knob (session 21): the body inlined per problem, parameters read directly
-    if (first) tma_gemm_cta<T, kRows, kTileM, kBoxes, 0>(w_a, x_a, a, g, ctas_a);
-    else tma_gemm_cta<T, kRows, kTileM, kBoxes, 0>(w_b, x_b, b, g - ctas_a, static_cast<int>(gridDim.x) - ctas_a);
-    return;
-  }
-  tma_gemm_cta<T, kRows, kTileM, kBoxes, 0>(first ? w_a : w_b, first ? x_a : x_b, first ? a : b,
-                                            first ? g : g - ctas_a,
-                                            first ? ctas_a : static_cast<int>(gridDim.x) - ctas_a);
 }
 
 }  // namespace skinnygemm::tma

@@ -37,18 +37,4 @@ Kernel find_instance(int rows, int tile_m, int boxes) {
 Kernel find_bf16(int rows, int tile_m, int boxes);
 Kernel find_fp16(int rows, int tile_m, int boxes);
 
-// The pair launch (tma_pair_kernel) is built for the lead split's template at M <= 16 only: 64-row tiles of two
-// boxes, the token tiles 8 and 16 (what first_cut_config gives both projections of the MoE layer's end). Each
-// instance holds the kernel body twice, so the list stays short.
-using PairKernel = void (*)(CUtensorMap, CUtensorMap, TmaParams, CUtensorMap, CUtensorMap, TmaParams, int);
-template <typename T>
-PairKernel find_pair_instance(int rows, int tile_m, int boxes, bool two_bodies = false) {
-  if (rows != 64 || boxes != 2) return nullptr;
-  if (tile_m == 8) return two_bodies ? &tma_pair_kernel<T, 64, 8, 2, true> : &tma_pair_kernel<T, 64, 8, 2>;
-  if (tile_m == 16) return &tma_pair_kernel<T, 64, 16, 2>;
-  return nullptr;
-}
-PairKernel find_pair_bf16(int rows, int tile_m, int boxes, bool two_bodies = false);
-PairKernel find_pair_fp16(int rows, int tile_m, int boxes);
-
 }  // namespace skinnygemm::tma

@@ -2,10 +2,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <string>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -99,9 +96,9 @@ Workspace workspace(cudaStream_t stream, int sms) {
   return ws;
 }
 
-void allow_smem(const void* kernel, int bytes) {
+void allow_smem(Kernel kernel, int bytes) {
   static std::mutex mutex;
-  static std::map<const void*, int> limit;
+  static std::map<Kernel, int> limit;
   std::lock_guard<std::mutex> lock(mutex);
   int& current = limit[kernel];
   if (bytes <= current) return;
@@ -161,29 +158,21 @@ bool is_built(const Config& c) {
   return c.family == Family::Tma && find(c, DType::BF16) != nullptr && find(c, DType::FP16) != nullptr;
 }
 
-namespace {
-
-// One problem's launch: its grid, parameters and tensor maps. The workspace offsets (in CTAs and row tiles) place a
-// pair launch's second problem after its first.
-struct Prepared {
-  Grid grid;
-  TmaParams params{};
-  CUtensorMap w_map, x_map;
-  int smem = 0;
-};
-
-Prepared prepare(const Problem& p, const Config& c, const void* x, const void* w, void* y, const Workspace& ws,
-                 int sms, const OutputSegment* segments, int count, int cta_offset, int tile_offset) {
-  Prepared r;
+void launch(const Problem& p, const Config& c, const void* x, const void* w, void* y, void* stream_ptr,
+            const OutputSegment* segments, int count) {
+  const Kernel kernel = find(c, p.dtype);
+  SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
+  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  const int sms = cuda::device_info().sms;
   const int cluster = c.cluster > 1 ? c.cluster : 1;
   // cluster 1: one CTA per row tile over the whole K, which the kernel's stream-K arithmetic gives with tiles CTAs.
   const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, cluster)
                  : c.lead >= 0  ? lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms)
                                 : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
-  SKINNYGEMM_CHECK(tile_offset + g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of "
-                                                                << c.rows << "; the workspace holds " << kMaxCounters
-                                                                << " (" << tile_offset << " taken)");
-  TmaParams& params = r.params;
+  SKINNYGEMM_CHECK(g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
+                                                 << "; the workspace holds " << kMaxCounters);
+  const Workspace ws = workspace(stream, sms);
+  TmaParams params{};
   params.y = y;
   params.m = static_cast<int>(p.m);
   params.n = static_cast<int>(p.n);
@@ -202,101 +191,26 @@ Prepared prepare(const Problem& p, const Config& c, const void* x, const void* w
   // epilogue (two 16-byte stores per thread) they are 24 us faster than the counter (session 19: the parts' drain
   // 1.38 -> 0.45 us).
   params.handoff = c.tile_m <= 16 ? 1 : 0;
-  // Both workspaces hold a slot of rows x tile_m per CTA (two per CTA for the stream-K partials) for 2 CTAs per SM
-  // of the largest tile: a lead split uses fewer slots than CTAs, stream-K two per CTA.
-  const std::size_t tile_floats = static_cast<std::size_t>(c.rows) * c.tile_m;
-  SKINNYGEMM_CHECK(static_cast<std::size_t>(cta_offset + g.ctas) * tile_floats <= lead_partial_floats(sms) &&
-                       static_cast<std::size_t>(cta_offset + g.ctas) * 2 * tile_floats <=
-                           partial_floats(2 * sms, 128, 64),
-                   c.name() << " on " << p.str() << ": " << g.ctas << " CTAs (after " << cta_offset
-                            << ") exceed the partials workspace");
-  params.lead_partials = ws.lead_partials + static_cast<std::size_t>(cta_offset) * tile_floats;
-  params.partials = ws.partials + static_cast<std::size_t>(cta_offset) * 2 * tile_floats;
-  params.counters = ws.counters + tile_offset;
+  params.lead_partials = ws.lead_partials;
+  SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
+                   c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
+  params.partials = ws.partials;
+  params.counters = ws.counters;
   params.seg = cuda::output_segments(p, segments, count);
-  r.w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
-  r.x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
-  r.grid = g;
-  r.smem = smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, cluster, c.lead >= 0);
-  return r;
-}
-
-PairKernel find_pair(const Config& c, DType dtype) {
-  if (dtype == DType::BF16) return find_pair_bf16(c.rows, c.tile_m, c.boxes);
-  if (dtype == DType::FP16) return find_pair_fp16(c.rows, c.tile_m, c.boxes);
-  return nullptr;
-}
-
-}  // namespace
-
-void launch(const Problem& p, const Config& c, const void* x, const void* w, void* y, void* stream_ptr,
-            const OutputSegment* segments, int count) {
-  const Kernel kernel = find(c, p.dtype);
-  SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
-  const auto stream = static_cast<cudaStream_t>(stream_ptr);
-  const int sms = cuda::device_info().sms;
-  Prepared r = prepare(p, c, x, w, y, workspace(stream, sms), sms, segments, count, 0, 0);
+  const CUtensorMap w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
+  const CUtensorMap x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
   cuda::LaunchShape shape;
-  shape.grid = dim3(static_cast<unsigned>(r.grid.ctas), 1, 1);
+  shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
-  shape.smem = static_cast<std::size_t>(r.smem);
-  shape.cluster_x = r.params.cluster;
-  allow_smem(reinterpret_cast<const void*>(kernel), r.smem);
-  r.params.trace = trace_words(p, c, r.grid.ctas);  // last before the launch: a listed launch is one that was made
+  shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, cluster, c.lead >= 0));
+  shape.cluster_x = cluster;
+  allow_smem(kernel, static_cast<int>(shape.smem));
+  params.trace = trace_words(p, c, g.ctas);  // last before the launch: a listed launch is one that was made
   try {
-    cuda::launch(kernel, shape, stream, r.w_map, r.x_map, r.params);
+    cuda::launch(kernel, shape, stream, w_map, x_map, params);
   } catch (const Error& e) {
-    SKINNYGEMM_FAIL(c.name() << " on " << p.str() << " (" << r.grid.ctas << " CTAs, " << shape.smem << " B shared): "
+    SKINNYGEMM_FAIL(c.name() << " on " << p.str() << " (" << g.ctas << " CTAs, " << shape.smem << " B shared): "
                              << e.what());
-  }
-}
-
-bool pair_fits(const Config& a, const Config& b, DType dtype, std::string* why_not) {
-  auto no = [&](const std::string& why) {
-    if (why_not) *why_not = why;
-    return false;
-  };
-  if (a.family != Family::Tma || b.family != Family::Tma) return no("both configs must be of the tma family");
-  if (a.cluster > 1 || b.cluster > 1) return no("a cluster split (" + (a.cluster > 1 ? a.name() : b.name()) +
-                                                ") sets the launch's cluster shape");
-  if (a.rows != b.rows || a.tile_m != b.tile_m || a.boxes != b.boxes)
-    return no(a.name() + " and " + b.name() + " differ in rows, token tile or boxes (one kernel template)");
-  if (find_pair(a, dtype) == nullptr) return no("no pair instance of " + a.name() + " is built");
-  return true;
-}
-
-void launch_pair(const Problem& pa, const Config& ca, const void* xa, const void* wa, void* ya, const Problem& pb,
-                 const Config& cb, const void* xb, const void* wb, void* yb, void* stream_ptr) {
-  std::string why;
-  SKINNYGEMM_CHECK(pa.dtype == pb.dtype, "a pair launch needs one dtype, got " << dtype_name(pa.dtype) << " and "
-                                                                               << dtype_name(pb.dtype));
-  SKINNYGEMM_CHECK(pair_fits(ca, cb, pa.dtype, &why), "pair launch of " << pa.str() << " and " << pb.str() << ": " << why);
-  // Lab knob (session 21): SKINNYGEMM_TMA_PAIR_TWO_BODIES=1 takes the instance with the body inlined per problem (bf16,
-  // token tile 8 only), against the parameters read through pointers.
-  static const bool two_bodies = [] {
-    const char* v = std::getenv("SKINNYGEMM_TMA_PAIR_TWO_BODIES");
-    return v && std::string(v) == "1";
-  }();
-  const PairKernel two = two_bodies && pa.dtype == DType::BF16 ? find_pair_bf16(ca.rows, ca.tile_m, ca.boxes, true) : nullptr;
-  const PairKernel kernel = two ? two : find_pair(ca, pa.dtype);
-  const auto stream = static_cast<cudaStream_t>(stream_ptr);
-  const int sms = cuda::device_info().sms;
-  const Workspace ws = workspace(stream, sms);
-  Prepared a = prepare(pa, ca, xa, wa, ya, ws, sms, nullptr, 0, 0, 0);
-  Prepared b = prepare(pb, cb, xb, wb, yb, ws, sms, nullptr, 0, a.grid.ctas, a.grid.tiles);
-  cuda::LaunchShape shape;
-  shape.grid = dim3(static_cast<unsigned>(a.grid.ctas + b.grid.ctas), 1, 1);
-  shape.block = dim3(kThreads, 1, 1);
-  shape.smem = static_cast<std::size_t>(std::max(a.smem, b.smem));
-  allow_smem(reinterpret_cast<const void*>(kernel), static_cast<int>(shape.smem));
-  // The timeline lists the pair as one launch of problem a with both problems' CTAs.
-  a.params.trace = b.params.trace = trace_words(pa, ca, a.grid.ctas + b.grid.ctas);
-  try {
-    cuda::launch(kernel, shape, stream, a.w_map, a.x_map, a.params, b.w_map, b.x_map, b.params, a.grid.ctas);
-  } catch (const Error& e) {
-    SKINNYGEMM_FAIL("pair launch of " << ca.name() << " on " << pa.str() << " and " << cb.name() << " on " << pb.str()
-                                      << " (" << a.grid.ctas << " + " << b.grid.ctas << " CTAs, " << shape.smem
-                                      << " B shared): " << e.what());
   }
 }
 
