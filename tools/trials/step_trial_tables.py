@@ -102,6 +102,12 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # lost, so they did not run with the shipped gather.
     "D4": ([((n, k), "tma_m8_r64_b2_s%d_c2_d4" % (4 if k == 1536 else 5)) for n, k in LEAD_SPLIT_FUSED], 16),
     "D5": ([((n, k), "tma_m8_r64_b2_s%d_c2_d5" % (4 if k == 1536 else 5)) for n, k in LEAD_SPLIT_FUSED], 16),
+    # Session 21: clusters miss the prefill window (the push's clusters of two: 55% of 6016 x 7168's CTAs entered after
+    # the dependency). The fused step's MLA qkv_a + g 3648 x 7168 (24 launches) runs in clusters of four (228 CTAs),
+    # 43-62% of them late in every timeline of sessions 20-21. A5 / A4: the 64-row lead split instead (57 tiles in 4
+    # parts of 18 and 12-13 stages, 228 CTAs, no cluster) on a 5- / 4-stage ring, M = 1..16.
+    "A5": ([((3648, 7168), "tma_m8_r64_b2_s5_c2_d6")], 16),
+    "A4": ([((3648, 7168), "tma_m8_r64_b2_s4_c2_d6")], 16),
 }
 
 def main():
