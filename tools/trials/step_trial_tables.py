@@ -108,6 +108,7 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # parts of 18 and 12-13 stages, 228 CTAs, no cluster) on a 5- / 4-stage ring, M = 1..16.
     "A5": ([((3648, 7168), "tma_m8_r64_b2_s5_c2_d6")], 16),
     "A4": ([((3648, 7168), "tma_m8_r64_b2_s4_c2_d6")], 16),
+    # Both lost (session 21, call 6, two rounds each): A5 +33 to +72 us, A4 +26 to +62 at M = 1-16.
 }
 
 def main():
