@@ -109,6 +109,11 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     "A5": ([((3648, 7168), "tma_m8_r64_b2_s5_c2_d6")], 16),
     "A4": ([((3648, 7168), "tma_m8_r64_b2_s4_c2_d6")], 16),
     # Both lost (session 21, call 6, two rounds each): A5 +33 to +72 us, A4 +26 to +62 at M = 1-16.
+    # C3 / C5: the same clusters of four on a 3- / 5-stage ring. first_cut_config gives 3 stages where the grid leaves
+    # fewer than 1/8 of the slots (231 of 264); 228 CTAs just miss it. 3 stages (63 KB) fit three CTAs per SM, so a
+    # cluster finds its four slots sooner beside the predecessor's tail.
+    "C3": ([((3648, 7168), "tma_m8_r64_b2_s3_x4")], 16),
+    "C5": ([((3648, 7168), "tma_m8_r64_b2_s5_x4")], 16),
 }
 
 def main():
