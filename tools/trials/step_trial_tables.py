@@ -114,6 +114,7 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # cluster finds its four slots sooner beside the predecessor's tail.
     "C3": ([((3648, 7168), "tma_m8_r64_b2_s3_x4")], 16),
     "C5": ([((3648, 7168), "tma_m8_r64_b2_s5_x4")], 16),
+    # C3 lost (session 21, call 7, two rounds): +48 to +69 us at M = 1-16; C5 within +0 to +12 (noise). 4 stages stay.
 }
 
 def main():
