@@ -168,19 +168,20 @@ TEST(GpuTma, TheStagedEpilogueStoresEveryRowOnceWhereverItsChunkFalls) {
       }
 }
 
-// The lead split with two parts per row tile (N of 89-132 tiles of 64 rows on 132 SMs: the step's large shapes, which the
-// tests above, with 2-33 tiles, never split in two), bitwise on small integers at both token tiles, staged (M >= 2) and
-// not, with an N tail, and the same bits twice (the polled words reset between launches).
+// The lead split with two parts per row tile (more than 2/3 as many 64-row tiles as SMs: the step's large shapes, which
+// the tests above, with 2-33 tiles, never split in two), bitwise on small integers at both token tiles, staged (M >= 2)
+// and not, with an N tail, and the same bits twice (the polled words reset between launches).
 TEST(GpuTma, TheLeadSplitOfTwoPartsPerTileIsBitwiseExact) {
   SKIP_WITHOUT_GPU();
   const int sms = cuda::device_info().sms;
+  const int64_t tiles = 2 * sms / 3 + 1;  // two CTAs per SM over tiles: 2 parts each (89 tiles on 132 SMs)
   for (const char* config : {"tma_m8_r64_b2_s5_c2_d6", "tma_m16_r64_b2_s5_c2_d6"})
     for (int64_t k : {2048, 1024})
       for (int64_t m : {1, 2, 7, 8, 9, 16}) {
         const Config c = Config::parse(config);
         if (m > c.tile_m) continue;
-        const Problem p{m, 94 * 64 - 3, k, DType::BF16};
-        ASSERT_EQ(tma::lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms).parts, sms >= 94 ? 2 : 1);
+        const Problem p{m, tiles * 64 - 3, k, DType::BF16};
+        ASSERT_EQ(tma::lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms).parts, 2);
         const HostOperands h = random_operands(p, 60 + static_cast<uint32_t>(m + k), /*small_ints=*/true);
         const std::vector<uint16_t> y = run_tma(p, h, config);
         ASSERT_TRUE(bitwise_equal(p, y.data(), naive(p, h).data())) << config << " m=" << m << " k=" << k;
