@@ -35,6 +35,7 @@
 #include "kernels/common/mbarrier.cuh"
 #include "kernels/common/output_segments.cuh"
 #include "kernels/tma/tma_shape.h"
+#include "kernels/tma/wgmma.cuh"
 
 namespace skinnygemm::tma {
 
@@ -218,7 +219,7 @@ __device__ __forceinline__ long long first_unit(int g, long long units, int ctas
 // kAblate (probes only; the library builds 0): 1 = every part stores y directly with no split reduction (wrong
 // results where a tile is split: timing only), 2 = the ring alone (no MMA, no epilogue).
 // kBoxes: 64-wide K boxes per stage (a stage reads kBoxes x 128 contiguous bytes of each of its rows).
-template <typename T, int kRows, int kTileM, int kBoxes = 1, int kAblate = 0>
+template <typename T, int kRows, int kTileM, int kBoxes = 1, int kAblate = 0, bool kWgmma = false>
 __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     tma_gemm_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap x_map,
                     const TmaParams p) {
@@ -232,6 +233,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   constexpr unsigned kWBytes = kBoxes * kWBox, kXBytes = kBoxes * kXBox;
   static_assert(kWarpRows % 16 == 0 && kTileM % 8 == 0 && kTileM <= 64, "rows: 16, 32, 64 or 128; token tile 8..64");
   static_assert(kSteps % kKWarps == 0, "every K warp takes the same number of K steps");
+  static_assert(!kWgmma || (kRows == 64 && kKWarps == 1), "wgmma: one 64-row tile, the warpgroup's four warps");
 
   extern __shared__ char smem_raw[];
   char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -512,6 +514,18 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       if (++s == S) s = 0, phase ^= 1;
       continue;
     }
+    if constexpr (kWgmma) {
+      const uint32_t wb = shared_addr(slot_w(s)), xb = shared_addr(slot_x(s));
+      wgmma_fence();
+#pragma unroll
+      for (int kb = 0; kb < kSteps; ++kb) {  // K steps of 16: 32 bytes along the box's 128-byte rows
+        const uint32_t box = kb / (kStageK / 16), kk = kb % (kStageK / 16);
+        wgmma_k16<T, kNt>(acc[0], wgmma_desc(wb + box * kWBox + kk * 32), wgmma_desc(xb + box * kXBox + kk * 32));
+      }
+      wgmma_commit();
+      wgmma_wait_all();
+      wgmma_fence_operands(acc[0]);
+    } else {
 #pragma unroll
     for (int kq = 0; kq < kSteps / kKWarps; ++kq) {
       const int kb = kq * kKWarps + warp_k;  // this warp's K steps of the stage: warp_k, warp_k + kKWarps, ...
@@ -536,6 +550,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
 #pragma unroll
         for (int j = 0; j < kNt; ++j) mma<T>(acc[mt][j], a, b[j][0], b[j][1]);
       }
+    }
     }
     __syncwarp();
     if (lane == 0) mbar_arrive(empty + s);

@@ -3,8 +3,10 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "runtime/backends.h"
@@ -21,9 +23,18 @@ namespace skinnygemm::tma {
 
 namespace {
 
+// Lab knob for session 22's A/B (removed with the verdict): SKINNYGEMM_TMA_MMA=sync keeps the 64-row tiles on mma.sync.
+bool use_wgmma() {
+  static const bool on = [] {
+    const char* v = std::getenv("SKINNYGEMM_TMA_MMA");
+    return !(v && std::string(v) == "sync");
+  }();
+  return on;
+}
+
 Kernel find(const Config& c, DType dtype) {
-  if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes);
-  if (dtype == DType::FP16) return find_fp16(c.rows, c.tile_m, c.boxes);
+  if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes, use_wgmma());
+  if (dtype == DType::FP16) return find_fp16(c.rows, c.tile_m, c.boxes, use_wgmma());
   return nullptr;
 }
 
