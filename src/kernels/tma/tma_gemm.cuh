@@ -61,6 +61,7 @@ struct TmaParams {
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
+  int push_v4;  // lab knob of session 22 (SKINNYGEMM_TMA_PUSH=scalar: 0): cluster split-K pushes 16 bytes per st.async
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -153,6 +154,16 @@ __device__ __forceinline__ void st_async_cluster(uint32_t local_addr, uint32_t l
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(local_bar), "r"(rank));
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(remote),
                "r"(__float_as_uint(v)), "r"(remote_bar)
+               : "memory");
+}
+// The same for 16 bytes (four consecutive words), completing 16 bytes of the transaction count.
+__device__ __forceinline__ void st_async_cluster_v4(uint32_t local_addr, uint32_t local_bar, int rank, const float (&v)[4]) {
+  uint32_t remote, remote_bar;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local_addr), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(local_bar), "r"(rank));
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(remote),
+               "r"(__float_as_uint(v[0])), "r"(__float_as_uint(v[1])), "r"(__float_as_uint(v[2])),
+               "r"(__float_as_uint(v[3])), "r"(remote_bar)
                : "memory");
 }
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
@@ -627,15 +638,40 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       float* recv = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
       const uint32_t recv_local = shared_addr(recv), bar_local = shared_addr(recv_full);
       cluster_wait();  // every CTA of the cluster initialised its recv_full (it returns at once: all arrived at the start)
-      for_each_output([&](int token, int rloc, float v) {
-        st_async_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice),
-                         bar_local, rloc / slice, v);
-      });
+      if (kMt == 1 && p.push_v4) {  // (not the 128-row tiles: their 16-token instances spilled with it, ptxas -v)
+        // [source rank][row][token]: four tokens of one row per 16-byte store. Lanes t4 and t4 ^ 1 trade halves of their
+        // fragments (rows g4 and g4 + 8, two tokens each) so that each holds four consecutive tokens of one row.
+        const bool even = (t4 & 1) == 0;
+#pragma unroll
+        for (int j = 0; j < kNt; ++j) {
+          if (warp_k != 0) break;  // with K warps, warp_k 0 holds the sums (sum_k_warps)
+          const int rloc = warp_row * kWarpRows + g4 + (even ? 0 : 8);
+          const float* a = acc[0][j];
+          const float give0 = even ? a[2] : a[0], give1 = even ? a[3] : a[1];
+          const float got0 = __shfl_xor_sync(0xffffffffu, give0, 1), got1 = __shfl_xor_sync(0xffffffffu, give1, 1);
+          const float v[4] = {even ? a[0] : got0, even ? a[1] : got1, even ? got0 : a[2], even ? got1 : a[3]};
+          const int token0 = j * 8 + 4 * (t4 >> 1);
+          const uint32_t addr = recv_local + 4u * static_cast<uint32_t>((rank * slice + rloc % slice) * kTileM + token0);
+          if (token0 + 4 <= p.m) {
+            st_async_cluster_v4(addr, bar_local, rloc / slice, v);
+          } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              if (token0 + i < p.m) st_async_cluster(addr + 4u * i, bar_local, rloc / slice, v[i]);
+          }
+        }
+      } else {
+        for_each_output([&](int token, int rloc, float v) {
+          st_async_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice),
+                           bar_local, rloc / slice, v);
+        });
+      }
       mbar_wait_cluster(recv_full, 0);
       for (int o = tid; o < slice * p.m; o += 32 * kConsumerWarps) {
         const int token = o / slice, r = o % slice;
         float sum = 0.f;
-        for (int src = 0; src < p.cluster; ++src) sum += recv[(src * kTileM + token) * slice + r];
+        for (int src = 0; src < p.cluster; ++src)
+          sum += kMt == 1 && p.push_v4 ? recv[(src * slice + r) * kTileM + token] : recv[(src * kTileM + token) * slice + r];
         const int row = tile * kRows + rank * slice + r;
         if (row < p.n) store_output<T>(p, token, row, sum);
       }

@@ -203,6 +203,11 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // 1.38 -> 0.45 us).
   params.handoff = c.tile_m <= 16 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
+  static const int push_v4 = [] {
+    const char* v = std::getenv("SKINNYGEMM_TMA_PUSH");
+    return v && std::string(v) == "scalar" ? 0 : 1;
+  }();
+  params.push_v4 = push_v4;
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
