@@ -2,7 +2,5 @@
 #include "kernels/tma/tma_instances.cuh"
 
 namespace skinnygemm::tma {
-Kernel find_bf16(int rows, int tile_m, int boxes, bool wgmma) {
-  return find_instance<__nv_bfloat16>(rows, tile_m, boxes, wgmma);
-}
+Kernel find_bf16(int rows, int tile_m, int boxes) { return find_instance<__nv_bfloat16>(rows, tile_m, boxes); }
 }  // namespace skinnygemm::tma

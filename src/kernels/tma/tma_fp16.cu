@@ -2,7 +2,5 @@
 #include "kernels/tma/tma_instances.cuh"
 
 namespace skinnygemm::tma {
-Kernel find_fp16(int rows, int tile_m, int boxes, bool wgmma) {
-  return find_instance<__half>(rows, tile_m, boxes, wgmma);
-}
+Kernel find_fp16(int rows, int tile_m, int boxes) { return find_instance<__half>(rows, tile_m, boxes); }
 }  // namespace skinnygemm::tma

@@ -9,10 +9,12 @@
 //   - one producer warp issues one 2D TMA copy per stage (R weight rows x 64 K, 128-byte swizzle) into a ring
 //     of S slots, every slot before griddepcontrol.wait, and the stage's x tile (tile_m tokens x 64 K, zero
 //     filled past M and K by the copy engine) after it;
-//   - four consumer warps read the slot with ldmatrix and run mma.sync m16n8k16 with the weights as the
-//     16-row operand (rows on the MMA's M side, tokens on its N side), FP32 accumulators in registers; tiles of
-//     64 and 128 rows split the rows over the warps, tiles of 16 and 32 rows also split each stage's K steps
-//     (4 and 2 warps per row block), summed through shared memory in warp order at the end of the tile;
+//   - four consumer warps multiply the slot: one warpgroup's wgmma on 64-row tiles (both operands read from the
+//     swizzled slot by the tensor cores, kernels/tma/wgmma.cuh), elsewhere ldmatrix and mma.sync m16n8k16 with the
+//     weights as the 16-row operand (rows on the MMA's M side, tokens on its N side), FP32 accumulators in
+//     registers; tiles of 64 and 128 rows split the rows over the warps, tiles of 16 and 32 rows also split each
+//     stage's K steps (4 and 2 warps per row block), summed through shared memory in warp order at the end of the
+//     tile;
 //   - split-K with a lead part (config _c<ctas per SM>_d<lead>): each row tile is cut along K into P parts, one
 //     CTA each; part 0, the reducer, has `lead` more stages than the others, so that the others have handed off
 //     their FP32 partials (a released counter, or words polled for a sentinel) before it needs them, and its
@@ -61,7 +63,6 @@ struct TmaParams {
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
-  int push_v4;  // lab knob of session 22 (SKINNYGEMM_TMA_PUSH=scalar: 0): cluster split-K pushes 16 bytes per st.async
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -157,7 +158,8 @@ __device__ __forceinline__ void st_async_cluster(uint32_t local_addr, uint32_t l
                : "memory");
 }
 // The same for 16 bytes (four consecutive words), completing 16 bytes of the transaction count.
-__device__ __forceinline__ void st_async_cluster_v4(uint32_t local_addr, uint32_t local_bar, int rank, const float (&v)[4]) {
+__device__ __forceinline__ void st_async_cluster_v4(uint32_t local_addr, uint32_t local_bar, int rank,
+                                                    const float (&v)[4]) {
   uint32_t remote, remote_bar;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local_addr), "r"(rank));
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(local_bar), "r"(rank));
@@ -230,7 +232,7 @@ __device__ __forceinline__ long long first_unit(int g, long long units, int ctas
 // kAblate (probes only; the library builds 0): 1 = every part stores y directly with no split reduction (wrong
 // results where a tile is split: timing only), 2 = the ring alone (no MMA, no epilogue).
 // kBoxes: 64-wide K boxes per stage (a stage reads kBoxes x 128 contiguous bytes of each of its rows).
-template <typename T, int kRows, int kTileM, int kBoxes = 1, int kAblate = 0, bool kWgmma = false>
+template <typename T, int kRows, int kTileM, int kBoxes = 1, int kAblate = 0>
 __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     tma_gemm_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap x_map,
                     const TmaParams p) {
@@ -244,7 +246,10 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
   constexpr unsigned kWBytes = kBoxes * kWBox, kXBytes = kBoxes * kXBox;
   static_assert(kWarpRows % 16 == 0 && kTileM % 8 == 0 && kTileM <= 64, "rows: 16, 32, 64 or 128; token tile 8..64");
   static_assert(kSteps % kKWarps == 0, "every K warp takes the same number of K steps");
-  static_assert(!kWgmma || (kRows == 64 && kKWarps == 1), "wgmma: one 64-row tile, the warpgroup's four warps");
+  // The 64-row tiles multiply with wgmma (kernels/tma/wgmma.cuh): the warpgroup's four warps, 16 rows each, as
+  // mma.sync's fragments. Session 22, same call: 0.1-0.3 us faster alone at M <= 16 and 0.5-2 us at M = 32-64 on the
+  // Kimi-K3 shapes, the step 8-38 us faster at M = 1-16 (docs/kernels.md "Session 22").
+  constexpr bool kWgmma = kRows == 64 && kKWarps == 1;
 
   extern __shared__ char smem_raw[];
   char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -630,7 +635,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
     if (cluster && kAblate != 1) {
       // Cluster split-K: a reduce-scatter through distributed shared memory. Rank r owns rows [r * slice,
       // (r + 1) * slice) of the tile; every rank pushes its sums of those rows into r's receive buffer
-      // [source rank][token][row] with st.async, each store completing its 4 bytes on r's recv_full, and r, once all
+      // [source rank][row][token] with st.async, each store completing its bytes on r's recv_full, and r, once all
       // have landed, adds the sources in rank order and stores y. Only the owner waits, for its slice; a cluster barrier
       // after DSMEM stores (every thread of the cluster, each after its stores were released) cost the step 34 / 84 /
       // 59 us at M = 1 / 8 / 16, 116-137 us unfused (docs/kernels.md "Session 15").
@@ -638,26 +643,33 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
       float* recv = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
       const uint32_t recv_local = shared_addr(recv), bar_local = shared_addr(recv_full);
       cluster_wait();  // every CTA of the cluster initialised its recv_full (it returns at once: all arrived at the start)
-      if (kMt == 1 && p.push_v4) {  // (not the 128-row tiles: their 16-token instances spilled with it, ptxas -v)
-        // [source rank][row][token]: four tokens of one row per 16-byte store. Lanes t4 and t4 ^ 1 trade halves of their
-        // fragments (rows g4 and g4 + 8, two tokens each) so that each holds four consecutive tokens of one row.
+      if constexpr (kMt == 1) {
+        // Four tokens of one row per 16-byte store: lanes t4 and t4 ^ 1 trade halves of their fragments (rows g4 and
+        // g4 + 8, two tokens each) so that each holds four consecutive tokens of one row. One 4-byte store per output
+        // (8 per thread at M = 16) had the clusters' drain grow 1.15 -> 2.19 us from M = 1 to 16 (session 19); 16-byte
+        // stores: 0.25-0.5 us faster alone at M = 8-16 on the clustered Kimi-K3 shapes (session 22, call 2). The
+        // 128-row tiles keep [source rank][token][row] and 4-byte stores (their 16-token instances spilled with this).
         const bool even = (t4 & 1) == 0;
+        const int rloc = warp_row * kWarpRows + g4 + (even ? 0 : 8);
+        if (warp_k == 0) {  // with K warps (16- and 32-row tiles), warp_k 0 holds the sums (sum_k_warps)
 #pragma unroll
-        for (int j = 0; j < kNt; ++j) {
-          if (warp_k != 0) break;  // with K warps, warp_k 0 holds the sums (sum_k_warps)
-          const int rloc = warp_row * kWarpRows + g4 + (even ? 0 : 8);
-          const float* a = acc[0][j];
-          const float give0 = even ? a[2] : a[0], give1 = even ? a[3] : a[1];
-          const float got0 = __shfl_xor_sync(0xffffffffu, give0, 1), got1 = __shfl_xor_sync(0xffffffffu, give1, 1);
-          const float v[4] = {even ? a[0] : got0, even ? a[1] : got1, even ? got0 : a[2], even ? got1 : a[3]};
-          const int token0 = j * 8 + 4 * (t4 >> 1);
-          const uint32_t addr = recv_local + 4u * static_cast<uint32_t>((rank * slice + rloc % slice) * kTileM + token0);
-          if (token0 + 4 <= p.m) {
-            st_async_cluster_v4(addr, bar_local, rloc / slice, v);
-          } else {
+          for (int j = 0; j < kNt; ++j) {
+            // acc is indexed with constants only: a pointer into it put the 16-token instances' accumulators on the
+            // stack (32 bytes, ptxas -v) and cost 6.5 us on 6288 x 7168 at M = 16 (session 22, call 2).
+            const float give0 = even ? acc[0][j][2] : acc[0][j][0], give1 = even ? acc[0][j][3] : acc[0][j][1];
+            const float got0 = __shfl_xor_sync(0xffffffffu, give0, 1), got1 = __shfl_xor_sync(0xffffffffu, give1, 1);
+            const float v[4] = {even ? acc[0][j][0] : got0, even ? acc[0][j][1] : got1, even ? got0 : acc[0][j][2],
+                                even ? got1 : acc[0][j][3]};
+            const int token0 = j * 8 + 4 * (t4 >> 1);
+            const uint32_t addr =
+                recv_local + 4u * static_cast<uint32_t>((rank * slice + rloc % slice) * kTileM + token0);
+            if (token0 + 4 <= p.m) {
+              st_async_cluster_v4(addr, bar_local, rloc / slice, v);
+            } else {
 #pragma unroll
-            for (int i = 0; i < 4; ++i)
-              if (token0 + i < p.m) st_async_cluster(addr + 4u * i, bar_local, rloc / slice, v[i]);
+              for (int i = 0; i < 4; ++i)
+                if (token0 + i < p.m) st_async_cluster(addr + 4u * i, bar_local, rloc / slice, v[i]);
+            }
           }
         }
       } else {
@@ -671,7 +683,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
         const int token = o / slice, r = o % slice;
         float sum = 0.f;
         for (int src = 0; src < p.cluster; ++src)
-          sum += kMt == 1 && p.push_v4 ? recv[(src * slice + r) * kTileM + token] : recv[(src * kTileM + token) * slice + r];
+          sum += kMt == 1 ? recv[(src * slice + r) * kTileM + token] : recv[(src * kTileM + token) * slice + r];
         const int row = tile * kRows + rank * slice + r;
         if (row < p.n) store_output<T>(p, token, row, sum);
       }

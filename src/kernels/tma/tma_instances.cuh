@@ -9,20 +9,9 @@ namespace skinnygemm::tma {
 using Kernel = void (*)(CUtensorMap, CUtensorMap, TmaParams);
 
 template <typename T>
-Kernel find_instance(int rows, int tile_m, int boxes, bool wgmma) {
+Kernel find_instance(int rows, int tile_m, int boxes) {
   auto by_tile = [&](auto rows_c, auto boxes_c) -> Kernel {
     constexpr int R = decltype(rows_c)::value, B = decltype(boxes_c)::value;
-    if constexpr (R == 64) {  // the 64-row tiles: one wgmma of the warpgroup per K step (kernels/tma/wgmma.cuh)
-      if (wgmma) {
-        switch (tile_m) {
-          case 8: return &tma_gemm_kernel<T, R, 8, B, 0, true>;
-          case 16: return &tma_gemm_kernel<T, R, 16, B, 0, true>;
-          case 32: return &tma_gemm_kernel<T, R, 32, B, 0, true>;
-          case 64: return &tma_gemm_kernel<T, R, 64, B, 0, true>;
-          default: return nullptr;
-        }
-      }
-    }
     switch (tile_m) {
       case 8: return &tma_gemm_kernel<T, R, 8, B>;
       case 16: return &tma_gemm_kernel<T, R, 16, B>;
@@ -45,7 +34,7 @@ Kernel find_instance(int rows, int tile_m, int boxes, bool wgmma) {
   }
 }
 
-Kernel find_bf16(int rows, int tile_m, int boxes, bool wgmma);
-Kernel find_fp16(int rows, int tile_m, int boxes, bool wgmma);
+Kernel find_bf16(int rows, int tile_m, int boxes);
+Kernel find_fp16(int rows, int tile_m, int boxes);
 
 }  // namespace skinnygemm::tma

@@ -3,10 +3,8 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <mutex>
-#include <string>
 #include <utility>
 
 #include "runtime/backends.h"
@@ -23,18 +21,9 @@ namespace skinnygemm::tma {
 
 namespace {
 
-// Lab knob for session 22's A/B (removed with the verdict): SKINNYGEMM_TMA_MMA=sync keeps the 64-row tiles on mma.sync.
-bool use_wgmma() {
-  static const bool on = [] {
-    const char* v = std::getenv("SKINNYGEMM_TMA_MMA");
-    return !(v && std::string(v) == "sync");
-  }();
-  return on;
-}
-
 Kernel find(const Config& c, DType dtype) {
-  if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes, use_wgmma());
-  if (dtype == DType::FP16) return find_fp16(c.rows, c.tile_m, c.boxes, use_wgmma());
+  if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes);
+  if (dtype == DType::FP16) return find_fp16(c.rows, c.tile_m, c.boxes);
   return nullptr;
 }
 
@@ -203,11 +192,6 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // 1.38 -> 0.45 us).
   params.handoff = c.tile_m <= 16 ? 1 : 0;
   params.lead_partials = ws.lead_partials;
-  static const int push_v4 = [] {
-    const char* v = std::getenv("SKINNYGEMM_TMA_PUSH");
-    return v && std::string(v) == "scalar" ? 0 : 1;
-  }();
-  params.push_v4 = push_v4;
   SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
