@@ -233,7 +233,7 @@ __device__ __forceinline__ long long first_unit(int g, long long units, int ctas
 // results where a tile is split: timing only), 2 = the ring alone (no MMA, no epilogue).
 // kBoxes: 64-wide K boxes per stage (a stage reads kBoxes x 128 contiguous bytes of each of its rows).
 template <typename T, int kRows, int kTileM, int kBoxes = 1, int kAblate = 0>
-__global__ void __launch_bounds__(kThreads, kTileM >= 32 ? 2 : 3)
+__global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
     tma_gemm_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap x_map,
                     const TmaParams p) {
   constexpr int kRowWarps = row_warps(kRows);           // warps side by side along the rows of a stage
