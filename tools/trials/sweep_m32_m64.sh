@@ -28,7 +28,7 @@ PY
 echo "== first cut done after $(( $(date +%s) - start ))s"
 for run in 2112x7168:32:tma_m32_r64* 2112x7168:64:tma_m64_r64* 6288x7168:32:tma_m32_r64*; do
   IFS=: read -r shape m glob <<< "$run"
-  left=$(( start + 330 - $(date +%s) ))
+  left=$(( start + 235 - $(date +%s) ))
   [ "$left" -gt 40 ] || { echo "no time for $run"; break; }
   timeout -k 5 $left $cli bench --backend cuda --shapes $shape --m $m --sweep "$glob" --samples 3 --replays 10 \
     --json "$OUT/sweep-$shape-m$m.json" > "$OUT/sweep-$shape-m$m.txt" 2>&1 || echo "$run cut or failed"
