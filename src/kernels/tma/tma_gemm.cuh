@@ -228,7 +228,11 @@ __device__ __forceinline__ int owner_cta(long long u, long long units, int ctas)
 __device__ __forceinline__ long long first_unit(int g, long long units, int ctas) { return g * units / ctas; }
 
 // Register caps: 128 per thread (3 CTAs of 160 threads per SM: ours, and room for the next kernel's) for token
-// tiles 8 and 16; 204 (2 CTAs) for 32 and 64, whose accumulators and reduction spilled under 128 (ptxas -v).
+// tiles 8 and 16, and for 32 and 64 on 64-row tiles, which fit since wgmma (124 / 128 registers, no spills, ptxas -v);
+// 204 (2 CTAs) for the other tiles of 32 and 64 tokens, whose accumulators and reduction spilled under 128. With 2
+// CTAs per SM a grid of two per SM leaves the next kernel no room and a chain of them cannot overlap: the 64-row
+// tiles' first cuts at M = 64 ran 0.3-10.3 us faster with room for a third (2112 x 7168 25.16 -> 14.86 us on a
+// 69 KB ring; docs/kernels.md "Session 22", part 4).
 // kAblate (probes only; the library builds 0): 1 = every part stores y directly with no split reduction (wrong
 // results where a tile is split: timing only), 2 = the ring alone (no MMA, no epilogue).
 // kBoxes: 64-wide K boxes per stage (a stage reads kBoxes x 128 contiguous bytes of each of its rows).
