@@ -36,112 +36,67 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[kNt][4]) {
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
 }
 
-// d[64 rows x N tokens] += A[64 x 16] B[16 x N]^T, both K-major in shared memory; N = 8 kNt.
+// d[64 rows x N tokens] += A[64 x 16] B[16 x N]^T, both K-major in shared memory; N = 8 kNt. One specialization per
+// (type, N), written once for both types: the instruction differs only in its type suffix (bf16 or f16).
 template <typename T, int kNt>
 __device__ __forceinline__ void wgmma_k16(float (&d)[kNt][4], uint64_t desc_a, uint64_t desc_b);
-template <>
-__device__ __forceinline__ void wgmma_k16<__nv_bfloat16, 1>(float (&d)[1][4], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3"
-      "}, %4, %5, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_k16<__nv_bfloat16, 2>(float (&d)[2][4], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7"
-      "}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_k16<__nv_bfloat16, 4>(float (&d)[4][4], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-      "}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_k16<__nv_bfloat16, 8>(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_k16<__half, 1>(float (&d)[1][4], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {"
-      "%0, %1, %2, %3"
-      "}, %4, %5, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_k16<__half, 2>(float (&d)[2][4], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7"
-      "}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_k16<__half, 4>(float (&d)[4][4], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-      "}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_k16<__half, 8>(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
+
+#define SKINNYGEMM_WGMMA_K16(T, TY)                                                                    \
+  template <>                                                                                          \
+  __device__ __forceinline__ void wgmma_k16<T, 1>(float(&d)[1][4], uint64_t desc_a, uint64_t desc_b) { \
+    asm volatile(                                                                                      \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"                                                    \
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32." TY "." TY " {"                                    \
+        "%0, %1, %2, %3"                                                                               \
+        "}, %4, %5, p, 1, 1, 0, 0;\n}\n"                                                               \
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3])                                   \
+        : "l"(desc_a), "l"(desc_b), "r"(1));                                                           \
+  }                                                                                                    \
+  template <>                                                                                          \
+  __device__ __forceinline__ void wgmma_k16<T, 2>(float(&d)[2][4], uint64_t desc_a, uint64_t desc_b) { \
+    asm volatile(                                                                                      \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"                                                   \
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32." TY "." TY " {"                                   \
+        "%0, %1, %2, %3, %4, %5, %6, %7"                                                               \
+        "}, %8, %9, p, 1, 1, 0, 0;\n}\n"                                                               \
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),                                  \
+          "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])                                   \
+        : "l"(desc_a), "l"(desc_b), "r"(1));                                                           \
+  }                                                                                                    \
+  template <>                                                                                          \
+  __device__ __forceinline__ void wgmma_k16<T, 4>(float(&d)[4][4], uint64_t desc_a, uint64_t desc_b) { \
+    asm volatile(                                                                                      \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                                   \
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " {"                                   \
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"                         \
+        "}, %16, %17, p, 1, 1, 0, 0;\n}\n"                                                             \
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),                                  \
+          "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),                                  \
+          "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),                                  \
+          "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])                                   \
+        : "l"(desc_a), "l"(desc_b), "r"(1));                                                           \
+  }                                                                                                    \
+  template <>                                                                                          \
+  __device__ __forceinline__ void wgmma_k16<T, 8>(float(&d)[8][4], uint64_t desc_a, uint64_t desc_b) { \
+    asm volatile(                                                                                      \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                   \
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                                   \
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                       \
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"               \
+        "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                                             \
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),                                  \
+          "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),                                  \
+          "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),                                  \
+          "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),                                  \
+          "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),                                  \
+          "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),                                  \
+          "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),                                  \
+          "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])                                   \
+        : "l"(desc_a), "l"(desc_b), "r"(1));                                                           \
+  }
+
+SKINNYGEMM_WGMMA_K16(__nv_bfloat16, "bf16")
+SKINNYGEMM_WGMMA_K16(__half, "f16")
+#undef SKINNYGEMM_WGMMA_K16
 
 }  // namespace skinnygemm::tma
