@@ -76,9 +76,16 @@ TEST(GpuTma, RandomInputsAcrossThresholdsAndTails) {
       slab.rows = 16, slab.boxes = 2, slab.stages = 8, slab.cluster = 1;
       Config lead = wide;  // the lead split of 64-row tiles, lead 3
       lead.rows = 64, lead.boxes = 2, lead.stages = 4, lead.ctas_per_sm = 2, lead.min_units = 0, lead.lead = 3;
+      // Clusters of four on 64- and 32-row tiles: the 16-byte DSMEM push with its 4-byte stores for the tokens of a group
+      // of four past M (M = 3, 7, 9, ...), after the K warps' sum on the 32-row tiles (a helper's review, session 22:
+      // the 128-row cluster above keeps the 4-byte path, so no test had put M % 4 != 0 through the new one).
+      Config cluster64 = cluster;
+      cluster64.rows = 64, cluster64.boxes = 2, cluster64.cluster = 4;
+      Config cluster32 = cluster64;
+      cluster32.rows = 32;
       const std::vector<double> exact = fp64(p, h);
       const std::vector<uint16_t> rounded = naive(p, h);
-      for (const Config& c : {tma::first_cut_config(p, sms), wide, cluster, slab, lead}) {
+      for (const Config& c : {tma::first_cut_config(p, sms), wide, cluster, slab, lead, cluster64, cluster32}) {
         if (!supports(c, p, cuda::device_info(), 16)) continue;  // K = 8: one stage, no split by a cluster
         const std::vector<uint16_t> y = run_tma(p, h, c.name());
         ASSERT_TRUE(within_naive_bound(p, h, y, exact, rounded, c.name()));
