@@ -149,10 +149,14 @@ __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.w
 // A 4-byte store into the shared memory of CTA `rank` of the cluster (at the offset of local_addr in our own) that
 // completes 4 bytes of the transaction count of that CTA's mbarrier at the offset of local_bar: the receiver learns
 // that its data are in from its own barrier, with no fence or cluster barrier on the sender's side.
-__device__ __forceinline__ void st_async_cluster(uint32_t local_addr, uint32_t local_bar, int rank, float v) {
-  uint32_t remote, remote_bar;
+// The address in the shared memory of CTA `rank` of the cluster at the offset of local_addr in our own.
+__device__ __forceinline__ uint32_t cluster_peer_addr(uint32_t local_addr, int rank) {
+  uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local_addr), "r"(rank));
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(local_bar), "r"(rank));
+  return remote;
+}
+__device__ __forceinline__ void st_async_cluster(uint32_t local_addr, uint32_t local_bar, int rank, float v) {
+  const uint32_t remote = cluster_peer_addr(local_addr, rank), remote_bar = cluster_peer_addr(local_bar, rank);
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(remote),
                "r"(__float_as_uint(v)), "r"(remote_bar)
                : "memory");
@@ -160,9 +164,7 @@ __device__ __forceinline__ void st_async_cluster(uint32_t local_addr, uint32_t l
 // The same for 16 bytes (four consecutive words), completing 16 bytes of the transaction count.
 __device__ __forceinline__ void st_async_cluster_v4(uint32_t local_addr, uint32_t local_bar, int rank,
                                                     const float (&v)[4]) {
-  uint32_t remote, remote_bar;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local_addr), "r"(rank));
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(local_bar), "r"(rank));
+  const uint32_t remote = cluster_peer_addr(local_addr, rank), remote_bar = cluster_peer_addr(local_bar, rank);
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(remote),
                "r"(__float_as_uint(v[0])), "r"(__float_as_uint(v[1])), "r"(__float_as_uint(v[2])),
                "r"(__float_as_uint(v[3])), "r"(remote_bar)
@@ -251,7 +253,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   static_assert(kWarpRows % 16 == 0 && kTileM % 8 == 0 && kTileM <= 64, "rows: 16, 32, 64 or 128; token tile 8..64");
   static_assert(kSteps % kKWarps == 0, "every K warp takes the same number of K steps");
   // The 64-row tiles multiply with wgmma (kernels/tma/wgmma.cuh): the warpgroup's four warps, 16 rows each, as
-  // mma.sync's fragments. Session 22, same call: 0.1-0.3 us faster alone at M <= 16 and 0.5-2 us at M = 32-64 on the
+  // mma.sync's fragments. Session 22, same call: 0.1-0.3 us faster alone at M <= 16 and 0.2-2.1 us at M = 32-64 on the
   // Kimi-K3 shapes, the step 8-38 us faster at M = 1-16 (docs/kernels.md "Session 22").
   constexpr bool kWgmma = kRows == 64 && kKWarps == 1;
 
