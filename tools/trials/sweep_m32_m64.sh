@@ -14,8 +14,8 @@ cli=build/gpu/skinnygemm
 timeout -k 5 120 build/gpu/tests/skinnygemm_gpu_tests --gtest_filter='GpuTma.*' > "$OUT/gtest-tma.log" 2>&1 ||
   echo "GpuTma FAILED or cut"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" "$OUT/gtest-tma.log" | head -10
-timeout -k 5 60 $cli bench --backend cuda --shapes \
-  2112x7168,1536x7168,3648x7168,6288x7168,7168x3584,7168x1536,2304x1536,7168x14336 --m 32,64 --config tma \
+timeout -k 5 90 $cli bench --backend cuda --shapes \
+  2112x7168,1536x7168,3648x7168,6288x7168,6016x7168,7168x3584,7168x1536,7168x768,2304x1536,7168x14336 --m 32,64 --config tma \
   --json "$OUT/bench-tma-m32-m64.json" > "$OUT/bench-tma-m32-m64.txt" 2>&1 || echo "first-cut bench cut or failed"
 python3 - "$OUT/bench-tma-m32-m64.json" <<'PY'
 import json, sys
@@ -26,9 +26,11 @@ for r in rows:
           r["chain_us"], min(r["cublaslt_us"], r["cublaslt_torch_us"])))
 PY
 echo "== first cut done after $(( $(date +%s) - start ))s"
-for run in 2112x7168:32:tma_m32_r64* 2112x7168:64:tma_m64_r64* 6288x7168:32:tma_m32_r64*; do
+for run in 6288x7168:32:tma_m32_r64* 7168x3584:32:tma_m32_r64* 6288x7168:64:tma_m64_r64* \
+    7168x3584:64:tma_m64_r64* 3648x7168:32:tma_m32_r64* 2112x7168:32:tma_m32_r64* 7168x1536:32:tma_m32_r64* \
+    2112x7168:64:tma_m64_r64*; do
   IFS=: read -r shape m glob <<< "$run"
-  left=$(( start + 235 - $(date +%s) ))
+  left=$(( start + ${SWEEP_SECONDS:-480} - $(date +%s) ))
   [ "$left" -gt 40 ] || { echo "no time for $run"; break; }
   timeout -k 5 $left $cli bench --backend cuda --shapes $shape --m $m --sweep "$glob" --samples 3 --replays 10 \
     --json "$OUT/sweep-$shape-m$m.json" > "$OUT/sweep-$shape-m$m.txt" 2>&1 || echo "$run cut or failed"
