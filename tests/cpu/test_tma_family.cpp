@@ -170,8 +170,10 @@ TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesLeadSplitWhereOnlyTwoFitStr
   EXPECT_EQ(tma::first_cut_config(Problem{2, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_u1");
   EXPECT_EQ(tma::first_cut_config(Problem{64, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m64_r64_b2_s3_c2_u1");
   EXPECT_EQ(tma::first_cut_config(Problem{64, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m64_r64_b1_s4_x8");
-  // 32 tokens in clusters of eight: four one-box stages, so that three CTAs fit an SM (session 23); of four: two boxes.
+  // 32 tokens in clusters of eight on nearly every two-per-SM slot (2112 x 7168: 264 CTAs): four one-box stages, so
+  // that three CTAs fit an SM (session 23); fewer CTAs (1536 x 7168: 192) and clusters of four keep two boxes.
   EXPECT_EQ(tma::first_cut_config(Problem{32, 2112, 7168, DType::BF16}, dev.sms).name(), "tma_m32_r64_b1_s4_x8");
+  EXPECT_EQ(tma::first_cut_config(Problem{32, 1536, 7168, DType::BF16}, dev.sms).name(), "tma_m32_r64_b2_s4_x8");
   EXPECT_EQ(tma::first_cut_config(Problem{32, 3648, 7168, DType::BF16}, dev.sms).name(), "tma_m32_r64_b2_s4_x4");
   // K = 128: one stage, no cluster can split it.
   EXPECT_EQ(tma::first_cut_config(Problem{4, 1536, 128, DType::BF16}, dev.sms).cluster, 0);

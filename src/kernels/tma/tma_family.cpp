@@ -99,12 +99,12 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
       c.stages = ctas > slots - sms / 4 || few_stages_doubled || big_ring ? 3 : 4;
       c.cluster = x;
-      // Clusters of eight at 32 tokens: a ring of four one-box stages (61 KB with the receive buffer) fits three CTAs
-      // per SM, so the next launch finds room beside a grid of two per SM. 2112 x 7168 at M = 32: 11.99 us against
-      // 16.90 for the two-box 3-stage ring (85 KB) and 16.18 for 4 stages (109 KB); cuBLASLt 12.42 (session 23,
-      // call 1, every 64-row config swept). Clusters of four keep two boxes: 3648 x 7168 ran 16.57 us with them and
-      // 20.68 with this ring (28 stages per CTA against 14).
-      if (c.tile_m == 32 && x == 8) c.boxes = 1, c.stages = 4;
+      // Clusters of eight at 32 tokens on (nearly) every two-per-SM slot: a ring of four one-box stages (61 KB with the
+      // receive buffer) fits three CTAs per SM, so the next launch finds room beside them. 2112 x 7168 (264 CTAs) at
+      // M = 32: 11.99-12.03 us against 16.90 for the two-box 3-stage ring (85 KB), cuBLASLt 12.42-12.71. With fewer
+      // CTAs the two-box 4-stage ring stays: 1536 x 7168 (192) 9.56-9.59 us against 10.87 with this one, 896 x 7168
+      // (112) 6.88 against 7.94 (session 23, calls 1-2; docs/kernels.md "Session 23").
+      if (c.tile_m == 32 && x == 8 && ctas > slots - sms / 4) c.boxes = 1, c.stages = 4;
       // Clusters of four on 64-row tiles that give a few more CTAs than SMs (up to 1.5 x) with 5 or more stages each
       // load some SMs with two CTAs' bytes and the rest with one. On the five held-out shapes in this band
       // (heuristic-sixth-516a0f1.json, heuristic-seventh-partial-0eaaa80.json) the 64-row lead split (2560 x 10240: six
