@@ -170,7 +170,7 @@ Command add_bench(CLI::App& app) {
   sub->add_option("--replays", args->replays, "graph replays (GPU) or calls (CPU) per sample")->capture_default_str();
   sub->add_flag("--no-baselines", args->no_baselines, "skip cuBLASLt and the stream-read limit (GPU)");
   sub->add_option("--sweep", args->sweep,
-                  "also time every listed config matching this glob (e.g. 'mma_m8_*'), without baselines");
+                  "also time every listed config matching this glob (e.g. 'tma_m8_r64_*'), without baselines");
   sub->add_option("--json", args->json, "write the results (shared schema) to FILE");
   sub->add_option("--csv", args->csv, "write the results as CSV to FILE");
   return {sub, [args] { return run_bench(*args); }};

@@ -98,7 +98,7 @@ def load_dump(path, pts):
 Param = collections.namedtuple("Param", "name start low high unit")  # start/low/high in units of `unit`
 
 
-def resident_ctas_per_sm(dev, threads, registers, smem):  # kernels/common/ring_cost.cpp
+def resident_ctas_per_sm(dev, threads, registers, smem):  # kernels/common/residency.cpp
     per_sm = min(dev["max_threads_per_sm"] // threads, dev["max_blocks_per_sm"])
     if registers > 0:
         per_sm = min(per_sm, dev["regs_per_sm"] // ((registers + 7) // 8 * 8 * threads))

@@ -1,14 +1,12 @@
 // Kernel configurations: one value type with a stable, human-readable name that round-trips.
 //
 // Names (every number is a parameter):
-//   mma_m16_w1x8_u4_sk2   tensor-core family (mma.sync m16n8k16, weights on the 16-row side):
-//                         m = token tile (max M per launch), w = warps along N x warps along K in a CTA,
-//                         u = 32-wide K chunks in flight per warp, sk = CTAs of a cluster splitting K
-//   bulk_m8_w1x4_u2_sk1   the same MMAs fed by a CTA-wide ring of bulk asynchronous copies (one instruction
-//                         per row and 256-wide K stage); u: the ring has 4 x u stages, all in flight before
-//                         the PDL wait; one row block per CTA; only w1x4 and w1x8 layouts
-//   reg_m8_w1x4_u4_sk1    the same MMAs with w and x in a per-lane register ring (u chunks deep)
-//   simt_m2_w1x8_u4_sk2   CUDA-core family for the smallest M, same work decomposition
+//   bulk_m8_w1x4_u2_sk1   mma.sync m16n8k16 (weights on the 16-row side) fed by a CTA-wide ring of bulk asynchronous
+//                         copies (one instruction per row and 256-wide K stage): m = token tile (max M per launch),
+//                         w = warps along N x warps along K in a CTA, u: the ring has 4 x u stages, all in flight
+//                         before the PDL wait, sk = CTAs of a cluster splitting K; one row block per CTA; only w1x4
+//                         and w1x8 layouts
+//   reg_m8_w1x4_u4_sk1    the same MMAs with w and x in a per-lane register ring (u = 32-wide K chunks in flight)
 //   tma_m8_r64_b2_s4_c2_u2  the TMA family (src/kernels/tma): r = weight rows per tile, b = 64-wide K boxes per
 //                         stage, s = ring stages (all requested before the PDL wait), c = CTAs per SM,
 //                         u = fewest (tile, stage) units per CTA of the stream-K split
@@ -39,7 +37,7 @@ namespace skinnygemm {
 
 // A family's position in the registry. The enumerators name the built-in families; a family registered after them
 // has no enumerator and is found by name (the registry's find_family), so adding one changes no public header.
-enum class Family { Mma, Bulk, Reg, Simt, Tma, Cublaslt, Cpu };
+enum class Family { Bulk, Reg, Tma, Cublaslt, Cpu };
 
 const char* family_name(Family family);
 
@@ -49,8 +47,7 @@ struct WarpLayout {
 };
 
 // Compile-time parameters (each (dtype, tile_m, unroll) is one kernel instance).
-constexpr int kMmaTileM[] = {8, 16, 32, 64};
-constexpr int kSimtTileM[] = {1, 2, 4};
+constexpr int kSkinnyTileM[] = {8, 16, 32, 64};  // the bulk and reg families' token tiles (n8 MMA tiles)
 constexpr int kUnroll[] = {2, 4};
 // x fragments ride in each lane's register ring (tile_m / 2 registers per chunk for mma): past
 // tile_m x unroll = 128 the instance spills (ptxas -v: m64_u4 needs 255+ registers), so it is not built.
@@ -89,11 +86,11 @@ bool operator==(const CublasltIdentity& a, const CublasltIdentity& b);
 
 struct Config {
   Family family = Family::Cpu;
-  int tile_m = 0;   // mma / simt: largest M this instance handles
-  int warps_n = 1;  // mma / simt
-  int warps_k = 1;  // mma / simt
-  int unroll = 0;   // mma / simt
-  int split_k = 1;  // mma / simt
+  int tile_m = 0;   // bulk / reg / tma: largest M this instance handles
+  int warps_n = 1;  // bulk / reg
+  int warps_k = 1;  // bulk / reg
+  int unroll = 0;   // bulk / reg
+  int split_k = 1;  // bulk / reg
   int algo = -1;    // cublaslt: heuristic index, -1 = default pick (or lt_identity), kCublasltTorch = cublaslt_torch
   int rows = 0;     // cpu: weight rows per inner block; tma: weight rows per tile
   int boxes = 0;    // tma: 64-wide K boxes per stage
@@ -108,7 +105,7 @@ struct Config {
   // Throws Error naming the part that is wrong ("unknown family 'foo'", "tile m 12 is not built ...").
   static Config parse(const std::string& name);
 
-  int threads() const { return 32 * warps_n * warps_k; }  // mma / simt CTA size
+  int threads() const { return 32 * warps_n * warps_k; }  // bulk / reg CTA size
   int rows_per_cta() const { return 16 * warps_n; }
 };
 

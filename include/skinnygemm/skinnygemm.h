@@ -2,7 +2,7 @@
 //
 //   skinnygemm::Problem p{/*m=*/4, /*n=*/1536, /*k=*/7168, skinnygemm::DType::BF16};
 //   skinnygemm::gemm(p, x, w, y);                  // selects, caches the choice, launches
-//   skinnygemm::Options o; o.stream = my_stream; o.config = "mma_m8_w1x8_u4_sk2";
+//   skinnygemm::Options o; o.stream = my_stream; o.config = "tma_m8_r64_b2_s4_x8";
 //   skinnygemm::gemm(p, x, w, y, o);               // on a stream, with a forced config
 #pragma once
 

@@ -2,7 +2,7 @@
 //
 // {"meta": {"gpu": "NVIDIA H200", "sms": 132, "cuda": "13.0", "cublaslt": "13.1.0", "library": "0.1.0",
 //           "alignment": 16},
-//  "entries": [{"dtype": "bf16", "n": 1536, "k": 7168, "m": 1, "config": "mma_m8_w1x8_u4_sk2",
+//  "entries": [{"dtype": "bf16", "n": 1536, "k": 7168, "m": 1, "config": "tma_m8_r64_b2_s4_x8",
 //               "us": 5.4, "cublaslt_us": 10.0},
 //              {"dtype": "bf16", "n": 1536, "k": 7168, "m": 32, "config": "heuristic", "us": 9.1, "cublaslt_us": 9.5},
 //              ...]}

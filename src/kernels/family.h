@@ -42,7 +42,7 @@ struct FamilyDevice {
   bool writes_segments;  // the epilogue can write per-segment outputs (the fused-kernel rung)
 };
 
-// Token tile, warp layout, unroll and split-K: the parameters of the skinny families (mma, bulk, reg, simt).
+// Token tile, warp layout, unroll and split-K: the parameters of the skinny families (bulk, reg).
 struct TiledTraits {
   const int* tiles;        // token tiles built
   std::size_t tile_count;
@@ -50,7 +50,7 @@ struct TiledTraits {
 };
 
 struct FamilyDescriptor {
-  const char* name;  // the config name's first part: "mma"
+  const char* name;  // the config name's first part: "bulk"
   bool gpu;          // runs on the CUDA backend (else the CPU backend)
   bool kernel;       // one of our kernels (the tuner measures it); false: the cuBLASLt baseline
   const TiledTraits* tiled;  // null for families without token tiles (cublaslt, cpu)

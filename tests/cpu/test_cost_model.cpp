@@ -64,7 +64,7 @@ TEST(HeuristicModel, ScoresTheStageRingUpToM4AndTheRegisterRingAtItsSmallestTile
   EXPECT_FALSE(heuristic_scores(Config::parse("reg_m16_w1x8_u2_sk1"), m5));
   EXPECT_TRUE(heuristic_scores(Config::parse("reg_m32_w2x4_u2_sk1"), m17));
   EXPECT_FALSE(heuristic_scores(Config::parse("reg_m32_w2x2_u2_sk1"), m17));
-  EXPECT_FALSE(heuristic_scores(Config::parse("mma_m8_w1x4_u2_sk1"), m4));
+  EXPECT_FALSE(heuristic_scores(Config::parse("tma_m8_r64_b2_s4_x8"), m4));  // the TMA family: structural pick
 }
 
 TEST(HeuristicModel, CublasltSlowsDownOnRowsThatAreNotSixteenByteAligned) {

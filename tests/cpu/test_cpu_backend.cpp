@@ -314,11 +314,11 @@ TEST(CpuBackendEdges, DegenerateProblemsReportAParsableConfig) {
 TEST(CpuBackendEdges, RejectsOtherFamiliesAndBadProblems) {
   Operands o = make(DType::BF16, 2, 16, 32, false, false, 3);
   try {
-    cpu::gemm(o.p, o.x.data(), o.w.data(), o.y.data(), Config::parse("mma_m16_w1x8_u4_sk2"));
-    FAIL() << "expected an Error for a mma config";
+    cpu::gemm(o.p, o.x.data(), o.w.data(), o.y.data(), Config::parse("reg_m16_w1x8_u4_sk2"));
+    FAIL() << "expected an Error for a reg config";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("mma_m16_w1x8_u4_sk2"));
-    EXPECT_THAT(e.what(), HasSubstr("family mma"));
+    EXPECT_THAT(e.what(), HasSubstr("reg_m16_w1x8_u4_sk2"));
+    EXPECT_THAT(e.what(), HasSubstr("family reg"));
   }
   Config bad = cpu_config(4);
   bad.rows = 3;

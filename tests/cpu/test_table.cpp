@@ -86,8 +86,8 @@ class TableFiles : public ::testing::Test {
   Table sample() const {
     Table t;
     t.meta = Table::meta_for(h200());
-    t.put(key(DType::FP16, 1536, 7168, 4), entry("mma_m8_w1x8_u4_sk2", 7.25, 11.5));
-    t.put(key(DType::BF16, 7168, 2048, 1), entry("simt_m1_w1x4_u2_sk1", 0.1 + 0.2));
+    t.put(key(DType::FP16, 1536, 7168, 4), entry("reg_m8_w1x8_u4_sk2", 7.25, 11.5));
+    t.put(key(DType::BF16, 7168, 2048, 1), entry("bulk_m8_w1x4_u2_sk1", 0.1 + 0.2));
     t.put(key(DType::BF16, 1536, 7168, 64), entry("cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0", 12.0, 12.0));
     t.put(key(DType::BF16, 1536, 7168, 1), entry("cpu_r4", 5.4));
     return t;
@@ -130,7 +130,7 @@ TEST_F(TableFiles, JsonHasOneEntryPerLineInKeyOrder) {
   // bf16 before fp16; within bf16, n then k then m.
   EXPECT_THAT(entry_lines[0], HasSubstr("\"cpu_r4\""));
   EXPECT_THAT(entry_lines[1], HasSubstr("\"cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0\""));
-  EXPECT_THAT(entry_lines[2], HasSubstr("\"simt_m1_w1x4_u2_sk1\""));
+  EXPECT_THAT(entry_lines[2], HasSubstr("\"bulk_m8_w1x4_u2_sk1\""));
   EXPECT_THAT(entry_lines[3], HasSubstr("\"fp16\""));
   EXPECT_THAT(text, HasSubstr("\"gpu\":\"NVIDIA H200\""));
 }

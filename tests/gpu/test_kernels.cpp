@@ -74,8 +74,8 @@ TEST(GpuKernels, RandomInputsAcrossThresholds) {
 
 TEST(GpuKernels, KimiShapesWithForcedDecompositions) {
   SKIP_WITHOUT_GPU();
-  const char* configs[] = {"", "mma_m64_w1x4_u2_sk8", "mma_m32_w4x1_u2_sk1", "mma_m32_w2x2_u2_sk2",
-                           "mma_m64_w1x4_u2_sk4", "mma_m8_w1x8_u4_sk1", "simt_m4_w2x4_u2_sk2",
+  const char* configs[] = {"", "reg_m64_w1x4_u2_sk8", "reg_m32_w4x1_u2_sk1", "reg_m32_w2x2_u2_sk2",
+                           "reg_m64_w1x4_u2_sk4", "reg_m8_w1x8_u4_sk1", "reg_m8_w2x4_u2_sk2",
                            "bulk_m8_w1x8_u2_sk4", "bulk_m16_w1x4_u2_sk2"};
   uint32_t seed = 500;
   for (int64_t n : {144, 2112})
@@ -100,7 +100,7 @@ TEST(GpuKernels, Fp16AndStridedRows) {
       p.ldy = 300 + 20;
       const HostOperands h = random_operands(p, ++seed);
       const int tile = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;  // a kernel, whatever selection prefers
-      for (const std::string family : {"mma", "bulk"}) {
+      for (const std::string family : {"reg", "bulk"}) {
         if (family == "bulk" && tile > 16) continue;  // the bulk ring's x rows need too much shared memory
         const GpuRun r = run_gpu(p, h, family + "_m" + std::to_string(tile) + "_w1x4_u2_sk2");
         ASSERT_TRUE(within_naive_bound(p, h, r.y, fp64(p, h), naive(p, h), r.choice.config.name()));
@@ -126,7 +126,7 @@ TEST(GpuKernels, MisalignedOperandsFallBackToCublasLt) {
 
 TEST(GpuKernels, SameInputsGiveSameBits) {
   SKIP_WITHOUT_GPU();
-  for (const char* c : {"mma_m8_w1x8_u4_sk8", "simt_m2_w1x4_u4_sk4", "mma_m64_w1x4_u2_sk2", "bulk_m8_w1x8_u2_sk4"}) {
+  for (const char* c : {"reg_m8_w1x8_u4_sk8", "reg_m16_w1x4_u4_sk4", "reg_m64_w1x4_u2_sk2", "bulk_m8_w1x8_u2_sk4"}) {
     const Problem p{2, 1536, 7168, DType::BF16};
     const HostOperands h = random_operands(p, 5);
     EXPECT_TRUE(bitwise_equal(p, run_gpu(p, h, c).y.data(), run_gpu(p, h, c).y.data())) << c;

@@ -5,7 +5,7 @@
 namespace skinnygemm::cuda {
 
 struct BulkKernels {
-  static constexpr const int (&kTiles)[std::size(kMmaTileM)] = kMmaTileM;
+  static constexpr const int (&kTiles)[std::size(kSkinnyTileM)] = kSkinnyTileM;
   template <typename T, int kTile, int kUnroll>
   static SkinnyKernel get() { return &skinny_bulk_kernel<T, kTile, kUnroll, bulk_leader_reduce(kTile)>; }
 };

@@ -5,7 +5,7 @@
 #include <iterator>
 
 #include "kernels/bulk/tiling.h"
-#include "kernels/common/ring_cost.h"
+#include "kernels/common/residency.h"
 #include "kernels/common/tiled.h"
 
 namespace skinnygemm {
@@ -18,7 +18,7 @@ extern const FamilyDevice bulk_device;  // kernels/bulk/device.cu
 
 namespace {
 
-constexpr TiledTraits kTraits{kMmaTileM, std::size(kMmaTileM), kBulkChunkK};
+constexpr TiledTraits kTraits{kSkinnyTileM, std::size(kSkinnyTileM), kBulkChunkK};
 
 // The stage ring stops at M = 4 as in the shipped table (scripts/tune-table): a register ring launched behind a
 // stage ring runs at half speed (docs/kernels.md, "Session 4").

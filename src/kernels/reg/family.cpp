@@ -4,7 +4,7 @@
 #include <iterator>
 #include <utility>
 
-#include "kernels/common/ring_cost.h"
+#include "kernels/common/residency.h"
 #include "kernels/common/tiled.h"
 #include "kernels/common/tiling.h"
 
@@ -18,7 +18,7 @@ extern const FamilyDevice reg_device;  // kernels/reg/device.cu
 
 namespace {
 
-constexpr TiledTraits kTraits{kMmaTileM, std::size(kMmaTileM), kChunkK};
+constexpr TiledTraits kTraits{kSkinnyTileM, std::size(kSkinnyTileM), kChunkK};
 
 // Constants of the session-5 model, fitted by scripts/heuristic_cv.py --constants (bounded least squares on log
 // time) to every candidate of the tuning runs in docs/benchmarks/h200/tune/ (701 points at M = 1..64, 28306

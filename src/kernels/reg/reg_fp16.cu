@@ -5,7 +5,7 @@
 namespace skinnygemm::cuda {
 
 struct RegKernels {
-  static constexpr const int (&kTiles)[std::size(kMmaTileM)] = kMmaTileM;
+  static constexpr const int (&kTiles)[std::size(kSkinnyTileM)] = kSkinnyTileM;
   template <typename T, int kTile, int kUnroll>
   static SkinnyKernel get() { return &skinny_reg_kernel<T, kTile, kUnroll>; }
 };
