@@ -252,10 +252,17 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   constexpr unsigned kWBytes = kBoxes * kWBox, kXBytes = kBoxes * kXBox;
   static_assert(kWarpRows % 16 == 0 && kTileM % 8 == 0 && kTileM <= 64, "rows: 16, 32, 64 or 128; token tile 8..64");
   static_assert(kSteps % kKWarps == 0, "every K warp takes the same number of K steps");
-  // The 64-row tiles multiply with wgmma (kernels/tma/wgmma.cuh): the warpgroup's four warps, 16 rows each, as
-  // mma.sync's fragments. Session 22, same call: 0.1-0.3 us faster alone at M <= 16 and 0.2-2.1 us at M = 32-64 on the
-  // Kimi-K3 shapes, the step 8-38 us faster at M = 1-16 (docs/kernels.md "Session 22").
-  constexpr bool kWgmma = kRows == 64 && kKWarps == 1;
+  // The 64- and 128-row tiles multiply with wgmma (kernels/tma/wgmma.cuh): per 64 rows of the tile (acc[mt]) the
+  // warpgroup's four warps hold 16 rows each, as mma.sync's fragments. Session 22, same call: 0.1-0.3 us faster alone at
+  // M <= 16 and 0.2-2.1 us at M = 32-64 on the Kimi-K3 shapes, the step 8-38 us faster at M = 1-16 (docs/kernels.md
+  // "Session 22"). 128-row tiles (half the x per weight byte) since session 23: with mma.sync each warp read the whole
+  // x tile per K step, 30.06 / 40.74 us on 6288 x 7168 at M = 32 / 64 against 26.21 / 30.90 for 64-row tiles.
+  constexpr bool kWgmma = (kRows == 64 || kRows == 128) && kKWarps == 1;
+  // An accumulator's row within the tile: wgmma puts 64-row block mt's rows 16 w + g4 (+ 8) in warp w; mma.sync gives
+  // warp w rows [w kWarpRows, (w + 1) kWarpRows) in 16-row MMA tiles. The same for 64-row tiles (kMt = 1).
+  auto row_in_tile = [](int warp_row, int mt, int g4, int e) {
+    return (kWgmma ? mt * 64 + warp_row * 16 : warp_row * kWarpRows + mt * 16) + g4 + (e >> 1) * 8;
+  };
 
   extern __shared__ char smem_raw[];
   char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -466,7 +473,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       for (int j = 0; j < kNt; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int rloc = warp_row * kWarpRows + mt * 16 + g4 + (e >> 1) * 8, token = j * 8 + 2 * t4 + (e & 1);
+          const int rloc = row_in_tile(warp_row, mt, g4, e), token = j * 8 + 2 * t4 + (e & 1);
           if (warp_k == 0 && token < p.m) f(token, rloc, acc[mt][j][e]);
         }
   };
@@ -542,11 +549,15 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
 #pragma unroll
       for (int kb = 0; kb < kSteps; ++kb) {  // K steps of 16: 32 bytes along the box's 128-byte rows
         const uint32_t box = kb / (kStageK / 16), kk = kb % (kStageK / 16);
-        wgmma_k16<T, kNt>(acc[0], wgmma_desc(wb + box * kWBox + kk * 32), wgmma_desc(xb + box * kXBox + kk * 32));
+#pragma unroll
+        for (int mt = 0; mt < kMt; ++mt)  // 64 rows of 128 bytes: 8 KB on, the same 1024-byte swizzle phase
+          wgmma_k16<T, kNt>(acc[mt], wgmma_desc(wb + box * kWBox + mt * 64 * kStageBytes + kk * 32),
+                            wgmma_desc(xb + box * kXBox + kk * 32));
       }
       wgmma_commit();
       wgmma_wait_all();
-      wgmma_fence_operands(acc[0]);
+#pragma unroll
+      for (int mt = 0; mt < kMt; ++mt) wgmma_fence_operands(acc[mt]);
     } else {
 #pragma unroll
     for (int kq = 0; kq < kSteps / kKWarps; ++kq) {
