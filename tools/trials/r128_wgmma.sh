@@ -17,7 +17,7 @@ timeout -k 5 150 build/gpu/tests/skinnygemm_gpu_tests --gtest_filter='GpuTma.*' 
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" "$OUT/gtest-tma.log" | head -10
 for run in 6288x7168:32 6288x7168:64 7168x3584:32 7168x3584:64; do
   IFS=: read -r shape m <<< "$run"
-  timeout -k 5 60 $cli bench --backend cuda --shapes $shape --m $m --sweep "tma_m${m}_r128*,tma_m${m}_r64*" --samples 3 \
+  timeout -k 5 60 $cli bench --backend cuda --shapes $shape --m $m --sweep "tma_m${m}_r[16][24]*" --samples 3 \
     --replays 10 --json "$OUT/sweep-$shape-m$m.json" > /dev/null 2>&1 || echo "$run cut or failed"
   python3 - "$OUT/sweep-$shape-m$m.json" <<'PY'
 import json, sys
