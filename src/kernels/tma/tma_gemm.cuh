@@ -9,7 +9,7 @@
 //   - one producer warp issues one 2D TMA copy per stage (R weight rows x 64 K, 128-byte swizzle) into a ring
 //     of S slots, every slot before griddepcontrol.wait, and the stage's x tile (tile_m tokens x 64 K, zero
 //     filled past M and K by the copy engine) after it;
-//   - four consumer warps multiply the slot: one warpgroup's wgmma on 64-row tiles (both operands read from the
+//   - four consumer warps multiply the slot: one warpgroup's wgmma on 64- and 128-row tiles (both operands read from the
 //     swizzled slot by the tensor cores, kernels/tma/wgmma.cuh), elsewhere ldmatrix and mma.sync m16n8k16 with the
 //     weights as the 16-row operand (rows on the MMA's M side, tokens on its N side), FP32 accumulators in
 //     registers; tiles of 64 and 128 rows split the rows over the warps, tiles of 16 and 32 rows also split each
@@ -255,8 +255,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   // The 64- and 128-row tiles multiply with wgmma (kernels/tma/wgmma.cuh): per 64 rows of the tile (acc[mt]) the
   // warpgroup's four warps hold 16 rows each, as mma.sync's fragments. Session 22, same call: 0.1-0.3 us faster alone at
   // M <= 16 and 0.2-2.1 us at M = 32-64 on the Kimi-K3 shapes, the step 8-38 us faster at M = 1-16 (docs/kernels.md
-  // "Session 22"). 128-row tiles (half the x per weight byte) since session 23: with mma.sync each warp read the whole
-  // x tile per K step, 30.06 / 40.74 us on 6288 x 7168 at M = 32 / 64 against 26.21 / 30.90 for 64-row tiles.
+  // "Session 22"). 128-row tiles since session 23 (two wgmma per K step): 0.6-2.5 us faster than mma.sync, whose four
+  // warps each read the whole x tile per K step, and still 15-40% behind 64-row tiles at 32 / 64 tokens (6288 x 7168:
+  // 29.44 / 38.20 us against 25.66 / 30.84; docs/kernels.md "Session 23", part 4).
   constexpr bool kWgmma = (kRows == 64 || kRows == 128) && kKWarps == 1;
   // An accumulator's row within the tile: wgmma puts 64-row block mt's rows 16 w + g4 (+ 8) in warp w; mma.sync gives
   // warp w rows [w kWarpRows, (w + 1) kWarpRows) in 16-row MMA tiles. The same for 64-row tiles (kMt = 1).
