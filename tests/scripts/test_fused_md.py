@@ -14,9 +14,9 @@ import tempfile
 
 def row(name, segments, n, m, us, separate_us, gpu=True):
     r = {"kind": "fused", "name": name, "dtype": "bf16", "n": n, "k": 7168, "m": m, "rung": "fused kernel",
-         "reason": "synthetic", "configs": ["mma_synthetic"], "us": us, "spread": 0.01, "separate_us": separate_us,
+         "reason": "synthetic", "configs": ["tma_synthetic"], "us": us, "spread": 0.01, "separate_us": separate_us,
          "ratio": round(us / separate_us, 4), "contiguous_us": us - 0.5, "check_ratio": 0.1, "checked": 100,
-         "segments": [{"name": s, "n": sn, "us": separate_us / 2, "config": "mma_synthetic"} for s, sn in segments]}
+         "segments": [{"name": s, "n": sn, "us": separate_us / 2, "config": "tma_synthetic"} for s, sn in segments]}
     if gpu:
         r.update({"stream_read_us": us * 0.9, "efficiency": 0.9, "cublaslt_us": us * 1.3, "cublaslt_best_us": us * 1.2})
     return r

@@ -1,6 +1,6 @@
 // Stage-prefetch probe (docs/kernels.md, "What limits the kernels"): can a GEMM hide the PDL wait by landing
 // most of its weights in shared memory *before* griddepcontrol.wait? The register ring holds only kU chunks per
-// warp when it must wait for x (gemm_structure.cu: 1.5-2 us lost per call); shared memory holds ~100 KB per SM
+// warp when it must wait for x (gemm_structure.cu, deleted in fa961c6: 1.5-2 us lost per call); shared memory holds ~100 KB per SM
 // per kernel while leaving room for the next kernel's CTAs, i.e. ~13 MB in flight across the GPU.
 //
 // Kernel (M = 1, BF16, timing and a correctness check): a CTA owns 16 weight rows and a K slice (grid.x CTAs

@@ -1,4 +1,4 @@
-// The swapped-operand tensor-core step the mma, bulk and reg families share: mma.sync m16n8k16 (FP32
+// The swapped-operand tensor-core step the bulk and reg families share: mma.sync m16n8k16 (FP32
 // accumulation) with weights as the 16-row A operand and tokens as the 8-wide B operand, so M = 1..64 costs
 // 1..8 MMAs per 16x16 weight block, and the store of a warp's accumulators into the CTA's FP32 partials.
 // NOTE: no shared memory or ldmatrix for w. Each lane loads 16 contiguous bytes of two weight rows and

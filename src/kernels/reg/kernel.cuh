@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(256) skinny_reg_kernel(const SkinnyParams p) {
       }
     }
     // NOTE: the next kernel is let in only once this CTA's weights have all arrived, not at the start:
-    // measured on the H200 (tools/probes/gemm_structure.cu, docs/kernels.md), an early trigger lets its CTAs
+    // measured on the H200 (tools/probes/gemm_structure.cu, deleted with the mma family in fa961c6; docs/kernels.md), an early trigger lets its CTAs
     // take SM slots and bandwidth for a prefetch they cannot use before this grid ends; 3648x7168 M=1
     // u4 w1x8: 19.4 -> 16.0 us, 1536x7168 split 4: 7.34 -> 7.18 us.
     if (blk == place.blocks - 1) pdl_launch_dependents();

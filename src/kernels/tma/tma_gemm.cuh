@@ -231,7 +231,8 @@ __device__ __forceinline__ long long first_unit(int g, long long units, int ctas
 
 // Register caps: 128 per thread (3 CTAs of 160 threads per SM: ours, and room for the next kernel's) for token
 // tiles 8 and 16, and for 32 and 64 on 64-row tiles, which fit since wgmma (124 / 128 registers, no spills, ptxas -v);
-// 204 (2 CTAs) for the other tiles of 32 and 64 tokens, whose accumulators and reduction spilled under 128. With 2
+// 204 (2 CTAs) for the other tiles of 32 and 64 tokens, whose accumulators and reduction spilled under 128 (measured
+// under mma.sync; the 128-row tiles' wgmma, session 23, still uses 168 and spills at 64 tokens). With 2
 // CTAs per SM a grid of two per SM leaves the next kernel no room and a chain of them cannot overlap: the 64-row
 // tiles' first cuts at M = 64 ran 0.3-10.3 us faster with room for a third (2112 x 7168 25.16 -> 14.86 us on a
 // 69 KB ring; docs/kernels.md "Session 22", part 4).
@@ -259,11 +260,10 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   // warps each read the whole x tile per K step, and still 15-40% behind 64-row tiles at 32 / 64 tokens (6288 x 7168:
   // 29.44 / 38.20 us against 25.66 / 30.84; docs/kernels.md "Session 23", part 4).
   constexpr bool kWgmma = (kRows == 64 || kRows == 128) && kKWarps == 1;
-  // An accumulator's row within the tile: wgmma puts 64-row block mt's rows 16 w + g4 (+ 8) in warp w; mma.sync gives
-  // warp w rows [w kWarpRows, (w + 1) kWarpRows) in 16-row MMA tiles. The same for 64-row tiles (kMt = 1).
-  auto row_in_tile = [](int warp_row, int mt, int g4, int e) {
-    return (kWgmma ? mt * 64 + warp_row * 16 : warp_row * kWarpRows + mt * 16) + g4 + (e >> 1) * 8;
-  };
+  static_assert(kWgmma || kMt == 1, "the ldmatrix / mma.sync path (16- and 32-row tiles) gives each warp one 16-row tile");
+  // An accumulator's row within the tile: 64-row block mt's rows 16 w + g4 (+ 8) sit in warp w (wgmma's layout; mma.sync
+  // gives warp_row w the same rows of its single 16-row tile, kMt = 1).
+  auto row_in_tile = [](int warp_row, int mt, int g4, int e) { return mt * 64 + warp_row * 16 + g4 + (e >> 1) * 8; };
 
   extern __shared__ char smem_raw[];
   char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -577,13 +577,10 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
           b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
         }
       }
+      uint32_t a[4];
+      ldmatrix_x4(a, swizzled(wb, warp_row * 16 + (q & 1) * 8 + r8, 2 * kk + (q >> 1)));
 #pragma unroll
-      for (int mt = 0; mt < kMt; ++mt) {
-        uint32_t a[4];
-        ldmatrix_x4(a, swizzled(wb, warp_row * kWarpRows + mt * 16 + (q & 1) * 8 + r8, 2 * kk + (q >> 1)));
-#pragma unroll
-        for (int j = 0; j < kNt; ++j) mma<T>(acc[mt][j], a, b[j][0], b[j][1]);
-      }
+      for (int j = 0; j < kNt; ++j) mma<T>(acc[0][j], a, b[j][0], b[j][1]);
     }
     }
     __syncwarp();
@@ -666,9 +663,10 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
         // g4 + 8, two tokens each) so that each holds four consecutive tokens of one row. One 4-byte store per output
         // (8 per thread at M = 16) had the clusters' drain grow 1.15 -> 2.19 us from M = 1 to 16 (session 19); 16-byte
         // stores: 0.25-0.5 us faster alone at M = 8-16 on the clustered Kimi-K3 shapes (session 22, call 2). The
-        // 128-row tiles keep [source rank][token][row] and 4-byte stores (their 16-token instances spilled with this).
+        // 128-row tiles keep [source rank][token][row] and 4-byte stores (their 16-token instances spilled with this
+        // under mma.sync, session 22; not re-checked since they moved to wgmma).
         const bool even = (t4 & 1) == 0;
-        const int rloc = warp_row * kWarpRows + g4 + (even ? 0 : 8);
+        const int rloc = row_in_tile(warp_row, 0, g4, even ? 0 : 2);
         if (warp_k == 0) {  // with K warps (16- and 32-row tiles), warp_k 0 holds the sums (sum_k_warps)
 #pragma unroll
           for (int j = 0; j < kNt; ++j) {

@@ -1,11 +1,11 @@
-// wgmma for the TMA family (sm_90a): the warpgroup of the four consumer warps multiplies a stage's 64-row weight tile
-// (the 64-row A operand) by its x tile (the N = token tile operand), both read by the tensor cores straight from the
+// wgmma for the TMA family (sm_90a): the warpgroup of the four consumer warps multiplies a stage's 64-row weight tile,
+// or each 64-row half of a 128-row one (the 64-row A operand; session 23), by its x tile (the N = token tile operand), both read by the tensor cores straight from the
 // swizzled slots the copy engine wrote. mma.sync had every warp ldmatrix the whole x tile per K step: at 64 tokens
 // the four warps read 4x the stage's x bytes from shared memory, as many as its weights (docs/kernels.md "Session 6",
 // the MMAs adding 3.5-8 us at M = 64). Measured against it in one call (session 22): 0.1-0.3 us faster at M <= 16 and
 // 0.2-2.1 us at M = 32-64 on the Kimi-K3 shapes alone. The accumulators land in mma.sync's fragment layout (warp w
-// holds rows 16 w + g4 and + 8, tokens 8 j + 2 t4 and + 1 in d[j][0..3]), so everything after the main loop is
-// unchanged.
+// holds rows 16 w + g4 and + 8, tokens 8 j + 2 t4 and + 1 in d[j][0..3]), so the epilogues read them as before;
+// tma_gemm.cuh's row_in_tile adds 64 for a 128-row tile's second half.
 #pragma once
 
 #include <cuda_bf16.h>
