@@ -117,11 +117,6 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # C3 lost (session 21, call 7, two rounds): +48 to +69 us at M = 1-16; C5 within +0 to +12 (noise). 4 stages stay.
 }
 
-# Session 23: the family at 32 and 64 tokens in the step. The shipped table names cuBLASLt at M = 17..64 on every
-# Kimi-K3 shape (measured before the 64-row tiles fitted three CTAs per SM); REPLACE swaps those entries at the given M
-# for the configs named (the table rejects duplicates). Filled from tools/trials/sweep_m32_m64.sh's sweeps.
-REPLACE = {}  # name: [((N, K), M, config)]
-
 def main():
     out = sys.argv[1]
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -138,12 +133,6 @@ def main():
         for (n, k), ms, c in items:
             for m in ms:
                 t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0, "cublaslt_us": 1.0})
-        save(out, name, t)
-    for name, items in REPLACE.items():
-        t = copy.deepcopy(base)
-        for (n, k), m, c in items:
-            t["entries"] = [e for e in t["entries"] if (e["dtype"], e["n"], e["k"], e["m"]) != ("bf16", n, k, m)]
-            t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0, "cublaslt_us": 1.0})
         save(out, name, t)
 
 def save(out, name, table):

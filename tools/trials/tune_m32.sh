@@ -9,22 +9,12 @@
 # 4. the step at M = 32 through the shipped table (s0) and the tuned one (t32), alternately, two rounds;
 # 5. the 128-row configs at 32 and 64 tokens on 6288 x 7168 (x read half as often per weight byte), for the record.
 set -uo pipefail
-: "${OUT:?set OUT to the folder whose files come back}"
-start=$(date +%s)
-OUT2=$(mktemp -d); OUT="$OUT2" scripts/gpu-check build > /dev/null || { echo build failed; tail -30 "$OUT2/build.log"; exit 1; }
-echo "built after $(( $(date +%s) - start ))s"
-cli=build/gpu/skinnygemm
+source tools/trials/trial_lib.sh
+trial_build
 timeout -k 5 60 $cli bench --backend cuda --shapes 2112x7168,1536x7168,896x7168,3584x7168 --m 32 --config tma \
   --json "$OUT/bench-first-cut-m32.json" > "$OUT/bench-first-cut-m32.txt" 2>&1 || echo "first-cut bench cut or failed"
-python3 - "$OUT/bench-first-cut-m32.json" <<'PY'
-import json, sys
-try: rows = json.load(open(sys.argv[1]))["rows"]
-except Exception as e: print("no json", e); sys.exit(0)
-for r in rows:
-    print("first cut %5dx%-5d m=%2d %-24s %6.2f  chain %6.2f  cuBLASLt %6.2f / torch %6.2f" % (r["n"], r["k"], r["m"],
-          r["config"], r["us"], r["chain_us"], r["cublaslt_us"], r["cublaslt_torch_us"]))
-PY
-echo "== tune after $(( $(date +%s) - start ))s"
+tools/trials/bench_rows.py "$OUT/bench-first-cut-m32.json"
+echo "== tune after $(trial_elapsed)"
 data=build/t32-data
 rm -rf "$data" && mkdir -p "$data/tables" && cp -r models policies "$data/" && cp tables/nvidia-h200.json "$data/tables/"
 timeout -k 5 300 $cli tune --backend cuda --shapes 2112x7168,1536x7168,3648x7168,896x7168,3584x7168,2304x1536 \
@@ -36,12 +26,12 @@ import json, sys
 from collections import defaultdict
 picks = defaultdict(list)
 for e in json.load(open(sys.argv[1]))["entries"]:
-    if 17 <= e["m"] <= 32 and e["k"] in (7168, 1536) and (e["n"], e["k"]) in {(2112, 7168), (1536, 7168), (3648, 7168),
-                                                                           (896, 7168), (3584, 7168), (2304, 1536)}:
+    if 17 <= e["m"] <= 32 and (e["n"], e["k"]) in {(2112, 7168), (1536, 7168), (3648, 7168), (896, 7168), (3584, 7168),
+                                                    (2304, 1536)}:
         picks[(e["n"], e["k"])].append("%d:%s:%.2f/%.2f" % (e["m"], e["config"].replace("tma_m32_r64_", "") if e["config"].startswith("tma") else e["config"][:12], e["us"], e["cublaslt_us"]))
 for nk, v in picks.items(): print(nk, " ".join(v))
 PY
-echo "== step after $(( $(date +%s) - start ))s"
+echo "== step after $(trial_elapsed)"
 for round in 1 2; do
   for t in s0 t32; do
     d=.; [ "$t" = t32 ] && d="$data"
@@ -50,16 +40,10 @@ for round in 1 2; do
     echo "$t round $round: $(grep -E '^ *(skinny|skinny_fused) +[0-9]' "$OUT/step-$t-$round.txt" | awk '{printf "%s %s ", $1, $5}')"
   done
 done
-echo "== 128-row sweep after $(( $(date +%s) - start ))s"
+echo "== 128-row sweep after $(trial_elapsed)"
 for m in 32 64; do
   timeout -k 5 60 $cli bench --backend cuda --shapes 6288x7168 --m $m --sweep "tma_m${m}_r128*" --samples 3 --replays 10 \
     --json "$OUT/sweep-r128-m$m.json" > "$OUT/sweep-r128-m$m.txt" 2>&1 || echo "r128 sweep m=$m cut or failed"
-  python3 - "$OUT/sweep-r128-m$m.json" <<'PY'
-import json, sys
-try: rows = json.load(open(sys.argv[1]))["rows"]
-except Exception as e: print("no json", e); sys.exit(0)
-sw = sorted((r for r in rows if not r.get("cublaslt_us")), key=lambda r: r["us"])
-print(len(sw), "swept; best 5:", " ".join("%s=%.2f" % (r["config"], r["us"]) for r in sw[:5]))
-PY
+  tools/trials/bench_rows.py "$OUT/sweep-r128-m$m.json" --best 5
 done
-echo "== done after $(( $(date +%s) - start ))s"
+echo "== done after $(trial_elapsed)"
