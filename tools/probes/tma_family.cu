@@ -464,7 +464,28 @@ int main(int argc, char** argv) {
     for (int m : ms) {
       double best = 1e9;
       std::string best_name;
+      // PROBE_CONFIGS (comma-separated names): only these configs, each with its two ablations (session 24).
+      const char* only = std::getenv("PROBE_CONFIGS");
+      auto picked = [&](const Cfg& c) {
+        return !only || (std::string(",") + only + ",").find("," + c.name() + ",") != std::string::npos;
+      };
       for (const Cfg& c : configs_for(m)) {
+        if (!picked(c)) continue;
+        if (only) {
+          double t3[3];
+          for (int a = 0; a <= 2; ++a) {
+            g_ablate = a;
+            std::vector<Launch> ls;
+            for (int i = 0; i < copies; ++i)
+              for (int j = 0; j < 2; ++j) ls.push_back(plan(c, x[j], ws[i], y[j], m, sh.n, sh.k));
+            g_ablate = 0;
+            t3[a] = time_launches(s, [&](int i) { run(ls[(i % copies) * 2 + (i & 1)], s); });
+          }
+          std::printf("%-12s %3d | %8.2f %8.2f %8.2f %8.2f %8.2f | %s\n", sh.name, m, t3[0], t3[1], t3[2], chain_us,
+                      stream_us, c.name().c_str());
+          std::fflush(stdout);
+          continue;
+        }
         std::vector<Launch> ls;
         for (int i = 0; i < copies; ++i)
           for (int j = 0; j < 2; ++j) ls.push_back(plan(c, x[j], ws[i], y[j], m, sh.n, sh.k));
@@ -481,6 +502,7 @@ int main(int argc, char** argv) {
         }
         if (t < best) best = t, best_name = c.name();
       }
+      if (only) continue;
       // The ingredients of the best config: without the split reduction, and the ring alone.
       const Cfg* bc = nullptr;
       for (const Cfg& c : configs_for(m)) if (c.name() == best_name) bc = &c;
