@@ -115,6 +115,10 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     "C3": ([((3648, 7168), "tma_m8_r64_b2_s3_x4")], 16),
     "C5": ([((3648, 7168), "tma_m8_r64_b2_s5_x4")], 16),
     # C3 lost (session 21, call 7, two rounds): +48 to +69 us at M = 1-16; C5 within +0 to +12 (noise). 4 stages stay.
+    # Session 24: stream-K with the polled owner gather (no released counter at a tile end) ran 6288 x 7168 alone in
+    # ~22 us against the lead split's 24.9 (tools/probes/tma_family.cu: 24.31 whole with the counter, 22.03 without any
+    # split reduction). K2: stream-K over two CTAs per SM on the fused step's two largest lead-split shapes, M = 1..16.
+    "K2": ([((n, k), "tma_m8_r64_b2_s4_c2_u1") for n, k in [(6288, 7168), (6016, 7168)]], 16),
 }
 
 def main():

@@ -75,7 +75,8 @@ std::vector<Config> tma_listed(Family id) {
           cfg.family = id;
           cfg.tile_m = tile, cfg.rows = rows, cfg.boxes = boxes, cfg.stages = stages;
           const bool wide = rows >= 64, odd = stages == 5 || stages == 7;  // odd stage counts: the lead split only
-          if (wide && stages <= 8 && !odd && in_range(tma_ring_bytes(rows, tile, stages, boxes)))
+          // Stream-K (cluster 0) with the others' sums of its owned tile (tma_shape.h): up to 113 KB, still two per SM.
+          if (wide && stages <= 8 && !odd && in_range(tma_ring_bytes(rows, tile, stages, boxes, 0), 113 * 1024))
             for (int c : kTmaCtasPerSm)
               for (int u : kTmaMinUnits) {
                 cfg.ctas_per_sm = c, cfg.min_units = u;

@@ -302,6 +302,27 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
     u0 = first_unit(g, p.units, ctas), u1 = first_unit(g + 1, p.units, ctas);
   }
   const int count = static_cast<int>(u1 - u0);
+  // The CTAs whose partials this CTA adds to its last tile, itself included (0: none), and the workspace slot of the
+  // first other one (part j at gather_base + j - 1). The lead split: part 0 of each tile gathers its other parts.
+  // Stream-K at token tiles <= 16 with whole-stage warps (handoff 1): the CTA whose range holds a tile's first stage
+  // owns the tile; where its range ends inside that tile it gathers the CTAs after it, each of which published its
+  // share of the tile (the first segment of its range) as polled words in its own slot (g) and went on without
+  // waiting. Session 24's probe (tools/probes/tma_family.cu, ring alone / without the split reduction / whole): the
+  // released counter at every tile end cost stream-K 2.2-2.7 us on 7168 x 14336 and 20480 x 7168, 2.3 on 6288 x 7168
+  // and 2.4 on 2112 x 7168 at M = 1, 3.9 at M = 16 (the consumers wait for an L2 round trip per tile end, the ring full).
+  // Built for whole-stage warps (the K warps' reduce buffer sits where the gathered sums go) at the token tiles of the
+  // polled handoff (<= 16; in the 32-token 128-row instance it added spills, ptxas -v).
+  constexpr bool kPolledStreamK = kKWarps == 1 && kTileM <= 16;
+  int gather_parts = 0;
+  long long gather_base = 0;
+  if (p.parts > 1) {
+    if (part == 0) gather_parts = p.parts, gather_base = lead_slot(1);
+  } else if (kPolledStreamK && p.handoff == 1 && p.cluster == 1 && u1 % p.k_stages != 0 &&
+             (u1 - 1) / p.k_stages * p.k_stages >= u0) {
+    const long long tail_u0 = (u1 - 1) / p.k_stages * p.k_stages;  // the last tile's first stage is ours
+    gather_parts = owner_cta(tail_u0 + p.k_stages - 1, p.units, ctas) - g + 1;
+    gather_base = g + 1;
+  }
   // Lead split: the other parts' sums [token][row] (tokens < M), added by the producer warp in part order.
   float* others_sum = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
   uint64_t* others_ready = empty + kMaxStages + 1;  // after last_flag
@@ -377,7 +398,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       }
     }
     if (cluster) cluster_wait();  // pairs with the arrival at the start
-    if (p.parts > 1 && part == 0 && kAblate == 0) {
+    if (gather_parts > 1 && kAblate == 0) {
       // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
       // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
       // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
@@ -396,15 +417,16 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       float4* sums = reinterpret_cast<float4*>(others_sum);
       const float* base = p.handoff == 0 ? p.partials : p.lead_partials;
       constexpr int kBatch = 8;
-      for (int j = 1, q = 0; per_lane > 0 && j < p.parts;) {
+      for (int j = 1, q = 0; per_lane > 0 && j < gather_parts;) {
         float4 v[kBatch];
         const float4* src[kBatch];
         int jq[kBatch];  // part << 16 | q of each load; 0: none
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
-          jq[b] = j < p.parts ? (j << 16) | q : 0;
-          src[b] = reinterpret_cast<const float4*>(base + lead_slot(j < p.parts ? j : 1) * kTileFloats) + lane + 32 * q;
-          if (j < p.parts && ++q == per_lane) q = 0, ++j;
+          jq[b] = j < gather_parts ? (j << 16) | q : 0;
+          src[b] = reinterpret_cast<const float4*>(base + (gather_base + (j < gather_parts ? j : 1) - 1) * kTileFloats) +
+                   lane + 32 * q;
+          if (j < gather_parts && ++q == per_lane) q = 0, ++j;
         }
         if (p.handoff == 0) {
 #pragma unroll
@@ -714,6 +736,18 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       } else {
         for_each_output([&](int token, int rloc, float v) {
           if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
+        });
+      }
+    } else if (kPolledStreamK && p.handoff == 1) {
+      if (seg_first_stage != 0) {
+        // Another CTA owns the tile (its range holds the first stage): our share as polled words in slot g, and on.
+        float* mine = p.lead_partials + static_cast<long long>(g) * kRows * kTileM;
+        for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
+      } else {  // our last tile, from its first stage: the others' shares, gathered in CTA order by the producer warp
+        mbar_wait(others_ready, 0);
+        for_each_output([&](int token, int rloc, float v) {
+          const int row = tile * kRows + rloc;
+          if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
         });
       }
     } else {

@@ -1,4 +1,5 @@
 // Launch of the TMA family: the stream-K grid, the tensor maps of x and w, and the split reduction's workspace.
+#include <cstdlib>
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -191,8 +192,10 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // epilogue (two 16-byte stores per thread) they are 24 us faster than the counter (session 19: the parts' drain
   // 1.38 -> 0.45 us).
   params.handoff = c.tile_m <= 16 ? 1 : 0;
+  // Session 24 trial knob (not to land): stream-K's released counter instead of the polled owner gather.
+  if (c.cluster == 0 && c.lead < 0 && std::getenv("SKINNYGEMM_TMA_STREAMK_COUNTER")) params.handoff = 0;
   params.lead_partials = ws.lead_partials;
-  SKINNYGEMM_CHECK(g.parts <= 1 || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
+  SKINNYGEMM_CHECK((g.parts <= 1 && c.cluster != 0) || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;
@@ -202,7 +205,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   cuda::LaunchShape shape;
   shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
-  shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, cluster, c.lead >= 0));
+  shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0));
   shape.cluster_x = cluster;
   allow_smem(kernel, static_cast<int>(shape.smem));
   params.trace = trace_words(p, c, g.ctas);  // last before the launch: a listed launch is one that was made

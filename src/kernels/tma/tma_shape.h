@@ -32,11 +32,16 @@ SKINNYGEMM_TMA_HD constexpr int row_warps(int rows) { return rows >= 16 * kConsu
 
 // Shared memory of one CTA: 1024 bytes of alignment slack, the barriers, then stages x (rows + tile_m) rows of
 // 128 bytes (weights, then x).
-// Cluster split-K adds the reduce-scatter's receive buffer, the lead split the other parts' sums: rows x tile_m
-// FP32 each; warps splitting K (rows < 64) their sums for the warp-order reduction: (K warps - 1) x rows x tile_m.
+// Cluster split-K adds the reduce-scatter's receive buffer, the lead split and stream-K (cluster 0) with whole-stage
+// warps at token tiles <= 16 the other parts' sums: rows x tile_m FP32 each; warps splitting K (rows < 64) their sums
+// for the warp-order reduction: (K warps - 1) x rows x tile_m.
+constexpr bool gathers_sums(int rows, int tile_m, int cluster, bool lead_split) {
+  return cluster > 1 || lead_split || (cluster == 0 && tile_m <= 16 && row_warps(rows) == kConsumerWarps);
+}
 constexpr int smem_bytes(int rows, int tile_m, int stages, int boxes, int cluster = 1, bool lead_split = false) {
   return 1024 + kBarrierBytes + stages * boxes * (rows + tile_m) * kStageBytes +
-         (cluster > 1 || lead_split ? rows * tile_m * 4 : 0) + (kConsumerWarps / row_warps(rows) - 1) * rows * tile_m * 4;
+         (gathers_sums(rows, tile_m, cluster, lead_split) ? rows * tile_m * 4 : 0) +
+         (kConsumerWarps / row_warps(rows) - 1) * rows * tile_m * 4;
 }
 
 }  // namespace skinnygemm::tma
