@@ -207,7 +207,8 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
     const char* config;
   };
   // Every way a consumer leaves the kernel: the lead split's parts and reducer (polled handoff),
-  // stream-K whose row tiles all fall to several CTAs (reduced by the counter; an N tail), a cluster split-K, and the
+  // stream-K whose row tiles all fall to several CTAs (the owner of each gathers the others' polled shares; an N
+  // tail), a cluster split-K, and the
   // lead split's staged epilogue (M >= 2) at the 16-token tile.
   const Case cases[] = {{Problem{1, 1536, 2048, DType::BF16}, "tma_m8_r32_b2_s7_c2_d9"},
                         {Problem{4, 4264, 2048, DType::BF16}, "tma_m8_r64_b2_s4_c2_u1"},
@@ -260,7 +261,7 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
     EXPECT_EQ(l.offset, next) << l.config;
     ASSERT_GT(l.ctas, 0);
     std::set<unsigned long long> sm_ids;
-    int gathered = 0;  // CTAs that wrote word 6: the lead split's reducers
+    int gathered = 0;  // CTAs that wrote word 6: the lead split's reducers and stream-K's owners
     for (int c = 0; c < l.ctas; ++c) {
       const unsigned long long* w = host.data() + l.offset + tma::kTraceWords * static_cast<long long>(c);
       EXPECT_GT(w[0], 0u) << l.config << " CTA " << c;
@@ -271,8 +272,8 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
       EXPECT_LE(w[1], w[4]) << l.config << " CTA " << c;
       EXPECT_LE(w[4], w[5]) << l.config << " CTA " << c;
       EXPECT_LE(w[5], w[2]) << l.config << " CTA " << c;
-      // A lead-split reducer (token tiles 8 and 16) writes when its other parts' sums are in, after its wait and before
-      // its exit; other CTAs leave word 6.
+      // A lead-split reducer or a stream-K owner (token tiles 8 and 16) writes when the other parts' sums are in, after
+      // its wait and before its exit; other CTAs leave word 6.
       if (w[6] != 0) {
         ++gathered;
         EXPECT_LE(w[1], w[6]) << l.config << " CTA " << c;
@@ -281,10 +282,11 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
       sm_ids.insert(w[3]);
     }
     // Both lead splits have several parts per row tile (1536 x 2048: 48 tiles of 32 rows; 6016 x 7168: 94 of 64), so
-    // one reducer per tile; the other configs have none.
+    // one reducer per tile; so does stream-K, where no CTA holds a whole tile (asserted above): the CTA whose range
+    // holds a tile's first stage ends inside it and gathers. The cluster split-K has none.
     const Config lc = Config::parse(cases[i].config);
     const long long tiles = (cases[i].p.n + lc.rows - 1) / lc.rows;
-    EXPECT_EQ(gathered, lc.lead >= 0 ? tiles : 0) << l.config;
+    EXPECT_EQ(gathered, lc.cluster >= 1 ? 0 : tiles) << l.config;
     // %smid need not be below the SM count (PTX: below %nsmid), but a launch never spans more SMs than there are.
     EXPECT_LE(sm_ids.size(), static_cast<std::size_t>(sms)) << l.config;
     next = l.offset + tma::kTraceWords * static_cast<long long>(l.ctas);

@@ -175,6 +175,18 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
   if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 10 * tiles64 >= 9 * int64_t{slots} &&
       tiles64 <= slots)
     return lead_split(false, true);
+  // 128 MiB or more where two parts per 64-row tile fill at least 95% of the slots and no more: the lead split on a
+  // 5-stage ring. At M = 1 / 16 against stream-K (session 24, calls 2-3, the same calls): 8448 x 8192 (264 CTAs)
+  // 33.50 / 34.26 us against 34.49 / 35.39, 8192 x 8192 (256) 32.52 / 33.37 against 34.42 / 35.22, 8192 x 11008 (256)
+  // 43.05 / 43.60 against 44.93 / 45.42. With three or four parts it won at M = 1 only (5632 x 12288 33.49 against
+  // 34.48, 4224 x 16384 33.98 against 34.57) and lost at 16 (35.76 against 35.52, 37.56 against 35.95); with fewer
+  // CTAs it lost (7168 x 14336: 224 CTAs, 52.35 against 51.22).
+  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 2 * tiles64 <= slots &&
+      20 * 2 * tiles64 >= 19 * int64_t{slots}) {
+    lead_split(false, true);
+    c.stages = 5;
+    return c;
+  }
   c.boxes = 2;
   c.stages = c.tile_m == 64 ? 3 : 4;
   c.ctas_per_sm = 2;
