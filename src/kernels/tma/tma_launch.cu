@@ -1,5 +1,4 @@
 // Launch of the TMA family: the stream-K grid, the tensor maps of x and w, and the split reduction's workspace.
-#include <cstdlib>
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -191,11 +190,15 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // cost the whole step 150 us with per-element partial stores (docs/kernels.md "Session 14"); with the staged
   // epilogue (two 16-byte stores per thread) they are 24 us faster than the counter (session 19: the parts' drain
   // 1.38 -> 0.45 us).
-  params.handoff = c.tile_m <= 16 ? 1 : 0;
-  // Session 24 trial knob (not to land): stream-K's released counter instead of the polled owner gather.
-  if (c.cluster == 0 && c.lead < 0 && std::getenv("SKINNYGEMM_TMA_STREAMK_COUNTER")) params.handoff = 0;
+  // Stream-K (its owners gather the other CTAs' polled shares, tma_gemm.cuh) only at M = 1: against the released
+  // counter in the same call (session 24, call 4), 7168 x 14336 49.97 against 51.09 us, 20480 x 7168 71.05 against
+  // 72.75, 5632 x 12288 34.20 against 34.55, 4224 x 16384 34.28 against 34.72; at M = 16 it lost 1.4-10% but on 20480 x
+  // 7168 (53.43 against 50.91, 37.57 against 35.31, 39.19 against 35.60): its shares leave as 4-byte stores per output.
+  // M = 2-8 were not measured: the counter stays there.
+  params.handoff = c.tile_m <= 16 && (c.lead >= 0 || c.cluster != 0 || p.m == 1) ? 1 : 0;
   params.lead_partials = ws.lead_partials;
-  SKINNYGEMM_CHECK((g.parts <= 1 && c.cluster != 0) || static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
+  SKINNYGEMM_CHECK((g.parts <= 1 && c.cluster != 0) ||
+                       static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;
