@@ -192,9 +192,9 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // 1.38 -> 0.45 us).
   // Stream-K (its owners gather the other CTAs' polled shares, tma_gemm.cuh) only at M = 1: against the released
   // counter in the same call (session 24, call 4), 7168 x 14336 49.97 against 51.09 us, 20480 x 7168 71.05 against
-  // 72.75, 5632 x 12288 34.20 against 34.55, 4224 x 16384 34.28 against 34.72; at M = 16 it lost 1.4-10% but on 20480 x
-  // 7168 (53.43 against 50.91, 37.57 against 35.31, 39.19 against 35.60): its shares leave as 4-byte stores per output.
-  // M = 2-8 were not measured: the counter stays there.
+  // 72.75, 5632 x 12288 34.20 against 34.55, 4224 x 16384 34.28 against 34.72; at M = 16 it lost 5-10% on the other
+  // three (53.43 against 50.91, 37.57 against 35.31, 39.19 against 35.60) and won 1.4% on 20480 x 7168: its shares
+  // leave as 4-byte stores per output. M = 2-8 were not measured: the counter stays there (docs/kernels.md "Session 24").
   params.handoff = c.tile_m <= 16 && (c.lead >= 0 || c.cluster != 0 || p.m == 1) ? 1 : 0;
   params.lead_partials = ws.lead_partials;
   SKINNYGEMM_CHECK((g.parts <= 1 && c.cluster != 0) ||
