@@ -53,6 +53,7 @@ struct TmaParams {
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
+  int box3d;          // 1: the maps are 3D views [K / 64][rows][64], one copy per stage of w and of x; 0: 2D, a copy per box
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
@@ -90,6 +91,23 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
           shared_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_addr(bar))
+      : "memory");
+}
+// One 3D box of a [K / 64][rows][64] view (tma_launch.cu's box3d maps): the stage's kBoxes 64-wide K boxes of every
+// row in one copy, laid out in shared memory as kBoxes consecutive [rows][64] boxes, as kBoxes 2D copies lay them.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int row, int box) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(
+          shared_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(row), "r"(box), "r"(shared_addr(bar))
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d_hint(void* dst, const CUtensorMap* map, uint64_t* bar, int row, int box,
+                                                 uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, "
+      "%4}], [%5], %6;" ::"r"(shared_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(row), "r"(box), "r"(shared_addr(bar)), "l"(policy)
       : "memory");
 }
 // The same with an L2 cache policy (createpolicy) for the lines it reads.
@@ -365,11 +383,13 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   };
 
   auto load_w = [&](int s, const Unit& u, uint64_t policy) {
+    if (kBoxes > 1 && p.box3d) return tma_load_3d_hint(slot_w(s), &w_map, full + s, u.tile * kRows, u.ks * kBoxes, policy);
 #pragma unroll
     for (int b = 0; b < kBoxes; ++b)
       tma_load_hint(slot_w(s) + b * kWBox, &w_map, full + s, (u.ks * kBoxes + b) * kStageK, u.tile * kRows, policy);
   };
   auto load_x = [&](int s, const Unit& u) {
+    if (kBoxes > 1 && p.box3d) return tma_load_3d(slot_x(s), &x_map, full + s, 0, u.ks * kBoxes);
 #pragma unroll
     for (int b = 0; b < kBoxes; ++b) tma_load(slot_x(s) + b * kXBox, &x_map, full + s, (u.ks * kBoxes + b) * kStageK, 0);
   };

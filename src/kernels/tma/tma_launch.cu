@@ -3,11 +3,14 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <map>
 #include <mutex>
 #include <utility>
 
 #include "runtime/backends.h"
+#include "runtime/warn_once.h"
 #include "backends/cuda/launch.cuh"
 #include "kernels/tma/tma_family.h"
 #include "kernels/tma/tma_instances.cuh"
@@ -58,6 +61,38 @@ CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols
                                           << rows << "x" << cols << " matrix with row stride " << ld
                                           << " elements at " << base);
   return map;
+}
+
+// The same matrix as a 3D view [cols / 64][rows][64] (strides: a row ld elements, a box 64), read in boxes of
+// 64 x box_rows x `boxes`: one copy brings a whole stage (kBoxes boxes of 64 columns) in the layout kBoxes 2D copies
+// give it. cols must be a multiple of 64 (the view has no column tail to fill with zeros); boxes past cols / 64 and
+// rows past `rows` read as zeros. False when the driver refuses the view (the launch then copies box by box, and says
+// so once).
+bool tensor_map_3d(CUtensorMap* map, const void* base, DType dtype, int64_t rows, int64_t cols, int64_t ld,
+                   int box_rows, int boxes) {
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kStageK), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(cols / kStageK)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld) * 2, static_cast<cuuint64_t>(kStageBytes)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kStageK), static_cast<cuuint32_t>(box_rows),
+                             static_cast<cuuint32_t>(boxes)};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = encode_tiled()(
+      map, dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+      const_cast<void*>(base), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    warn_once("tma-3d-map", "cuTensorMapEncodeTiled refused a 3D view (CUresult " + std::to_string(r) + ") of a " +
+                                std::to_string(rows) + "x" + std::to_string(cols) + " matrix; the tma family copies box by box");
+  return r == CUDA_SUCCESS;
+}
+
+// Lab knob (session 25): SKINNYGEMM_TMA_COPY=2d copies box by box where the 3D view applies, for the A/B in one binary.
+bool copies_2d() {
+  static const bool on = [] {
+    const char* v = std::getenv("SKINNYGEMM_TMA_COPY");
+    return v != nullptr && std::string(v) == "2d";
+  }();
+  return on;
 }
 
 // The split reduction's workspace of one stream: launches on one stream touch it only after griddepcontrol.wait,
@@ -203,8 +238,14 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.partials = ws.partials;
   params.counters = ws.counters;
   params.seg = cuda::output_segments(p, segments, count);
-  const CUtensorMap w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
-  const CUtensorMap x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
+  CUtensorMap w_map, x_map;
+  params.box3d = c.boxes > 1 && p.k % kStageK == 0 && !copies_2d() &&
+                 tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes) &&
+                 tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m, c.boxes);
+  if (!params.box3d) {
+    w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
+    x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
+  }
   cuda::LaunchShape shape;
   shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
