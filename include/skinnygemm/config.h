@@ -62,7 +62,7 @@ constexpr int kCpuRows[] = {1, 2, 4, 8};
 // The TMA family's lists (src/kernels/tma/tma_shape.h has its shared-memory arithmetic).
 constexpr int kTmaTileM[] = {8, 16, 32, 64};
 constexpr int kTmaRows[] = {16, 32, 64, 128};
-constexpr int kTmaBoxes[] = {1, 2};
+constexpr int kTmaBoxes[] = {1, 2, 4, 8};  // 4 and 8: 16- and 32-row tiles at token tiles 8 and 16, unlisted
 constexpr int kTmaStages[] = {3, 4, 5, 6, 7, 8, 12, 16, 24};
 constexpr int kTmaCtasPerSm[] = {1, 2};
 constexpr int kTmaMinUnits[] = {1, 2, 8};

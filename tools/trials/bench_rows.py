@@ -20,8 +20,9 @@ def main():
         return
     for r in rows:
         if r.get("cublaslt_us"):
-            print("%5dx%-5d m=%2d %-28s %6.2f  cuBLASLt %6.2f  torch %6.2f  chain %6.2f" % (
-                r["n"], r["k"], r["m"], r["config"], r["us"], r["cublaslt_us"], r["cublaslt_torch_us"], r["chain_us"]))
+            print("%5dx%-5d m=%2d %-28s %6.2f  cuBLASLt %6.2f  torch %6.2f  chain %6.2f  err %.1e" % (
+                r["n"], r["k"], r["m"], r["config"], r["us"], r["cublaslt_us"], r["cublaslt_torch_us"], r["chain_us"],
+                r.get("rel_error", float("nan"))))
     swept = sorted((r for r in rows if not r.get("cublaslt_us")), key=lambda r: r["us"])
     if a.best:
         for g in a.group or [""]:
