@@ -31,6 +31,12 @@ EXPLICIT.update({"P1": P1, "P2": P2, "P12": P1 + P2})
 LEAD_SPLIT_SHAPES = [(6288, 7168), (7168, 3584), (7168, 1536), (8448, 7168), (7168, 4224)]
 EXPLICIT.update({"E0": [(nk, M8, "tma_m8_r64_b2_s4_c2_d0") for nk in LEAD_SPLIT_SHAPES],
                  "X2": [(nk, M8, "tma_m8_r64_b2_s4_x2") for nk in LEAD_SPLIT_SHAPES]})
+# Session 25: the MLA qkv_a + g 3648 x 7168 (24 launches) on 32-row tiles of four boxes per stage (one 3D copy each):
+# alone 13.11-13.18 us at M = 1 / 8 against the shipped clusters of four's 14.35-14.36 (call 2). N32: the 32-row lead
+# split at M <= 8 (at 16 it ran 17.27); N16: one CTA per 16-row tile of eight boxes (13.40-13.76 at M = 1 / 8 on 4
+# stages, 14.48 at 16 on 3 against 15.02).
+EXPLICIT.update({"N32": [((3648, 7168), M8, "tma_m8_r32_b4_s5_c2_d6")],
+                 "N16": [((3648, 7168), M8, "tma_m8_r16_b8_s4_x1"), ((3648, 7168), range(9, 17), "tma_m16_r16_b8_s3_x1")]})
 # Both lost (session 13: E0 +139 / +209 us at M = 1 / 8, X2 +175 / +214). The timeline says the launch ends with its
 # most loaded SM, not its longest part: 6288 x 7168's 198 CTAs sat on 106 SMs (a launch's CTAs enter wherever its
 # predecessor left room), two to an SM streamed 13% slower. The queue that followed (chunks of K taken from a counter,
