@@ -144,6 +144,13 @@ TEST(TmaFamily, SupportsChecksTheShape) {
   EXPECT_THAT(why, HasSubstr("K=1020 must be a positive multiple of 8"));
   EXPECT_FALSE(tma::fits(Config::parse("tma_m8_r64_b2_s4_x8"), Problem{1, 100, 512, DType::BF16}, dev, &why));
   EXPECT_THAT(why, HasSubstr("fewer stages of 128 than the 8 CTAs"));
+  // 4- and 8-box stages: built for the 16- and 32-row tiles at token tiles 8 and 16 (lab candidates), not listed.
+  EXPECT_TRUE(tma::fits(Config::parse("tma_m16_r16_b8_s3_x1"), Problem{16, 2112, 7168, DType::BF16}, dev, &why)) << why;
+  EXPECT_FALSE(tma::fits(Config::parse("tma_m32_r16_b8_s3_x1"), Problem{1, 2112, 7168, DType::BF16}, dev, &why));
+  EXPECT_THAT(why, HasSubstr("token tiles 8 and 16 only"));
+  EXPECT_FALSE(tma::fits(Config::parse("tma_m8_r64_b4_s3_x1"), Problem{1, 2112, 7168, DType::BF16}, dev, &why));
+  EXPECT_THAT(why, HasSubstr("16- and 32-row tiles"));
+  for (const Config& c : listed_configs(Family::Tma)) EXPECT_LE(c.boxes, 2) << c.name();
 }
 
 TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesLeadSplitWhereOnlyTwoFitStreamKForWide) {

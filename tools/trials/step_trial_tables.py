@@ -37,6 +37,9 @@ EXPLICIT.update({"E0": [(nk, M8, "tma_m8_r64_b2_s4_c2_d0") for nk in LEAD_SPLIT_
 # stages, 14.48 at 16 on 3 against 15.02).
 EXPLICIT.update({"N32": [((3648, 7168), M8, "tma_m8_r32_b4_s5_c2_d6")],
                  "N16": [((3648, 7168), M8, "tma_m8_r16_b8_s4_x1"), ((3648, 7168), range(9, 17), "tma_m16_r16_b8_s3_x1")]})
+# Both lost (call 4: N32 +205 / +209 us at M = 1 / 8, N16 +139 / +126 / +117 at M = 1 / 8 / 16): 228 CTAs of ~100 KB,
+# two to an SM. N1: one CTA per 32-row tile (114 CTAs, one per SM, room beside each) at M <= 8.
+EXPLICIT.update({"N1": [((3648, 7168), M8, "tma_m8_r32_b4_s5_x1")]})
 # Both lost (session 13: E0 +139 / +209 us at M = 1 / 8, X2 +175 / +214). The timeline says the launch ends with its
 # most loaded SM, not its longest part: 6288 x 7168's 198 CTAs sat on 106 SMs (a launch's CTAs enter wherever its
 # predecessor left room), two to an SM streamed 13% slower. The queue that followed (chunks of K taken from a counter,
