@@ -4,6 +4,7 @@
 # alternating rounds, selection's picks on the step's TMA shapes at M = 1 / 8 / 16, the 16-row one-CTA-per-tile
 # rings on the seeds' shapes (session 17's suspect for their 1.7x: four copies per 6 KB stage), and the fused step.
 # From the repo root on the GPU machine, OUT set:  tools/trials/box3d.sh
+# (SKINNYGEMM_TMA_COPY was removed after call 6: check out 2fb1f5e to rerun this A/B.)
 set -uo pipefail
 source tools/trials/trial_lib.sh
 trial_build

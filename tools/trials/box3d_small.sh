@@ -2,6 +2,7 @@
 # Session 25, call 6: kernels.json at d5d0797 had f_b 1536 x 128 at M = 1 / 16 12-15% and q_b 2304 x 1536 3-5% slower
 # than at 9c59a3a (one run each): the 3D copy against copies per box (SKINNYGEMM_TMA_COPY=2d) on the small shapes, in
 # alternating rounds. From the repo root on the GPU machine, OUT set.
+# (SKINNYGEMM_TMA_COPY was removed after call 6: check out 2fb1f5e to rerun this A/B.)
 set -uo pipefail
 source tools/trials/trial_lib.sh
 trial_build

@@ -3,7 +3,6 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <string>
 #include <map>
 #include <mutex>
@@ -84,15 +83,6 @@ bool tensor_map_3d(CUtensorMap* map, const void* base, DType dtype, int64_t rows
     warn_once("tma-3d-map", "cuTensorMapEncodeTiled refused a 3D view (CUresult " + std::to_string(r) + ") of a " +
                                 std::to_string(rows) + "x" + std::to_string(cols) + " matrix; the tma family copies box by box");
   return r == CUDA_SUCCESS;
-}
-
-// Lab knob (session 25): SKINNYGEMM_TMA_COPY=2d copies box by box where the 3D view applies, for the A/B in one binary.
-bool copies_2d() {
-  static const bool on = [] {
-    const char* v = std::getenv("SKINNYGEMM_TMA_COPY");
-    return v != nullptr && std::string(v) == "2d";
-  }();
-  return on;
 }
 
 // The split reduction's workspace of one stream: launches on one stream touch it only after griddepcontrol.wait,
@@ -239,7 +229,10 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.counters = ws.counters;
   params.seg = cuda::output_segments(p, segments, count);
   CUtensorMap w_map, x_map;
-  params.box3d = c.boxes > 1 && p.k % kStageK == 0 && !copies_2d() &&
+  // One 3D copy per stage where K allows it: against a 2D copy per box in the same binary (session 25, calls 1 and 6),
+  // the fused step 34-45 us faster at M = 1-16, 896 x 7168 and 7168 x 768 3-3.5% faster alone, 1536 x 128 the same; the
+  // 16-row one-CTA-per-tile ring 2.7-3.2 us faster (docs/kernels.md "Session 25").
+  params.box3d = c.boxes > 1 && p.k % kStageK == 0 &&
                  tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes) &&
                  tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m, c.boxes);
   if (!params.box3d) {
