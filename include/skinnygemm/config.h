@@ -27,7 +27,7 @@
 // Each family is one descriptor in the runtime's registry (src/kernels/registry.cpp; docs/adding-a-family.md),
 // which parses and prints its names, lists its configs and knows what it supports and costs. The constexpr lists
 // below are the skinny families' parameters: their instance files, the heuristic, the tuner and the tests all
-// enumerate them.
+// enumerate them (kTmaBoxes' 4 and 8 excepted: named lab candidates that the listing skips).
 #pragma once
 
 #include <string>

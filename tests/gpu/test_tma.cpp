@@ -80,6 +80,17 @@ TEST(GpuTma, OneCopyPerStageAndCopiesPerBoxGiveTheSameBits) {
         ASSERT_TRUE(bitwise_equal(p, run_tma(p, h, config).data(), naive(p, h).data())) << config << " m=" << m << " k=" << k;
       }
     }
+  // The 3D view's row stride is the operand's, not 128 x K / 64: strided rows of x, w and y, in both dtypes.
+  for (DType dtype : {DType::BF16, DType::FP16})
+    for (const char* config : {"tma_m16_r64_b2_s4_c2_u1", "tma_m8_r16_b8_s4_x1"}) {
+      const Config c = Config::parse(config);
+      Problem p{c.tile_m, 300, 1024, dtype};
+      p.ldx = 1024 + 64, p.ldw = 1024 + 8, p.ldy = 300 + 20;
+      const HostOperands h = random_operands(p, 90, /*small_ints=*/true);
+      const std::vector<uint16_t> y = run_tma(p, h, config);
+      ASSERT_TRUE(bitwise_equal(p, y.data(), naive(p, h).data())) << config << " " << dtype_name(dtype);
+      ASSERT_TRUE(padding_untouched(p, y.data())) << config;
+    }
 }
 
 TEST(GpuTma, RandomInputsAcrossThresholdsAndTails) {

@@ -3,7 +3,8 @@
 so that the whole step shows what they cost per launch against the first cut (the shipped table's first entries
 of these shapes are at M = 17, so the forced entries add to it; TRIALS go to M = 16 where they say so). Usage: tools/trials/step_trial_tables.py OUTDIR;
 then tools/trials/step_trials.sh runs the step once through each table. Only configs main builds (1 and 2 boxes
-per stage); the session-11 trials of 4- and 8-box configs (t1, t2, s1-s6, u1-u7) are not here."""
+per stage, and since session 25 4 and 8 on 16- and 32-row tiles at token tiles 8 and 16: N32, N16, N1); the session-11
+trials of 4- and 8-box configs on other tiles (t1, t2, s1-s6, u1-u7) are not here."""
 import copy, json, os, sys
 
 M8 = range(1, 9)

@@ -14,7 +14,8 @@ namespace skinnygemm::tma {
 
 // Shape checks of a tma config (the caller checked device, build and the 16-byte alignment the copy engine
 // needs for pointers and row strides): M within the token tile, K a positive multiple of 8, the ring within the
-// device's shared memory, coordinates within the copy engine's 32-bit range.
+// device's shared memory, coordinates within the copy engine's 32-bit range, 4 or 8 boxes per stage only on 16- and
+// 32-row tiles at token tiles 8 and 16 (the instances built).
 bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not);
 
 // A structural first cut (not tuned per shape), chosen on the probe's sweeps (tools/probes/tma_family.cu,

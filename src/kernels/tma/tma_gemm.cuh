@@ -8,8 +8,8 @@
 // GEMM inside:
 //   - one producer warp issues one TMA copy per stage (R weight rows x kBoxes x 64 K, 128-byte swizzle) into a
 //     ring of S slots, every slot before griddepcontrol.wait, and the stage's x tile (tile_m tokens x kBoxes x 64 K,
-//     zero filled past M and K by the copy engine) after it. Where K is a multiple of 64 the copy is one 3D box of
-//     a [K / 64][rows][64] view; else one 2D box per 64 K. Each copy costs the stream ~24 ns: the 16-row one-CTA-per-
+//     zero filled past M and K by the copy engine) after it. Where K is a multiple of 64 and a stage has several
+//     boxes, the copy is one 3D box of a [K / 64][rows][64] view (if the driver takes it); else one 2D box per 64 K. Each copy costs the stream ~24 ns: the 16-row one-CTA-per-
 //     tile ring on 2112 x 7168 ran 13.6 us with two 2D copies of w and two of x per stage, 11.0 with one 3D copy
 //     each, and the fused step 34-45 us less at M = 1-16 (docs/kernels.md "Session 25");
 //   - four consumer warps multiply the slot: one warpgroup's wgmma on 64- and 128-row tiles (both operands read from the
@@ -48,7 +48,7 @@ struct TmaParams {
   void* y;
   int m, n, k;
   long long ldy;
-  int k_stages;       // ceil(K / 64)
+  int k_stages;       // ceil(K / (64 x boxes))
   int tiles;          // ceil(N / rows)
   long long units;    // tiles * k_stages
   int stages;         // ring slots

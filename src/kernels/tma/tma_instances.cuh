@@ -1,4 +1,5 @@
-// Instance lookup of the TMA family: every (rows, token tile, boxes) of config.h for one dtype; one .cu per dtype
+// Instance lookup of the TMA family: every (rows, token tile, boxes) of config.h for one dtype (4 and 8 boxes: the
+// 16- and 32-row tiles at token tiles 8 and 16 only); one .cu per dtype
 // so that the two compile in parallel.
 #pragma once
 

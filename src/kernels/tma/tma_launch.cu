@@ -65,8 +65,11 @@ CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols
 // The same matrix as a 3D view [cols / 64][rows][64] (strides: a row ld elements, a box 64), read in boxes of
 // 64 x box_rows x `boxes`: one copy brings a whole stage (kBoxes boxes of 64 columns) in the layout kBoxes 2D copies
 // give it. cols must be a multiple of 64 (the view has no column tail to fill with zeros); boxes past cols / 64 and
-// rows past `rows` read as zeros. False when the driver refuses the view (the launch then copies box by box, and says
-// so once).
+// rows past `rows` read as zeros. The view's strides are not increasing (a row, then 128 bytes): the box order that
+// gives [box][row][64] in shared memory. The H200's driver (CUDA 13.0) takes it and the copies are bitwise exact
+// (GpuTma.OneCopyPerStageAndCopiesPerBoxGiveTheSameBits); a driver that refused it would make this return false, and
+// the launch copies box by box after saying so once. (A driver that took it and laid it out otherwise is what the
+// test is for.)
 bool tensor_map_3d(CUtensorMap* map, const void* base, DType dtype, int64_t rows, int64_t cols, int64_t ld,
                    int box_rows, int boxes) {
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kStageK), static_cast<cuuint64_t>(rows),
