@@ -72,7 +72,6 @@ std::vector<Config> tma_listed(Family id) {
       for (int boxes : kTmaBoxes)
         for (int stages : kTmaStages) {
           if (boxes > 2) continue;  // lab candidates for now (tma_instances.cuh): named, not listed
-
           Config cfg;
           cfg.family = id;
           cfg.tile_m = tile, cfg.rows = rows, cfg.boxes = boxes, cfg.stages = stages;

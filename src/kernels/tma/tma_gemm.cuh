@@ -9,9 +9,10 @@
 //   - one producer warp issues one TMA copy per stage (R weight rows x kBoxes x 64 K, 128-byte swizzle) into a
 //     ring of S slots, every slot before griddepcontrol.wait, and the stage's x tile (tile_m tokens x kBoxes x 64 K,
 //     zero filled past M and K by the copy engine) after it. Where K is a multiple of 64 and a stage has several
-//     boxes, the copy is one 3D box of a [K / 64][rows][64] view (if the driver takes it); else one 2D box per 64 K. Each copy costs the stream ~24 ns: the 16-row one-CTA-per-
-//     tile ring on 2112 x 7168 ran 13.6 us with two 2D copies of w and two of x per stage, 11.0 with one 3D copy
-//     each, and the fused step 34-45 us less at M = 1-16 (docs/kernels.md "Session 25");
+//     boxes, the copy is one 3D box of a [K / 64][rows][64] view (if the driver takes it); else one 2D box per 64 K.
+//     Each copy costs the stream ~24 ns: the 16-row one-CTA-per-tile ring on 2112 x 7168 ran 13.6 us with two 2D
+//     copies of w and two of x per stage, 11.0 with one 3D copy each, and the fused step 34-45 us less at M = 1-16
+//     (docs/kernels.md "Session 25");
 //   - four consumer warps multiply the slot: one warpgroup's wgmma on 64- and 128-row tiles (both operands read from the
 //     swizzled slot by the tensor cores, kernels/tma/wgmma.cuh), elsewhere ldmatrix and mma.sync m16n8k16 with the
 //     weights as the 16-row operand (rows on the MMA's M side, tokens on its N side), FP32 accumulators in
@@ -56,7 +57,7 @@ struct TmaParams {
   int parts;          // lead split: CTAs per row tile; 0: not this mode
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
-  int box3d;          // 1: the maps are 3D views [K / 64][rows][64], one copy per stage of w and of x; 0: 2D, a copy per box
+  int box3d;          // 1: both maps are 3D views [K / 64][rows][64], a copy per stage; 0: 2D, a copy per box
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
@@ -386,7 +387,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   };
 
   auto load_w = [&](int s, const Unit& u, uint64_t policy) {
-    if (kBoxes > 1 && p.box3d) return tma_load_3d_hint(slot_w(s), &w_map, full + s, u.tile * kRows, u.ks * kBoxes, policy);
+    if (kBoxes > 1 && p.box3d)
+      return tma_load_3d_hint(slot_w(s), &w_map, full + s, u.tile * kRows, u.ks * kBoxes, policy);
 #pragma unroll
     for (int b = 0; b < kBoxes; ++b)
       tma_load_hint(slot_w(s) + b * kWBox, &w_map, full + s, (u.ks * kBoxes + b) * kStageK, u.tile * kRows, policy);

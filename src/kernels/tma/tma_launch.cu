@@ -3,9 +3,9 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
-#include <string>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "runtime/backends.h"
@@ -44,18 +44,25 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
   return fn;
 }
 
+// The project's tensor maps: 16-bit elements, 64-wide boxes along the row (one 128-byte line) with the 128-byte
+// swizzle, zeros past the edges; `rank` dims, the strides of dims 1.. in bytes.
+CUresult encode(CUtensorMap* map, const void* base, DType dtype, int rank, const cuuint64_t* dims,
+                const cuuint64_t* strides, const cuuint32_t* box) {
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  return encode_tiled()(map, dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                        rank, const_cast<void*>(base), dims, strides, box, element_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
 // A 2D tensor map over a row-major [rows, cols] matrix with a row stride of ld elements, read in boxes of
-// 64 columns x box_rows rows with the 128-byte swizzle; reads past the matrix return zeros.
+// 64 columns x box_rows rows.
 CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols, int64_t ld, int box_rows) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(kStageK), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r = encode_tiled()(
-      &map, dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-      const_cast<void*>(base), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = encode(&map, base, dtype, 2, dims, strides, box);
   SKINNYGEMM_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed (CUresult " << static_cast<int>(r) << ") for a "
                                           << rows << "x" << cols << " matrix with row stride " << ld
                                           << " elements at " << base);
@@ -77,14 +84,11 @@ bool tensor_map_3d(CUtensorMap* map, const void* base, DType dtype, int64_t rows
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld) * 2, static_cast<cuuint64_t>(kStageBytes)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(kStageK), static_cast<cuuint32_t>(box_rows),
                              static_cast<cuuint32_t>(boxes)};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult r = encode_tiled()(
-      map, dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
-      const_cast<void*>(base), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = encode(map, base, dtype, 3, dims, strides, box);
   if (r != CUDA_SUCCESS)
     warn_once("tma-3d-map", "cuTensorMapEncodeTiled refused a 3D view (CUresult " + std::to_string(r) + ") of a " +
-                                std::to_string(rows) + "x" + std::to_string(cols) + " matrix; the tma family copies box by box");
+                                std::to_string(rows) + "x" + std::to_string(cols) +
+                                " matrix; the tma family copies box by box");
   return r == CUDA_SUCCESS;
 }
 
