@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "runtime/backends.h"
@@ -92,9 +93,22 @@ class CudaStepDevice final : public StepDevice {
     SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream_.s));
   }
 
+  // SKINNYGEMM_STEP_ABLATE=bits (branch step-ablation): the timing graphs' TMA launches carry TmaParams::ablate (wrong
+  // results; the check ran before, eagerly, without it).
+  struct Ablate {
+    Ablate() {
+      const char* e = std::getenv("SKINNYGEMM_STEP_ABLATE");
+      if (e && *e) tma::set_ablate(std::atoi(e));
+    }
+    ~Ablate() { tma::set_ablate(0); }
+  };
+
   StepTiming time(const std::function<void()>& enqueue, int samples) override {
     Graph g;
-    capture(enqueue, g);
+    {
+      Ablate ablate;
+      capture(enqueue, g);
+    }
     int replays = g.replays_for(stream_.s, kSampleMs);
     if (comm_) replays = static_cast<int>(comm_->max(replays, stream_.s));  // the same on every rank
     const SampleSummary s = g.sample_us(stream_.s, samples, replays);

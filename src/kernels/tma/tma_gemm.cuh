@@ -68,6 +68,10 @@ struct TmaParams {
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
+  // Branch step-ablation, timing only (tma::set_ablate; wrong results): bit 0 = no x copies at all, bit 1 = no split
+  // reduction (every part stores y; of a cluster only rank 0). What each costs the step. (No MMAs, bit 2, made ptxas
+  // serialize the wgmma of every instance: a runtime branch around them; not built.)
+  int ablate;
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -407,24 +411,27 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       // L2 before the wait cost it 192-2173 us: docs/kernels.md "Session 14").
       const uint64_t policy = evict_first_policy();
       Unit u = first;
+      const bool no_x = p.ablate & 1;
+      const unsigned stage_bytes = kWBytes + (no_x ? 0u : kXBytes);
       for (int i = 0; i < ahead; ++i, next(u)) {  // weights never depend on the previous kernel: all before the wait
-        mbar_expect_tx(full + i, kWBytes + kXBytes);
+        mbar_expect_tx(full + i, stage_bytes);
         load_w(i, u, policy);
       }
       pdl_wait();
       trace_now(p, 1);
       Unit ux = first;
-      for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
+      if (!no_x)
+        for (int i = 0; i < ahead; ++i, next(ux)) load_x(i, ux);
       for (int i = ahead, s = ahead % S, phase = 0; i < count; ++i, next(u)) {
         mbar_wait(empty + s, phase);
-        mbar_expect_tx(full + s, kWBytes + kXBytes);
+        mbar_expect_tx(full + s, stage_bytes);
         load_w(s, u, policy);
-        load_x(s, u);
+        if (!no_x) load_x(s, u);
         if (++s == S) s = 0, phase ^= 1;
       }
     }
     if (cluster) cluster_wait();  // pairs with the arrival at the start
-    if (gather_parts > 1 && kAblate == 0) {
+    if (gather_parts > 1 && kAblate == 0 && !(p.ablate & 2)) {
       // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
       // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
       // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
@@ -641,7 +648,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
     // The end of this CTA's part of row tile u.tile.
     const int tile = u.tile;
     sum_k_warps();
-    if (p.parts > 1 && kAblate != 1) {
+    if (p.parts > 1 && kAblate != 1 && !(p.ablate & 2)) {
       if (part != 0 && staged) {  // the same partials, staged: one 16-byte store per 4 rows of a token
         stage_acc();
         consumers_sync();
@@ -695,7 +702,11 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       exit_trace();
       return;
     }
-    if (cluster && kAblate != 1) {
+    if (cluster && (p.ablate & 2) && rank != 0) {
+      exit_trace();
+      return;
+    }
+    if (cluster && kAblate != 1 && !(p.ablate & 2)) {
       // Cluster split-K: a reduce-scatter through distributed shared memory. Rank r owns rows [r * slice,
       // (r + 1) * slice) of the tile; every rank pushes its sums of those rows into r's receive buffer
       // [source rank][row][token] with st.async, each store completing its bytes on r's recv_full, and r, once all
@@ -754,7 +765,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       exit_trace();
       return;
     }
-    if (kAblate == 1 || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
+    if (kAblate == 1 || (p.ablate & 2) || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
       if (staged) {  // a lead-split grid of one part per tile: one tile per CTA, so the area is not reused
         stage_acc();
         consumers_sync();

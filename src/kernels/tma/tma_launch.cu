@@ -138,6 +138,8 @@ void allow_smem(Kernel kernel, int bytes) {
   current = bytes;
 }
 
+std::atomic<int> g_ablate{0};  // set_ablate (branch step-ablation, timing only)
+
 // The lab's timeline sink (tma_family.h). `on` lets a launch with no sink skip the mutex.
 struct TraceSink {
   std::atomic<bool> on{false};
@@ -169,6 +171,8 @@ unsigned long long* trace_words(const Problem& p, const Config& c, int ctas) {
 }
 
 }  // namespace
+
+void set_ablate(int bits) { g_ablate.store(bits, std::memory_order_relaxed); }
 
 void set_trace(unsigned long long* device_words, long long capacity_words) {
   TraceSink& t = trace_sink();
@@ -235,6 +239,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.partials = ws.partials;
   params.counters = ws.counters;
   params.seg = cuda::output_segments(p, segments, count);
+  params.ablate = g_ablate.load(std::memory_order_relaxed);
   CUtensorMap w_map, x_map;
   // One 3D copy per stage where K allows it: against a 2D copy per box in the same binary (session 25, calls 1 and 6),
   // the fused step 34-45 us faster at M = 1-16, 896 x 7168 and 7168 x 768 3-3.5% faster alone, 1536 x 128 the same; the
