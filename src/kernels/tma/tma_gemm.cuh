@@ -68,8 +68,8 @@ struct TmaParams {
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
-  // Branch step-ablation, timing only (tma::set_ablate; wrong results): bit 0 = no x copies at all, bit 1 = no split
-  // reduction (every part stores y; of a cluster only rank 0). What each costs the step. (No MMAs, bit 2, made ptxas
+  // Branch step-ablation, timing only (tma::set_ablate; wrong results): bit 0 = no x copies at all; no split reduction
+  // (every part stores y; of a cluster only rank 0): bit 1 on lead splits, bit 2 on clusters, bit 3 on stream-K. What each costs the step. (No MMAs, bit 2, made ptxas
   // serialize the wgmma of every instance: a runtime branch around them; not built.)
   int ablate;
 };
@@ -356,6 +356,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   // Cluster split-K: complete when every rank's sums of this CTA's slice of the tile are in.
   uint64_t* recv_full = empty + kMaxStages + 2;
   const bool cluster = p.cluster > 1;
+  const bool no_reduction = ((p.ablate & 2) && p.parts > 1) || ((p.ablate & 4) && cluster) ||
+                            ((p.ablate & 8) && p.parts <= 1 && !cluster);
 
   if (p.trace && threadIdx.x == 0) {
     unsigned sm;
@@ -431,7 +433,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       }
     }
     if (cluster) cluster_wait();  // pairs with the arrival at the start
-    if (gather_parts > 1 && kAblate == 0 && !(p.ablate & 2)) {
+    if (gather_parts > 1 && kAblate == 0 && !no_reduction) {
       // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
       // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
       // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
@@ -648,7 +650,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
     // The end of this CTA's part of row tile u.tile.
     const int tile = u.tile;
     sum_k_warps();
-    if (p.parts > 1 && kAblate != 1 && !(p.ablate & 2)) {
+    if (p.parts > 1 && kAblate != 1 && !no_reduction) {
       if (part != 0 && staged) {  // the same partials, staged: one 16-byte store per 4 rows of a token
         stage_acc();
         consumers_sync();
@@ -702,11 +704,11 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       exit_trace();
       return;
     }
-    if (cluster && (p.ablate & 2) && rank != 0) {
+    if (cluster && no_reduction && rank != 0) {
       exit_trace();
       return;
     }
-    if (cluster && kAblate != 1 && !(p.ablate & 2)) {
+    if (cluster && kAblate != 1 && !no_reduction) {
       // Cluster split-K: a reduce-scatter through distributed shared memory. Rank r owns rows [r * slice,
       // (r + 1) * slice) of the tile; every rank pushes its sums of those rows into r's receive buffer
       // [source rank][row][token] with st.async, each store completing its bytes on r's recv_full, and r, once all
@@ -765,7 +767,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       exit_trace();
       return;
     }
-    if (kAblate == 1 || (p.ablate & 2) || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
+    if (kAblate == 1 || no_reduction || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
       if (staged) {  // a lead-split grid of one part per tile: one tile per CTA, so the area is not reused
         stage_acc();
         consumers_sync();
