@@ -134,6 +134,16 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # the whole K (the lead split at one CTA per SM: 99 / 94 / 112 CTAs, room beside each), on a 5-stage ring.
     "W5": ([((n, k), "tma_m8_r64_b2_s5_c1_d6") for n, k in [(6288, 7168), (6016, 7168), (7168, 3584)]], 16),
 }
+# W5 / W6 lost (+737 / +274 us at M = 1, +608 at 16). The reductions' ablation split by decomposition: the lead
+# splits' -148 / -208 / -379 us at M = 1 / 8 / 16, the clusters' -35 / -42 / -26, stream-K's none. R32: no split with
+# the same CTAs: 32-row tiles of four boxes over the whole K on the lead-split shapes with more 32-row tiles than SMs
+# (6288, 6016 x 7168: 197 / 188 CTAs, as many as today's two parts of 64 rows; 7168 x 3584 / 1536: 224), 5 stages at
+# M <= 8 (110 KB), 4 at 9-16 (108 KB). D8 / D10: the fused step's lead splits with a longer lead.
+R32_SHAPES = [(6288, 7168), (6016, 7168), (7168, 3584), (7168, 1536)]
+EXPLICIT.update({"R32": [(nk, M8, "tma_m8_r32_b4_s5_c2_d6") for nk in R32_SHAPES] +
+                        [(nk, range(9, 17), "tma_m16_r32_b4_s4_c2_d6") for nk in R32_SHAPES]})
+TRIALS.update({"D%d" % d: ([((n, k), "tma_m8_r64_b2_s%d_c2_d%d" % (4 if k == 1536 else 5, d)) for n, k in LEAD_SPLIT_FUSED], 16)
+               for d in (8, 10)})
 # W6: the same on a 6-stage ring at M <= 8 (118 KB; at the 16-token tile 6 stages take 132 KB, so 5 there).
 EXPLICIT.update({"W6": [((n, k), M8, "tma_m8_r64_b2_s6_c1_d6") for n, k in [(6288, 7168), (6016, 7168), (7168, 3584)]] +
                        [((n, k), range(9, 17), "tma_m16_r64_b2_s5_c1_d6") for n, k in [(6288, 7168), (6016, 7168), (7168, 3584)]]})
