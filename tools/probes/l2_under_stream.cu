@@ -45,6 +45,13 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
       : "memory");
 }
 
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar, int) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   shared_addr(dst)),
+               "l"(src), "r"(bytes), "r"(shared_addr(bar))
+               : "memory");
+}
+
 __global__ void fill(float4* area, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     area[i] = make_float4(1.f, 2.f, 3.f, static_cast<float>(i));
@@ -54,7 +61,8 @@ __global__ void fill(float4* area, int n) {
 // Per CTA: rtt[kSamples] round trips in %globaltimer ns and cycles[kSamples] in SM clocks (0: no sample), and span[2]
 // = the stream's first copy and its last slot landed (%globaltimer ns; 0 in the idle rows).
 __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer, long long bytes_per_cta, int slots,
-                                                             const float4* areas, int loads, unsigned long long* rtt,
+                                                             const float4* areas, int loads, int bulk,
+                                                             unsigned long long* rtt,
                                                              unsigned long long* cycles, unsigned long long* span,
                                                              float* sink) {
   extern __shared__ __align__(1024) char smem[];
@@ -63,11 +71,14 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
   volatile int* done = reinterpret_cast<volatile int*>(empty + kMaxSlots);  // the stream's slots have all landed
   volatile float* keep = reinterpret_cast<volatile float*>(done + 1);
   char* ring = smem + 1024;
+  uint64_t* probe_bar = reinterpret_cast<uint64_t*>(smem + 512);  // bulk mode: the prober's copy
+  float4* probe_buf = reinterpret_cast<float4*>(ring + static_cast<long long>(slots) * kSlotBytes);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const long long stages = bytes_per_cta / kSlotBytes;
   if (threadIdx.x == 0) {
     for (int s = 0; s < slots; ++s) mbar_init(full + s, 1), mbar_init(empty + s, 1);
     *done = stages == 0 ? 1 : 0;
+    mbar_init(probe_bar, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -104,13 +115,23 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
   for (int k = 0; k < kSamples && (stages == 0 || !*done); ++k) {
     const unsigned long long t0 = global_ns();
     const long long c0 = clock64();
-    float4 v[16];
+    if (bulk) {  // session 26: the same bytes as one bulk copy into shared memory, as a gather by TMA would read them
+      const unsigned bytes = 512u * loads;
+      if (lane == 0) {
+        mbar_expect_tx(probe_bar, bytes);
+        bulk_load(probe_buf, area + (k * 32) % (kAreaFloat4 - 32 * loads + 1), bytes, probe_bar, 0);
+      }
+      mbar_wait(probe_bar, static_cast<unsigned>(k & 1));
+      acc += probe_buf[lane].x;
+    } else {
+      float4 v[16];
 #pragma unroll
-    for (int b = 0; b < 16; ++b)
-      if (b < loads) v[b] = ld_relaxed_v4(area + (lane + 32 * b + k) % kAreaFloat4);
+      for (int b = 0; b < 16; ++b)
+        if (b < loads) v[b] = ld_relaxed_v4(area + (lane + 32 * b + k) % kAreaFloat4);
 #pragma unroll
-    for (int b = 0; b < 16; ++b)
-      if (b < loads) acc += v[b].x + v[b].w;
+      for (int b = 0; b < 16; ++b)
+        if (b < loads) acc += v[b].x + v[b].w;
+    }
     // The timers below are read only once this lane's loads are back: a volatile shared store of their sum cannot
     // issue before they are, and the fence keeps the timer reads after it.
     *keep = acc;
@@ -152,22 +173,26 @@ int main() {
   CHECK(cudaMalloc(&span, sizeof(unsigned long long) * 2 * max_ctas));
   CHECK(cudaMalloc(&sink, sizeof(float)));
   CHECK(cudaFuncSetAttribute(stream_and_probe, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             1024 + kMaxSlots * kSlotBytes));
-  std::printf("mode,ctas_per_sm,slots,loads_per_lane,samples,rtt_median_ns,rtt_p90_ns,rtt_max_ns,rtt_median_cycles,"
+                             1024 + kMaxSlots * kSlotBytes + 4096));
+  std::printf("prober,mode,ctas_per_sm,slots,loads_per_lane,samples,rtt_median_ns,rtt_p90_ns,rtt_max_ns,rtt_median_cycles,"
               "rtt_median_ns_by_clock,stream_tbps\n");
   struct Row {
     bool stream;
-    int ctas_per_sm, slots, loads;
+    int ctas_per_sm, slots, loads, bulk;
   };
   std::vector<Row> rows;
-  for (int loads : {1, 8})
-    for (bool stream : {false, true})
-      for (int ctas_per_sm : {1, 2})
-        for (int slots : {4, 6}) rows.push_back({stream, ctas_per_sm, slots, loads});
+  for (int bulk : {0, 1})
+    for (int loads : {1, 2, 8})
+      for (bool stream : {false, true})
+        for (int ctas_per_sm : {1, 2})
+          for (int slots : {4, 6}) {
+            if (!stream && slots == 6) continue;
+            rows.push_back({stream, ctas_per_sm, slots, loads, bulk});
+          }
   for (const Row& r : rows) {
     const int ctas = r.ctas_per_sm * sms;
     const long long per_cta = r.stream ? total / ctas / kSlotBytes * kSlotBytes : 0;
-    const size_t smem = 1024 + static_cast<size_t>(r.slots) * kSlotBytes;
+    const size_t smem = 1024 + static_cast<size_t>(r.slots) * kSlotBytes + 4096;
     CHECK(cudaMemset(scratch, 0, scratch_bytes));
     fill<<<sms, 256>>>(areas, kAreaFloat4 * ctas);  // the probers' words, now in the L2
     CHECK(cudaMemset(rtt, 0, sizeof(unsigned long long) * kSamples * ctas));
@@ -179,7 +204,7 @@ int main() {
       std::fprintf(stderr, "%d CTAs of %zu B do not fit on an SM (%d do)\n", r.ctas_per_sm, smem, resident);
       return 1;
     }
-    stream_and_probe<<<ctas, kThreads, smem>>>(buffer, per_cta, r.slots, areas, r.loads, rtt, cycles, span, sink);
+    stream_and_probe<<<ctas, kThreads, smem>>>(buffer, per_cta, r.slots, areas, r.loads, r.bulk, rtt, cycles, span, sink);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
     const size_t n = static_cast<size_t>(kSamples) * ctas;
@@ -191,7 +216,7 @@ int main() {
     for (size_t i = 0; i < n; ++i)
       if (t[i] > 0) v.push_back(t[i]), vc.push_back(c[i]);
     if (v.empty()) {
-      std::printf("%s,%d,%d,%d,0,,,,,,\n", r.stream ? "stream" : "idle", r.ctas_per_sm, r.slots, r.loads);
+      std::printf("%s,%s,%d,%d,%d,0,,,,,,\n", r.bulk ? "bulk" : "ld", r.stream ? "stream" : "idle", r.ctas_per_sm, r.slots, r.loads);
       continue;
     }
     std::sort(v.begin(), v.end());
@@ -202,7 +227,7 @@ int main() {
       for (int i = 0; i < ctas; ++i) first = std::min(first, sp[2 * i]), last = std::max(last, sp[2 * i + 1]);
       tbps = static_cast<double>(per_cta) * ctas / ((last - first) * 1e-9) / 1e12;
     }
-    std::printf("%s,%d,%d,%d,%zu,%llu,%llu,%llu,%llu,%.0f,%.2f\n", r.stream ? "stream" : "idle", r.ctas_per_sm, r.slots,
+    std::printf("%s,%s,%d,%d,%d,%zu,%llu,%llu,%llu,%llu,%.0f,%.2f\n", r.bulk ? "bulk" : "ld", r.stream ? "stream" : "idle", r.ctas_per_sm, r.slots,
                 r.loads, v.size(), v[v.size() / 2], v[v.size() * 9 / 10], v.back(), vc[vc.size() / 2],
                 vc[vc.size() / 2] * 1e6 / clock_khz, tbps);
   }
