@@ -68,9 +68,10 @@ struct TmaParams {
   // when each launch's CTAs start and end next to its neighbours (docs/kernels.md "Session 11": configs that win alone
   // lose 6.6-11.5 us per launch there) and where a CTA's time after the wait goes ("Session 13").
   unsigned long long* trace;
-  // Branch step-ablation, timing only (tma::set_ablate; wrong results): bit 0 = no x copies at all; no split reduction
-  // (every part stores y; of a cluster only rank 0): bit 1 on lead splits, bit 2 on clusters, bit 3 on stream-K. What each costs the step. (No MMAs, bit 2, made ptxas
-  // serialize the wgmma of every instance: a runtime branch around them; not built.)
+  // The lab's ablation (tma::set_ablate, `SKINNYGEMM_STEP_ABLATE` of the step's timing graphs; 0 in the library; wrong
+  // results): bit 0 = no x copies at all; no split reduction (every part stores y; of a cluster only rank 0): bit 1 on
+  // lead splits, bit 2 on clusters, bit 3 on stream-K. What each costs the whole step (docs/kernels.md "Session 26").
+  // (No MMAs as a runtime branch around them made ptxas serialize the wgmma of every instance: not built.)
   int ablate;
 };
 
@@ -355,9 +356,17 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   uint64_t* others_ready = empty + kMaxStages + 1;  // after last_flag
   // Cluster split-K: complete when every rank's sums of this CTA's slice of the tile are in.
   uint64_t* recv_full = empty + kMaxStages + 2;
+  uint64_t* gather_bar = empty + kMaxStages + 3;  // the bulk gather's bytes (bulk_gather below)
   const bool cluster = p.cluster > 1;
   const bool no_reduction = ((p.ablate & 2) && p.parts > 1) || ((p.ablate & 4) && cluster) ||
                             ((p.ablate & 8) && p.parts <= 1 && !cluster);
+  // The lead split's reducer of a two-part tile at the polled handoff reads the other part's sums with one bulk copy
+  // into shared memory, issued by the copying lane after its last weight copy, and polls only words that were still the
+  // sentinel: against the producer warp's polled loads (8 per lane at M = 16), the fused step 103-117 / 156-170 /
+  // 170-177 us faster at M = 1 / 8 / 16 in the same call (session 26, two rounds; issued 2 or 4 copies before the last
+  // it gained less: docs/kernels.md "Session 26"). Up to 8 float4 groups per lane (rows x token tile <= 1024).
+  const bool bulk_gather = kTileM <= 16 && kRows * kTileM <= 1024 && kAblate == 0 && !no_reduction && p.parts > 1 &&
+                           gather_parts == 2 && p.handoff == 1;
 
   if (p.trace && threadIdx.x == 0) {
     unsigned sm;
@@ -368,6 +377,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(full + s, 1), mbar_init(empty + s, kConsumerWarps);
     mbar_init(others_ready, 32);
+    mbar_init(gather_bar, 1);
     if (cluster) {  // our own arrival now; the phase completes with the bytes: rows x tokens x 4 from the whole cluster
       mbar_init(recv_full, 1);
       mbar_expect_tx(recv_full, static_cast<unsigned>(kRows * (p.m < kTileM ? p.m : kTileM) * 4));
@@ -413,6 +423,14 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       // L2 before the wait cost it 192-2173 us: docs/kernels.md "Session 14").
       const uint64_t policy = evict_first_policy();
       Unit u = first;
+      auto issue_gather = [&] {
+        const unsigned bytes = static_cast<unsigned>(kRows * p.m * 4);
+        mbar_expect_tx(gather_bar, bytes);
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         shared_addr(others_sum)),
+                     "l"(p.lead_partials + gather_base * (kRows * kTileM)), "r"(bytes), "r"(shared_addr(gather_bar))
+                     : "memory");
+      };
       const bool no_x = p.ablate & 1;
       const unsigned stage_bytes = kWBytes + (no_x ? 0u : kXBytes);
       for (int i = 0; i < ahead; ++i, next(u)) {  // weights never depend on the previous kernel: all before the wait
@@ -431,9 +449,37 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
         if (!no_x) load_x(s, u);
         if (++s == S) s = 0, phase ^= 1;
       }
+      if (bulk_gather) issue_gather();
     }
     if (cluster) cluster_wait();  // pairs with the arrival at the start
-    if (gather_parts > 1 && kAblate == 0 && !no_reduction) {
+    if (bulk_gather) {
+      // The other part's sums landed in others_sum with the copy; lane l checks groups l, l + 32, ... for sentinels
+      // (words the other part had not yet stored when it was read), polls those, and resets every word it read.
+      __syncwarp();
+      mbar_wait(gather_bar, 0);
+      float4* sums = reinterpret_cast<float4*>(others_sum);
+      float4* src = reinterpret_cast<float4*>(p.lead_partials + gather_base * (kRows * kTileM));
+      const int per_lane = (kRows / 4 * p.m - lane + 31) / 32;  // at most 8 (kRows x kTileM <= 1024)
+      unsigned pending = 0;
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        if (q < per_lane && is_sentinel(sums[lane + 32 * q])) pending |= 1u << q;
+      while (pending) {  // all of this lane's missing groups in flight at once, as the gather below polls
+        float4 v[8];
+#pragma unroll
+        for (int q = 0; q < 8; ++q)
+          if (pending & (1u << q)) v[q] = ld_relaxed_v4(src + lane + 32 * q);
+#pragma unroll
+        for (int q = 0; q < 8; ++q)
+          if ((pending & (1u << q)) && !is_sentinel(v[q])) sums[lane + 32 * q] = v[q], pending &= ~(1u << q);
+        if (pending) __nanosleep(32);
+      }
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        if (q < per_lane) st_relaxed_v4(src + lane + 32 * q, sentinel4());
+      if (lane == 0) trace_now(p, 6);
+      mbar_arrive(others_ready);
+    } else if (gather_parts > 1 && kAblate == 0 && !no_reduction) {
       // The reducer's producer warp, done with its copies: wait until the other parts released the tile's
       // counter, add their partials in part order (float4 groups of [token][row]) into shared memory, and
       // reset the counter for the next launch (which touches it only after griddepcontrol.wait, i.e. after us).
