@@ -209,19 +209,26 @@ TEST(GpuTma, TheStagedEpilogueStoresEveryRowOnceWhereverItsChunkFalls) {
       }
 }
 
-// The lead split with two parts per row tile (more than 2/3 as many 64-row tiles as SMs: the step's large shapes, which
+// The lead split with two parts per row tile (more than 2/3 as many row tiles as SMs: the step's large shapes, which
 // the tests above, with 2-33 tiles, never split in two), bitwise on small integers at both token tiles, staged (M >= 2)
-// and not, with an N tail, and the same bits twice (the polled words reset between launches).
+// and not, with an N tail, and the same bits twice (the polled words reset between launches). The reducer reads the
+// other part's sums with one bulk copy where rows x token tile <= 1024 (session 26): 64-row tiles, 32-row ones (K warps,
+// their buffer after the sums) and 128 x 8; 128 x 16 keeps the polled loads. A lead of 0 at K = 1024 gives both parts
+// 4 stages, fewer than the ring holds (the copy issued with no refill), and a reducer that often reads before the other
+// part is done (the sentinels polled). (The 32- and 128-row and lead-0 cases were added after session 26's device time:
+// not yet run on a GPU.)
 TEST(GpuTma, TheLeadSplitOfTwoPartsPerTileIsBitwiseExact) {
   SKIP_WITHOUT_GPU();
   const int sms = cuda::device_info().sms;
   const int64_t tiles = 2 * sms / 3 + 1;  // two CTAs per SM over tiles: 2 parts each (89 tiles on 132 SMs)
-  for (const char* config : {"tma_m8_r64_b2_s5_c2_d6", "tma_m16_r64_b2_s5_c2_d6"})
+  for (const char* config : {"tma_m8_r64_b2_s5_c2_d6", "tma_m16_r64_b2_s5_c2_d6", "tma_m8_r32_b2_s7_c2_d6",
+                             "tma_m16_r32_b2_s7_c2_d6", "tma_m8_r128_b1_s4_c2_d6", "tma_m16_r128_b1_s4_c2_d6",
+                             "tma_m8_r64_b2_s5_c2_d0", "tma_m16_r64_b2_s5_c2_d0"})
     for (int64_t k : {2048, 1024})
       for (int64_t m : {1, 2, 7, 8, 9, 16}) {
         const Config c = Config::parse(config);
         if (m > c.tile_m) continue;
-        const Problem p{m, tiles * 64 - 3, k, DType::BF16};
+        const Problem p{m, tiles * c.rows - 3, k, DType::BF16};
         ASSERT_EQ(tma::lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms).parts, 2);
         const HostOperands h = random_operands(p, 60 + static_cast<uint32_t>(m + k), /*small_ints=*/true);
         const std::vector<uint16_t> y = run_tma(p, h, config);

@@ -455,6 +455,13 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
     if (bulk_gather) {
       // The other part's sums landed in others_sum with the copy; lane l checks groups l, l + 32, ... for sentinels
       // (words the other part had not yet stored when it was read), polls those, and resets every word it read.
+      // The copy (async proxy) reads words the other part may be storing at that moment (st.relaxed.gpu, generic
+      // proxy) with nothing to synchronize on: it relies on the L2 returning each 4-byte word whole, either the
+      // sentinel or its value (is_sentinel tests every word of a group; a word is never anything else within a launch,
+      // and the last launch's resets were done before griddepcontrol.wait returned, which the copy follows). The
+      // consumers read others_sum after others_ready, whose arrivals (release, cumulative) follow this warp's wait on
+      // gather_bar, which made the copy's bytes visible to it. (A helper's review of session 26 named both as relying
+      // on the model rather than spelled out by it; the polled loads of the path below are the fallback.)
       __syncwarp();
       mbar_wait(gather_bar, 0);
       float4* sums = reinterpret_cast<float4*>(others_sum);

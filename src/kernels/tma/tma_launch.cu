@@ -198,6 +198,8 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
             const OutputSegment* segments, int count) {
   const Kernel kernel = find(c, p.dtype);
   SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
+  // supports() checks it too; the kernel's gathers and resets of the polled words cover M tokens of one tile only.
+  SKINNYGEMM_CHECK(p.m >= 1 && p.m <= c.tile_m, c.name() << ": M=" << p.m << ", expected 1.." << c.tile_m);
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   const int sms = cuda::device_info().sms;
   const int cluster = c.cluster > 1 ? c.cluster : 1;
