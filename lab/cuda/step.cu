@@ -93,8 +93,8 @@ class CudaStepDevice final : public StepDevice {
     SKINNYGEMM_CUDA_CHECK(cudaStreamSynchronize(stream_.s));
   }
 
-  // SKINNYGEMM_STEP_ABLATE=bits (branch step-ablation): the timing graphs' TMA launches carry TmaParams::ablate (wrong
-  // results; the check ran before, eagerly, without it).
+  // SKINNYGEMM_STEP_ABLATE=bits (the lab's ablation, docs/kernels.md "Session 26"): the timing graphs' TMA launches
+  // carry TmaParams::ablate (wrong results; the check ran before, eagerly, without it).
   struct Ablate {
     Ablate() {
       const char* e = std::getenv("SKINNYGEMM_STEP_ABLATE");

@@ -45,13 +45,6 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
       : "memory");
 }
 
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar, int) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   shared_addr(dst)),
-               "l"(src), "r"(bytes), "r"(shared_addr(bar))
-               : "memory");
-}
-
 __global__ void fill(float4* area, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     area[i] = make_float4(1.f, 2.f, 3.f, static_cast<float>(i));
@@ -119,7 +112,7 @@ __global__ void __launch_bounds__(kThreads) stream_and_probe(const char* buffer,
       const unsigned bytes = 512u * loads;
       if (lane == 0) {
         mbar_expect_tx(probe_bar, bytes);
-        bulk_load(probe_buf, area + (k * 32) % (kAreaFloat4 - 32 * loads + 1), bytes, probe_bar, 0);
+        bulk_copy(probe_buf, area + (k * 32) % (kAreaFloat4 - 32 * loads + 1), bytes, probe_bar);
       }
       mbar_wait(probe_bar, static_cast<unsigned>(k & 1));
       acc += probe_buf[lane].x;

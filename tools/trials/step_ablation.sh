@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Session 26, branch step-ablation: what x and the split reductions cost the whole step, beside trial tables. The fused
-# step at M = 1 / 8 / 16 (CHAIN=1: first with its chain floor), then each item in turn: "-" the shipped kernel and
-# table, a number the timing graphs' SKINNYGEMM_STEP_ABLATE bits (1: no x copies; no split reduction on 2: lead splits,
-# 4: clusters, 8: stream-K; wrong results, the eager check runs without), a name a trial table of
-# tools/trials/step_trial_tables.py, NAME@A the same with branch bulk-gather's SKINNYGEMM_TMA_GATHER_AHEAD=A. From the repo root on the GPU machine, OUT set:
+# Session 26 (the lab's SKINNYGEMM_STEP_ABLATE): what x and the split reductions cost the whole step, beside trial
+# tables. The fused step at M = 1 / 8 / 16 (CHAIN=1: first with its chain floor), then each item in turn: "-" the
+# shipped kernel and table, a number the timing graphs' SKINNYGEMM_STEP_ABLATE bits (1: no x copies; no split reduction
+# on 2: lead splits, 4: clusters, 8: stream-K; wrong results, the eager check runs without), a name a trial table of
+# tools/trials/step_trial_tables.py, NAME@A the same with branch bulk-gather's SKINNYGEMM_TMA_GATHER_AHEAD=A. From the
+# repo root on the GPU machine, OUT set:
 #   ITEMS="- 1 2 3 - 1 2 3" CHAIN=1 tools/trials/step_ablation.sh
 set -uo pipefail
 source tools/trials/trial_lib.sh

@@ -129,7 +129,7 @@ TRIALS = {  # name: [((N, K), config at the 8-token tile)], highest M forced
     # ~22 us against the lead split's 24.9 (tools/probes/tma_family.cu: 24.31 whole with the counter, 22.03 without any
     # split reduction). K2: stream-K over two CTAs per SM on the fused step's two largest lead-split shapes, M = 1..16.
     "K2": ([((n, k), "tma_m8_r64_b2_s4_c2_u1") for n, k in [(6288, 7168), (6016, 7168)]], 16),
-    # Session 26: the step with no split reduction at all (timing graphs only, branch step-ablation) ran 176 / 257 / 421
+    # Session 26: the step with no split reduction at all (timing graphs only, SKINNYGEMM_STEP_ABLATE) ran 176 / 257 / 421
     # us faster at M = 1 / 8 / 16. W5: no split on the three largest lead-split shapes: one CTA per 64-row tile over
     # the whole K (the lead split at one CTA per SM: 99 / 94 / 112 CTAs, room beside each), on a 5-stage ring.
     "W5": ([((n, k), "tma_m8_r64_b2_s5_c1_d6") for n, k in [(6288, 7168), (6016, 7168), (7168, 3584)]], 16),

@@ -26,14 +26,6 @@ namespace skinnygemm::cuda {
 
 constexpr int kBulkRowBytes = 2 * kBulkChunkK;  // 512 bytes of a row per stage
 
-__device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-          static_cast<unsigned>(__cvta_generic_to_shared(dst))),
-      "l"(src), "r"(bytes), "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar)))
-      : "memory");
-}
-
 // Split-K across the cluster without holding it (skinny_bulk_kernel's kLeaderReduce; measured by
 // tools/probes/cluster_reduce.cu, kernels/bulk/tiling.h bulk_leader_reduce): ranks > 0 push their CTA's sums
 // into rank 0's shared memory, arrive on its mbarrier (every thread, release at cluster scope) and exit; rank 0

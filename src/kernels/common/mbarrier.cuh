@@ -1,5 +1,6 @@
 // The shared-memory mbarrier operations the ring kernels use (bulk and tma families): a producer sets the bytes
-// a slot expects and the copy engine completes them; consumers wait on the slot's phase and arrive to free it.
+// a slot expects and the copy engine completes them (bulk_copy, or the tma family's tensor copies); consumers wait
+// on the slot's phase and arrive to free it.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,14 @@ __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, unsigned bytes) {
 }
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_addr(bar)) : "memory");
+}
+// One bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) from global into shared memory, completing
+// its bytes on bar (whose phase the issuer armed with mbar_expect_tx).
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   shared_addr(dst)),
+               "l"(src), "r"(bytes), "r"(shared_addr(bar))
+               : "memory");
 }
 // Spins until the barrier's phase of the given parity has completed.
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {

@@ -87,7 +87,8 @@ __device__ __forceinline__ void trace_now(const TmaParams& p, int w) {
   if (p.trace) p.trace[static_cast<long long>(kTraceWords) * blockIdx.x + w] = global_ns();
 }
 
-using cuda::mbar_arrive;  // kernels/common/mbarrier.cuh
+using cuda::bulk_copy;  // kernels/common/mbarrier.cuh
+using cuda::mbar_arrive;
 using cuda::mbar_expect_tx;
 using cuda::mbar_init;
 using cuda::mbar_wait;
@@ -423,14 +424,6 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       // L2 before the wait cost it 192-2173 us: docs/kernels.md "Session 14").
       const uint64_t policy = evict_first_policy();
       Unit u = first;
-      auto issue_gather = [&] {
-        const unsigned bytes = static_cast<unsigned>(kRows * p.m * 4);
-        mbar_expect_tx(gather_bar, bytes);
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         shared_addr(others_sum)),
-                     "l"(p.lead_partials + gather_base * (kRows * kTileM)), "r"(bytes), "r"(shared_addr(gather_bar))
-                     : "memory");
-      };
       const bool no_x = p.ablate & 1;
       const unsigned stage_bytes = kWBytes + (no_x ? 0u : kXBytes);
       for (int i = 0; i < ahead; ++i, next(u)) {  // weights never depend on the previous kernel: all before the wait
@@ -449,7 +442,11 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
         if (!no_x) load_x(s, u);
         if (++s == S) s = 0, phase ^= 1;
       }
-      if (bulk_gather) issue_gather();
+      if (bulk_gather) {
+        const unsigned bytes = static_cast<unsigned>(kRows * p.m * 4);
+        mbar_expect_tx(gather_bar, bytes);
+        bulk_copy(others_sum, p.lead_partials + gather_base * (kRows * kTileM), bytes, gather_bar);
+      }
     }
     if (cluster) cluster_wait();  // pairs with the arrival at the start
     if (bulk_gather) {

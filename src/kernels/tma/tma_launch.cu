@@ -138,7 +138,7 @@ void allow_smem(Kernel kernel, int bytes) {
   current = bytes;
 }
 
-std::atomic<int> g_ablate{0};  // set_ablate (branch step-ablation, timing only)
+std::atomic<int> g_ablate{0};  // set_ablate (the lab's ablation, timing only)
 
 // The lab's timeline sink (tma_family.h). `on` lets a launch with no sink skip the mutex.
 struct TraceSink {
