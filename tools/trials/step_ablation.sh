@@ -3,18 +3,22 @@
 # tables. The fused step at M = 1 / 8 / 16 (CHAIN=1: first with its chain floor), then each item in turn: "-" the
 # shipped kernel and table, a number the timing graphs' SKINNYGEMM_STEP_ABLATE bits (1: no x copies; no split reduction
 # on 2: lead splits, 4: clusters, 8: stream-K; wrong results, the eager check runs without), a name a trial table of
-# tools/trials/step_trial_tables.py, NAME@A the same with branch bulk-gather's SKINNYGEMM_TMA_GATHER_AHEAD=A. From the
-# repo root on the GPU machine, OUT set:
+# tools/trials/step_trial_tables.py, NAME@A (or -@A) the same with a branch's lab knob, the environment variable named
+# by KNOB, set to A (session 26: SKINNYGEMM_TMA_GATHER_AHEAD of branch bulk-gather; session 27: SKINNYGEMM_TMA_PREFILL
+# of branch prefill). GTEST runs those tests first, once per value of GTEST_KNOB (-: unset). From the repo root on the
+# GPU machine, OUT set:
 #   ITEMS="- 1 2 3 - 1 2 3" CHAIN=1 tools/trials/step_ablation.sh
+#   KNOB=SKINNYGEMM_TMA_PREFILL ITEMS="- -@3 - -@3" tools/trials/step_ablation.sh
 set -uo pipefail
 source tools/trials/trial_lib.sh
 trial_build
 if [ -n "${GTEST:-}" ]; then
-  for ga in ${GTEST_AHEAD:--}; do  # branch bulk-gather: the tests with its knob at each value given (-: off)
-    [ "$ga" = - ] && ga=
-    SKINNYGEMM_TMA_GATHER_AHEAD=$ga timeout -k 5 150 build/gpu/tests/skinnygemm_gpu_tests --gtest_filter="$GTEST" \
-      > "$OUT/gtest$ga.log" 2>&1 || echo "$GTEST (gather ahead '$ga') FAILED or cut"
-    echo "gather ahead '$ga': $(grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" "$OUT/gtest$ga.log" | head -10)"
+  for ga in ${GTEST_KNOB:--}; do  # the tests with the branch's knob at each value given (-: unset)
+    if [ "$ga" = - ]; then ga=; else export "${KNOB:?}=$ga"; fi
+    timeout -k 5 "${GTEST_SECONDS:-150}" build/gpu/tests/skinnygemm_gpu_tests --gtest_filter="$GTEST" \
+      > "$OUT/gtest$ga.log" 2>&1 || echo "$GTEST (knob '$ga') FAILED or cut"
+    echo "knob '$ga': $(grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" "$OUT/gtest$ga.log" | head -10)"
+    [ -n "${KNOB:-}" ] && unset "$KNOB"
   done
 fi
 if [ -n "${CHAIN:-}" ]; then
@@ -30,9 +34,10 @@ n=0
 for a in ${ITEMS:-- 1 2 3 - 1 2 3}; do
   n=$((n + 1))
   d=.
-  unset SKINNYGEMM_STEP_ABLATE SKINNYGEMM_TMA_GATHER_AHEAD
+  unset SKINNYGEMM_STEP_ABLATE
+  [ -n "${KNOB:-}" ] && unset "$KNOB"
   t=$a
-  if [[ "$a" == *@* ]]; then export SKINNYGEMM_TMA_GATHER_AHEAD=${a#*@}; t=${a%@*}; fi  # branch bulk-gather's knob
+  if [[ "$a" == *@* ]]; then export "${KNOB:?NAME@A needs KNOB}=${a#*@}"; t=${a%@*}; fi  # the branch's lab knob
   case "$t" in
     -) ;;
     [0-9]*) export SKINNYGEMM_STEP_ABLATE=$a ;;
@@ -43,6 +48,20 @@ for a in ${ITEMS:-- 1 2 3 - 1 2 3}; do
     --variants skinny_fused > "$log" 2>&1 || echo "$a: step failed"
   echo "$a: $(grep -E "^ *skinny_fused " "$log" | awk '{printf "%s:%s ", $2, $5}')"
 done
-unset SKINNYGEMM_STEP_ABLATE SKINNYGEMM_TMA_GATHER_AHEAD
+unset SKINNYGEMM_STEP_ABLATE
+[ -n "${KNOB:-}" ] && unset "$KNOB"
+# TRACE="- -@3": the timeline (`step --trace-tma`) of the fused step at TRACE_MS for each item ("-" or -@A), then
+# tools/trials/spans.py of all of them side by side (OUT/spans.json) and the traces in OUT/traces.tgz.
+traces=()
+for a in ${TRACE:-}; do
+  [ -n "${KNOB:-}" ] && unset "$KNOB"
+  if [[ "$a" == *@* ]]; then export "${KNOB:?}=${a#*@}"; fi
+  name=t$(echo "$a" | tr -c 'A-Za-z0-9\n' '_')
+  $cli step --model kimi_k3 --tp 8 --m "${TRACE_MS:-1,16}" --pdl on --no-sinks --variants skinny_fused \
+    --trace-tma "$OUT/steps/$name.json" > "$OUT/steps/$name.txt" 2>&1 || echo "$a: trace failed"
+  [ -s "$OUT/steps/$name.json" ] && gzip -f "$OUT/steps/$name.json" && traces+=("$name=$OUT/steps/$name.json.gz")
+done
+[ -n "${KNOB:-}" ] && unset "$KNOB"
+[ ${#traces[@]} -gt 0 ] && tools/trials/spans.py "${traces[@]}" --json "$OUT/spans.json" | head -80
 tar -C "$OUT" -czf "$OUT/steps.tgz" steps && rm -rf "$OUT/steps"
 echo "== done after $(trial_elapsed)"
