@@ -3,6 +3,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -202,11 +203,18 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   SKINNYGEMM_CHECK(p.m >= 1 && p.m <= c.tile_m, c.name() << ": M=" << p.m << ", expected 1.." << c.tile_m);
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   const int sms = cuda::device_info().sms;
-  const int cluster = c.cluster > 1 ? c.cluster : 1;
   // cluster 1: one CTA per row tile over the whole K, which the kernel's stream-K arithmetic gives with tiles CTAs.
-  const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, cluster)
+  const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster > 1 ? c.cluster : 1)
                  : c.lead >= 0  ? lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms)
                                 : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
+  // Branch lead-cluster's lab knob SKINNYGEMM_TMA_LEAD_CLUSTER=1: two-part lead splits of 64-row and narrower tiles as
+  // clusters of 2 (rank 0 the lead part, rank 1 pushing its sums to it through DSMEM).
+  static const bool lead_cluster_knob = [] {
+    const char* e = std::getenv("SKINNYGEMM_TMA_LEAD_CLUSTER");
+    return e && *e && std::atoi(e) != 0;
+  }();
+  const bool lead_cluster = lead_cluster_knob && c.lead >= 0 && g.parts == 2 && c.rows <= 64;
+  const int cluster = lead_cluster ? 2 : c.cluster > 1 ? c.cluster : 1;
   SKINNYGEMM_CHECK(g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
                                                  << "; the workspace holds " << kMaxCounters);
   const Workspace ws = workspace(stream, sms);
