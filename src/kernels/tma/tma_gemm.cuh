@@ -71,6 +71,7 @@ struct TmaParams {
   // The lab's ablation (tma::set_ablate, `SKINNYGEMM_STEP_ABLATE` of the step's timing graphs; 0 in the library; wrong
   // results): bit 0 = no x copies at all; no split reduction (every part stores y; of a cluster only rank 0): bit 1 on
   // lead splits, bit 2 on clusters, bit 3 on stream-K. What each costs the whole step (docs/kernels.md "Session 26").
+  // Bit 4 (kAblateLeadCluster) is the launcher's: two-part lead splits keep the gather through the L2.
   // (No MMAs as a runtime branch around them made ptxas serialize the wgmma of every instance: not built.)
   int ablate;
 };
@@ -313,9 +314,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   const int rank = g % p.cluster;
   // (Placing the reducers after all other parts in CTA order measured no better: docs/kernels.md "Session 7".)
   const int part = p.parts > 1 ? g % p.parts : 0, lead_tile = p.parts > 1 ? g / p.parts : 0;
-  // Branch lead-cluster's lab knob: a two-part lead split launched as clusters of 2 (parts 2, cluster 2), rank 0 the
-  // lead part owning every row of the tile, rank 1 pushing its sums into rank 0's receive buffer through DSMEM and
-  // exiting (64-row and narrower tiles).
+  // A two-part lead split launched as clusters of 2 (tma_launch.cu: at most 12 stages): rank 0, the lead part, owns
+  // every row of the tile; rank 1 pushes its sums into rank 0's receive buffer through DSMEM and exits.
   const bool lead_cluster = kMt == 1 && p.parts > 1 && p.cluster > 1;
   // The partial slot of part j > 0 of the lead split's tile.
   auto lead_slot = [&](int j) { return static_cast<long long>(lead_tile) * (p.parts - 1) + j - 1; };
