@@ -94,8 +94,7 @@ class CudaStepDevice final : public StepDevice {
   }
 
   // SKINNYGEMM_STEP_ABLATE=bits (the lab's ablation, docs/kernels.md "Session 26"): the timing graphs' TMA launches
-  // carry TmaParams::ablate (wrong results; the check ran before, eagerly, without it). Bit 16 (tma::kAblateLeadCluster,
-  // session 27) changes no result: the short two-part lead splits keep the gather through the L2.
+  // carry TmaParams::ablate (wrong results; the check ran before, eagerly, without it).
   struct Ablate {
     Ablate() {
       const char* e = std::getenv("SKINNYGEMM_STEP_ABLATE");

@@ -215,14 +215,10 @@ TEST(GpuTma, TheStagedEpilogueStoresEveryRowOnceWhereverItsChunkFalls) {
 // other part's sums with one bulk copy where rows x token tile <= 1024 (session 26): 64-row tiles, 32-row ones (K warps,
 // their buffer after the sums) and 128 x 8; 128 x 16 keeps the polled loads. A lead of 0 at K = 1024 gives both parts
 // 4 stages, fewer than the ring holds (the copy issued with no refill), and a reducer that often reads before the other
-// part is done (the sentinels polled). At K = 1024 (8 stages) the 64- and 32-row tiles launch as lead clusters (rank 1
-// pushes its sums through DSMEM, session 27), so every case runs twice: as launched, and with the lab's ablation bit
-// that keeps the gather through the L2 (same results by design).
+// part is done (the sentinels polled). (The 32- and 128-row and lead-0 cases were added after session 26's device time:
+// not yet run on a GPU.)
 TEST(GpuTma, TheLeadSplitOfTwoPartsPerTileIsBitwiseExact) {
   SKIP_WITHOUT_GPU();
-  struct AblateOff {
-    ~AblateOff() { tma::set_ablate(0); }
-  } ablate_off;
   const int sms = cuda::device_info().sms;
   const int64_t tiles = 2 * sms / 3 + 1;  // two CTAs per SM over tiles: 2 parts each (89 tiles on 132 SMs)
   for (const char* config : {"tma_m8_r64_b2_s5_c2_d6", "tma_m16_r64_b2_s5_c2_d6", "tma_m8_r32_b2_s7_c2_d6",
@@ -235,15 +231,9 @@ TEST(GpuTma, TheLeadSplitOfTwoPartsPerTileIsBitwiseExact) {
         const Problem p{m, tiles * c.rows - 3, k, DType::BF16};
         ASSERT_EQ(tma::lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms).parts, 2);
         const HostOperands h = random_operands(p, 60 + static_cast<uint32_t>(m + k), /*small_ints=*/true);
-        for (int ablate : {0, tma::kAblateLeadCluster}) {
-          tma::set_ablate(ablate);
-          const std::vector<uint16_t> y = run_tma(p, h, config);
-          ASSERT_TRUE(bitwise_equal(p, y.data(), naive(p, h).data()))
-              << config << " m=" << m << " k=" << k << " ablate=" << ablate;
-          ASSERT_TRUE(bitwise_equal(p, run_tma(p, h, config).data(), y.data()))
-              << config << " m=" << m << " k=" << k << " ablate=" << ablate;
-        }
-        tma::set_ablate(0);
+        const std::vector<uint16_t> y = run_tma(p, h, config);
+        ASSERT_TRUE(bitwise_equal(p, y.data(), naive(p, h).data())) << config << " m=" << m << " k=" << k;
+        ASSERT_TRUE(bitwise_equal(p, run_tma(p, h, config).data(), y.data())) << config << " m=" << m << " k=" << k;
       }
 }
 
@@ -260,13 +250,11 @@ TEST(GpuTma, TheTimelineHasEveryCtaOfEveryLaunchAndChangesNoResult) {
   // Every way a consumer leaves the kernel: the lead split's parts and reducer (polled handoff),
   // stream-K whose row tiles all fall to several CTAs (at M = 4 reduced by the counter; an N tail), a cluster
   // split-K, and the
-  // lead split's staged epilogue (M >= 2) at the 16-token tile, and a lead cluster's two ranks (K = 1536: rank 0 writes
-  // word 6 when rank 1's sums are in).
+  // lead split's staged epilogue (M >= 2) at the 16-token tile.
   const Case cases[] = {{Problem{1, 1536, 2048, DType::BF16}, "tma_m8_r32_b2_s7_c2_d9"},
                         {Problem{4, 4264, 2048, DType::BF16}, "tma_m8_r64_b2_s4_c2_u1"},
                         {Problem{3, 2112, 7168, DType::BF16}, "tma_m8_r64_b2_s3_x8"},
-                        {Problem{16, 6016, 7168, DType::BF16}, "tma_m16_r64_b2_s5_c2_d6"},
-                        {Problem{2, 7168, 1536, DType::BF16}, "tma_m8_r64_b2_s4_c2_d6"}};
+                        {Problem{16, 6016, 7168, DType::BF16}, "tma_m16_r64_b2_s5_c2_d6"}};
   {
     const Config c = Config::parse(cases[1].config);
     const tma::Grid g = tma::grid_for(cases[1].p.n, cases[1].p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);

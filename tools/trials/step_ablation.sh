@@ -2,8 +2,7 @@
 # Session 26 (the lab's SKINNYGEMM_STEP_ABLATE): what x and the split reductions cost the whole step, beside trial
 # tables. The fused step at M = 1 / 8 / 16 (CHAIN=1: first with its chain floor), then each item in turn: "-" the
 # shipped kernel and table, a number the timing graphs' SKINNYGEMM_STEP_ABLATE bits (1: no x copies; no split reduction
-# on 2: lead splits, 4: clusters, 8: stream-K; wrong results, the eager check runs without; 16: the short two-part lead
-# splits keep the gather through the L2 instead of clusters of 2, same results), a name a trial table of
+# on 2: lead splits, 4: clusters, 8: stream-K; wrong results, the eager check runs without), a name a trial table of
 # tools/trials/step_trial_tables.py, NAME@A (or -@A) the same with a branch's lab knob, the environment variable named
 # by KNOB, set to A (session 26: SKINNYGEMM_TMA_GATHER_AHEAD of branch bulk-gather; session 27: SKINNYGEMM_TMA_PREFILL
 # of branch prefill). GTEST runs those tests first, once per value of GTEST_KNOB (-: unset). From the repo root on the

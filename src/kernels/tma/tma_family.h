@@ -88,8 +88,7 @@ struct TraceLaunch {
 void set_trace(unsigned long long* device_words, long long capacity_words);  // null: off
 std::vector<TraceLaunch> take_trace();  // the launches since set_trace, in launch order; resets the list
 // The lab's ablation, timing only (lab/cuda/step.cu): launches made while set carry TmaParams::ablate's bits (wrong
-// results; bit kAblateLeadCluster: the short two-part lead splits keep the gather through the L2, same results); 0, the
-// library's value, restores them.
+// results); 0, the library's value, restores them.
 void set_ablate(int bits);
 
 }  // namespace skinnygemm::tma

@@ -71,7 +71,6 @@ struct TmaParams {
   // The lab's ablation (tma::set_ablate, `SKINNYGEMM_STEP_ABLATE` of the step's timing graphs; 0 in the library; wrong
   // results): bit 0 = no x copies at all; no split reduction (every part stores y; of a cluster only rank 0): bit 1 on
   // lead splits, bit 2 on clusters, bit 3 on stream-K. What each costs the whole step (docs/kernels.md "Session 26").
-  // Bit 4 (kAblateLeadCluster) is the launcher's: two-part lead splits keep the gather through the L2.
   // (No MMAs as a runtime branch around them made ptxas serialize the wgmma of every instance: not built.)
   int ablate;
 };
@@ -314,9 +313,6 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   const int rank = g % p.cluster;
   // (Placing the reducers after all other parts in CTA order measured no better: docs/kernels.md "Session 7".)
   const int part = p.parts > 1 ? g % p.parts : 0, lead_tile = p.parts > 1 ? g / p.parts : 0;
-  // A two-part lead split launched as clusters of 2 (tma_launch.cu: at most 12 stages): rank 0, the lead part, owns
-  // every row of the tile; rank 1 pushes its sums into rank 0's receive buffer through DSMEM and exits.
-  const bool lead_cluster = kMt == 1 && p.parts > 1 && p.cluster > 1;
   // The partial slot of part j > 0 of the lead split's tile.
   auto lead_slot = [&](int j) { return static_cast<long long>(lead_tile) * (p.parts - 1) + j - 1; };
   auto lead_split_stage = [&](int j) {  // first stage of part j (j = parts: the end)
@@ -349,7 +345,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   int gather_parts = 0;
   long long gather_base = 0;
   if (p.parts > 1) {
-    if (part == 0 && !lead_cluster) gather_parts = p.parts, gather_base = lead_slot(1);
+    if (part == 0) gather_parts = p.parts, gather_base = lead_slot(1);
   } else if (kPolledStreamK && p.handoff == 1 && p.cluster == 1 && u1 % p.k_stages != 0 &&
              (u1 - 1) / p.k_stages * p.k_stages >= u0) {
     const long long tail_u0 = (u1 - 1) / p.k_stages * p.k_stages;  // the last tile's first stage is ours
@@ -704,7 +700,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
     // The end of this CTA's part of row tile u.tile.
     const int tile = u.tile;
     sum_k_warps();
-    if (p.parts > 1 && !lead_cluster && kAblate != 1 && !no_reduction) {
+    if (p.parts > 1 && kAblate != 1 && !no_reduction) {
       if (part != 0 && staged) {  // the same partials, staged: one 16-byte store per 4 rows of a token
         stage_acc();
         consumers_sync();
@@ -769,30 +765,10 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       // have landed, adds the sources in rank order and stores y. Only the owner waits, for its slice; a cluster barrier
       // after DSMEM stores (every thread of the cluster, each after its stores were released) cost the step 34 / 84 /
       // 59 us at M = 1 / 8 / 16, 116-137 us unfused (docs/kernels.md "Session 15").
-      const int slice = lead_cluster ? kRows : kRows / p.cluster;
-      const int src_row0 = lead_cluster ? 0 : rank * slice;  // this rank's rows in the owner's [source][row] buffer
+      const int slice = kRows / p.cluster;
       float* recv = reinterpret_cast<float*>(slots + S * (kWBytes + kXBytes));
       const uint32_t recv_local = shared_addr(recv), bar_local = shared_addr(recv_full);
       cluster_wait();  // every CTA of the cluster initialised its recv_full (it returns at once: all arrived at the start)
-      if constexpr (kMt == 1) {
-        if (lead_cluster && rank == 0) {  // the lead part: its sums plus rank 1's ([row][token]), in rank order
-          mbar_wait_cluster(recv_full, 0);
-          if (tid == 0) trace_now(p, 6);
-          for_each_output([&](int token, int rloc, float& v) { v = v + recv[rloc * kTileM + token]; });
-          if (staged) {
-            consumers_sync();  // every thread read its words of the receive buffer, which the staging area overlaps
-            stage_acc();
-            consumers_sync();
-            store_staged(tile);
-          } else {
-            for_each_output([&](int token, int rloc, float v) {
-              if (tile * kRows + rloc < p.n) store_output<T>(p, token, tile * kRows + rloc, v);
-            });
-          }
-          exit_trace();
-          return;
-        }
-      }
       if constexpr (kMt == 1) {
         // Four tokens of one row per 16-byte store: lanes t4 and t4 ^ 1 trade halves of their fragments (rows g4 and
         // g4 + 8, two tokens each) so that each holds four consecutive tokens of one row. One 4-byte store per output
@@ -813,7 +789,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
                                 even ? got1 : acc[0][j][3]};
             const int token0 = j * 8 + 4 * (t4 >> 1);
             const uint32_t addr =
-                recv_local + 4u * static_cast<uint32_t>((src_row0 + rloc % slice) * kTileM + token0);
+                recv_local + 4u * static_cast<uint32_t>((rank * slice + rloc % slice) * kTileM + token0);
             if (token0 + 4 <= p.m) {
               st_async_cluster_v4(addr, bar_local, rloc / slice, v);
             } else {
@@ -828,10 +804,6 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
           st_async_cluster(recv_local + 4u * static_cast<uint32_t>((rank * kTileM + token) * slice + rloc % slice),
                            bar_local, rloc / slice, v);
         });
-      }
-      if (lead_cluster) {  // rank 1 of a lead cluster owns no rows: its sums are pushed, the lead part stores y
-        exit_trace();
-        return;
       }
       mbar_wait_cluster(recv_full, 0);
       for (int o = tid; o < slice * p.m; o += 32 * kConsumerWarps) {

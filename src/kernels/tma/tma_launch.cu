@@ -202,20 +202,11 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   SKINNYGEMM_CHECK(p.m >= 1 && p.m <= c.tile_m, c.name() << ": M=" << p.m << ", expected 1.." << c.tile_m);
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   const int sms = cuda::device_info().sms;
+  const int cluster = c.cluster > 1 ? c.cluster : 1;
   // cluster 1: one CTA per row tile over the whole K, which the kernel's stream-K arithmetic gives with tiles CTAs.
-  const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster > 1 ? c.cluster : 1)
+  const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, cluster)
                  : c.lead >= 0  ? lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms)
                                 : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
-  // A two-part lead split of 64-row or narrower tiles over at most 12 stages launches as clusters of 2: rank 0 the lead
-  // part, rank 1 pushing its sums into rank 0's receive buffer through DSMEM and exiting (tma_gemm.cuh), in place of
-  // the reducer's gather through the L2, whose round trip queues behind the ring's bytes in flight to its SM. In the
-  // fused step (session 27, call 3) 7168 x 1536 (9 + 3 stages) spans 6.50 -> 5.47 us at M = 1 and 7.17 -> 5.86 at
-  // M = 16; on 6016 and 6288 x 7168 (31 + 25 stages) the clusters lost 3.2-3.5 us (41-69% of their CTAs entered after
-  // the dependency ended, against none: a pair needs room on one GPC at once), on 7168 x 3584 (17 + 11) 0.4-1.2
-  // (docs/kernels.md "Session 27"). The lab's ablation bit 16 (timing graphs only) keeps the gather.
-  const bool lead_cluster = c.lead >= 0 && g.parts == 2 && c.rows <= 64 && g.k_stages <= kLeadClusterMaxStages &&
-                            !(g_ablate.load(std::memory_order_relaxed) & kAblateLeadCluster);
-  const int cluster = lead_cluster ? 2 : c.cluster > 1 ? c.cluster : 1;
   SKINNYGEMM_CHECK(g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
                                                  << "; the workspace holds " << kMaxCounters);
   const Workspace ws = workspace(stream, sms);

@@ -19,10 +19,6 @@ constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
 // docs/kernels.md "Session 13"; word 6, written by the lead split's reducers of token tiles 8 and 16 only, splits their
 // drain: "Session 19").
 constexpr int kTraceWords = 7;
-// A two-part lead split over at most this many stages runs as clusters of 2 (tma_launch.cu); the lab's ablation bit
-// kAblateLeadCluster (timing graphs only, host side) keeps it on the gather through the L2.
-constexpr int kLeadClusterMaxStages = 12;
-constexpr int kAblateLeadCluster = 16;
 constexpr int kMaxLeadParts = 16;  // the reducer gathers parts - 1 partials (51 parts of 144 rows: 9.6 us at M = 1)
 
 #ifdef __CUDACC__
