@@ -7,7 +7,9 @@ per part also the medians of the last multiply after the dependency's end and of
 and of how long before the reducer's last multiply its tile's other parts had all exited; where it has gathered_us
 (session 19), when the reducer's gather of the other parts' sums was done after its last multiply (docs/kernels.md
 "Session 19": at M = 16 the reducer waits for it), and of the gathers done more than 1 us after it, the share whose
-other parts exited after that multiply, i.e. the reducer waited for a slower other part (docs/kernels.md "Session 27").
+other parts exited after that multiply, i.e. the reducer waited for a slower other part, and how much earlier each
+launch would end if no reducer waited (each reducer's exit taken as its last multiply plus the launch's 25th-percentile
+reducer drain, the other parts' exits kept; docs/kernels.md "Session 27").
 The parts: tma_grid.py (tma_shape.h's lead_split_grid_for).
 
     tools/trials/exits_by_part.py trace.json[.gz] [--case N|all] [--shapes 4480x7168,6288x7168]
@@ -52,6 +54,7 @@ def by_part(case, shapes):
         parts, part0, stages = split
         exits, last, stamps = defaultdict(list), Counter(), defaultdict(list)
         late = Counter()  # gathers > 1 us after the last multiply: all, and those whose other parts exited after it
+        no_wait = []  # per launch: its last exit minus the last exit had no reducer waited
         for launch in launches:
             ready = min(launch["waited_us"])
             on_sm = Counter(launch["sm"])
@@ -70,6 +73,12 @@ def by_part(case, shapes):
                         if gathered[i] - mult[i] > 1:
                             late["all"] += 1
                             late["others later"] += max(launch["exit_us"][i + 1:i + parts]) > mult[i]
+            if mult:
+                ex = launch["exit_us"]
+                drains = sorted(ex[i] - mult[i] for i in range(0, len(ex), parts))
+                typical = drains[len(drains) // 4]
+                ends = [mult[i] + typical if i % parts == 0 else ex[i] for i in range(len(ex))]
+                no_wait.append(max(ex) - max(ends))
             for i in sorted(range(len(launch["exit_us"])), key=lambda i: -launch["exit_us"][i])[:5]:
                 last[key(i)[0]] += 1
         print("%dx%d %s: %d launches, %d parts, part 0 %d of %d stages" % (n, k, config, len(launches), parts, part0, stages))
@@ -78,6 +87,9 @@ def by_part(case, shapes):
             print("  %-7s %d on its SM: %6d CTAs, exit after the dependency: median %.2f us, p90 %.2f, max %.2f" % (
                 role, ctas_on_sm, len(v), statistics.median(v), v[int(0.9 * (len(v) - 1))], v[-1]))
         print("  the last five exits of each launch: %s" % dict(last))
+        if no_wait:
+            print("  had no reducer waited, the launch would end earlier by a median %.2f us (%.0f us over its %d "
+                  "launches)" % (median(no_wait), sum(no_wait), len(no_wait)))
         if late["all"]:
             print("  gathers done > 1 us after the last multiply: %d of %d reducers, %d of them after a slower other "
                   "part" % (late["all"], len(stamps["gathered after it"]), late["others later"]))
