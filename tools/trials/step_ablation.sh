@@ -5,7 +5,7 @@
 # on 2: lead splits, 4: clusters, 8: stream-K; wrong results, the eager check runs without), a name a trial table of
 # tools/trials/step_trial_tables.py, NAME@A (or -@A) the same with a branch's lab knob, the environment variable named
 # by KNOB, set to A (session 26: SKINNYGEMM_TMA_GATHER_AHEAD of branch bulk-gather; session 27: SKINNYGEMM_TMA_PREFILL
-# of branch prefill). GTEST runs those tests first, once per value of GTEST_KNOB (-: unset). From the repo root on the
+# of branch prefill, SKINNYGEMM_TMA_LEAD_CLUSTER of branch lead-cluster). GTEST runs those tests first, once per value of GTEST_KNOB (-: unset). From the repo root on the
 # GPU machine, OUT set:
 #   ITEMS="- 1 2 3 - 1 2 3" CHAIN=1 tools/trials/step_ablation.sh
 #   KNOB=SKINNYGEMM_TMA_PREFILL ITEMS="- -@3 - -@3" tools/trials/step_ablation.sh
@@ -51,7 +51,7 @@ done
 unset SKINNYGEMM_STEP_ABLATE
 [ -n "${KNOB:-}" ] && unset "$KNOB"
 # TRACE="- -@3": the timeline (`step --trace-tma`) of the fused step at TRACE_MS for each item ("-" or -@A), then
-# tools/trials/spans.py of all of them side by side (OUT/spans.json) and the traces in OUT/traces.tgz.
+# tools/trials/spans.py of all of them side by side (OUT/spans.json), the traces in OUT/steps.tgz.
 traces=()
 for a in ${TRACE:-}; do
   [ -n "${KNOB:-}" ] && unset "$KNOB"
