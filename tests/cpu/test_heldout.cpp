@@ -58,7 +58,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_seventh:tp1", "model:heldout_eighth:tp1",
                                         "model:heldout_ninth:tp1", "model:heldout_tenth:tp1",
                                         "model:heldout_eleventh:tp1", "model:heldout_twelfth:tp1",
-                                        "model:heldout_thirteenth:tp1"};
+                                        "model:heldout_thirteenth:tp1", "model:heldout_fourteenth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -153,6 +153,12 @@ TEST(Heldout, TwelfthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // Set thirteen (session 17): written after rules 6-9 and the 5-stage ring, never run: the next blind judgment of them.
 TEST(Heldout, ThirteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_thirteenth:tp1");
+}
+
+// Set fourteen (session 27): written after set thirteen's blind run and the first-cut changes of sessions 19 and 24,
+// never run: the next blind judgment of the rules.
+TEST(Heldout, FourteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_fourteenth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
