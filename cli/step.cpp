@@ -350,8 +350,10 @@ Command add_step(CLI::App& app) {
                   "judge configs in the whole step instead of the protocol (lab/step_search.h): per M and GEMM shape, "
                   "the step timed with each candidate; the picks merged into FILE (a table), trials to --json")
       ->excludes("--variants");
-  sub->add_option("--search-base", a->search_base, "the search's starting point: tma (first cut) or skinny (selection)")
-      ->check(CLI::IsMember({"tma", "skinny"}))
+  sub->add_option("--search-base", a->search_base,
+                  "the search's starting point: tma (first cut), skinny (selection) or skinny_fused (selection on the "
+                  "fused layout: its fusions searched as their merged GEMM)")
+      ->check(CLI::IsMember({"tma", "skinny", "skinny_fused"}))
       ->needs("--search-table")
       ->capture_default_str();
   sub->add_option("--search-candidates", a->search_candidates,
@@ -361,6 +363,12 @@ Command add_step(CLI::App& app) {
   sub->add_option("--search-distance", a->search_distance,
                   "name tokens a candidate may differ by from the base config (-1: every candidate)")
       ->check(CLI::Range(-1, 1000))
+      ->needs("--search-table")
+      ->capture_default_str();
+  sub->add_option("--search-min-launches", a->search_min_launches,
+                  "search only shapes the step launches at least this often (the table keeps only those launched "
+                  "twice or more: the step cannot tell a once-launched shape's choices apart)")
+      ->check(CLI::Range(1, 1000000))
       ->needs("--search-table")
       ->capture_default_str();
   sub->add_option("--search-margin", a->search_margin,

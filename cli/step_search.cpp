@@ -21,6 +21,7 @@ namespace {
 ordered_json search_row_json(const tune::StepSearchResult& r, const StepArgs& a, bool pdl) {
   ordered_json o = {{"kind", "step_search"}, {"name", a.model}, {"tp", a.tp}, {"scale", a.scale}, {"m", r.m},
                     {"base", a.search_base}, {"candidates", a.search_candidates}, {"distance", a.search_distance},
+                    {"min_launches", a.search_min_launches},
                     {"margin", a.search_margin}, {"pdl", pdl}, {"start_us", json_round(r.start_us)},
                     {"end_us", json_round(r.end_us)}, {"gain", json_round(r.start_us / r.end_us)}};
   o["picks"] = ordered_json::array();
@@ -58,6 +59,7 @@ int run_step_search(const StepArgs& a) {
   o.candidates = backend != Backend::Cuda && a.search_candidates == "tma_*" ? "cpu_*" : a.search_candidates;
   o.distance = a.search_distance;
   o.margin = a.search_margin;
+  o.min_launches = a.search_min_launches;
   o.samples = a.samples;
   o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
   if (backend != Backend::Cuda) std::cout << "NOTICE: CPU backend: no GPU was used; the search times CPU GEMMs.\n";

@@ -64,6 +64,8 @@ void StepExecutor::run(std::size_t i, int64_t m, void* stream, const void* weigh
     RunOptions o;
     o.gemm.backend = memory_.backend;
     o.gemm.stream = stream;
+    // force_config of the merged shape: the fused kernel's config (the step search of a fused variant).
+    if (auto it = overrides_.find({gemm_[i].n, gemm_[i].k}); it != overrides_.end()) o.gemm.config = it->second;
     fused_[i]->run(x, ldx, m, o);
     return;
   }

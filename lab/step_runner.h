@@ -57,7 +57,8 @@ class StepExecutor {
   void run_gemms(int64_t m, void* stream);   // the step without its all-reduces
   void run_comm(int64_t m, void* stream);    // only the all-reduces, back to back
   int all_reduces() const;                   // per step (0 without comm)
-  // Every unfused op of shape n x k runs config from now on (the step search's trials, lab/step_search.h);
+  // Every op of shape n x k runs config from now on (the step search's trials, lab/step_search.h): an unfused op
+  // of that shape, and a fusion whose merged GEMM is n x k (its fused kernel, through FusedProjection's options);
   // an empty config removes the override.
   void force_config(int64_t n, int64_t k, const std::string& config);
   // The config run() forces for a GEMM of problem p (an unfused op, or a fusion of cublaslt_fused): the override,

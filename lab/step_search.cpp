@@ -13,26 +13,29 @@ namespace skinnygemm::tune {
 
 namespace {
 
-// The unfused ops of one GEMM shape.
+// The ops of one GEMM shape: unfused ops of that shape, or fusions whose merged GEMM has it (the fused variants).
 struct ShapeGroup {
-  Problem problem;  // of the first op, at the searched M
+  Problem problem;  // of the first op, at the searched M (a fusion: the merged GEMM, its outputs contiguous)
   std::vector<std::size_t> ops;
   int64_t weight_bytes = 0;  // per step
 };
 
-std::vector<ShapeGroup> shape_groups(const StepExecutor& ex, const StepModel& model, int64_t m) {
+std::vector<ShapeGroup> shape_groups(const StepExecutor& ex, const StepModel& model, int64_t m, int min_launches) {
   std::map<std::pair<int64_t, int64_t>, ShapeGroup> by_shape;
   for (std::size_t i = 0; i < ex.ops().size(); ++i) {
     const StepOp& op = ex.ops()[i];
-    if (op.fused()) continue;
-    const StepSegment& s = op.segments[0];
-    ShapeGroup& g = by_shape[{s.n, s.k}];
+    const int64_t n = op.n(), k = op.k();
+    ShapeGroup& g = by_shape[{n, k}];
     if (g.ops.empty())
-      g.problem = Problem{m, s.n, s.k, model.dtype, model.buffers[op.x.buffer].width, s.k,
-                          model.buffers[s.y.buffer].width};
+      g.problem = Problem{m, n, k, model.dtype, model.buffers[op.x.buffer].width, k,
+                          op.fused() ? n : model.buffers[op.segments[0].y.buffer].width};
     g.ops.push_back(i);
     g.weight_bytes += op.weight_bytes(model.elem());
   }
+  // A shape launched fewer times than the table keeps (step_search_table) is not searched: its trials would be
+  // spent on a pick no table stores.
+  for (auto it = by_shape.begin(); it != by_shape.end();)
+    it = static_cast<int>(it->second.ops.size()) < min_launches ? by_shape.erase(it) : std::next(it);
   std::vector<ShapeGroup> out;
   for (auto& [shape, g] : by_shape) out.push_back(std::move(g));
   std::stable_sort(out.begin(), out.end(),
@@ -164,8 +167,9 @@ StepSearchReport search_step(const StepSearchOptions& o, const StepModel& model,
   SKINNYGEMM_CHECK(o.margin >= 0 && o.margin <= 0.49, "margin=" << o.margin << " must be in [0, 0.49]");
   SKINNYGEMM_CHECK(o.distance >= 0 || o.distance == kAnyDistance,
                    "distance=" << o.distance << " must be >= 0 (or " << kAnyDistance << ": any candidate)");
-  SKINNYGEMM_CHECK(o.base == StepVariant::Tma || o.base == StepVariant::Skinny,
-                   "the search starts from tma or skinny, not " << variant_name(o.base));
+  SKINNYGEMM_CHECK(o.base == StepVariant::Tma || o.base == StepVariant::Skinny || o.base == StepVariant::SkinnyFused,
+                   "the search starts from tma, skinny or skinny_fused, not " << variant_name(o.base));
+  SKINNYGEMM_CHECK(o.min_launches >= 1, "min_launches=" << o.min_launches << " must be >= 1");
   SKINNYGEMM_CHECK(!o.ms.empty(), "no M values given");
   for (int64_t m : o.ms) SKINNYGEMM_CHECK(m >= 1 && m <= 64, "M=" << m << " is outside the step's range 1..64");
   const int64_t max_m = *std::max_element(o.ms.begin(), o.ms.end());
@@ -187,7 +191,7 @@ StepSearchReport search_step(const StepSearchOptions& o, const StepModel& model,
     std::ostringstream head;
     head << "search m=" << m << ": base " << variant_name(o.base) << " step " << r.start_us << " us";
     say(head.str());
-    for (const ShapeGroup& g : shape_groups(ex, model, m)) {
+    for (const ShapeGroup& g : shape_groups(ex, model, m, o.min_launches)) {
       const StepPick pick = search.search(g, &r);
       std::ostringstream line;
       line << "  " << shape_str(g.problem) << " x" << pick.count << ": "

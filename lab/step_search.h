@@ -5,8 +5,10 @@
 // was slower: 8668 us at M = 1 against 7659 for the first cut (docs/kernels.md, "Session 8"). What a kernel leaves
 // the next one (room for its CTAs, when its own CTAs end) is not in a measurement of that kernel repeated.
 //
-// The search, per M: start from a base variant (tma: the family's first cut; skinny: selection), then for each
-// distinct unfused GEMM shape, largest weight traffic per step first, time the whole step (one CUDA graph, the
+// The search, per M: start from a base variant (tma: the family's first cut; skinny: selection; skinny_fused:
+// selection on the fused layout, whose fusions are searched as their merged GEMM's shape, the config forced on their
+// fused kernel), then for each distinct GEMM shape launched at least min_launches times, largest weight traffic per
+// step first, time the whole step (one CUDA graph, the
 // protocol of run_step) with every launch of that shape forced to each candidate (each run once outside the
 // capture first, its first op checked against the reference); the fastest is kept if it saves at least `margin`
 // of the step in a confirmation timed in ABBA order (incumbent, winner, winner, incumbent). Greedy, one pass.
@@ -41,6 +43,8 @@ struct StepSearchOptions {
   int samples = 5;
   // Share of the step a candidate must save: 0.2%, the step's spread over samples at 717be70 (0.001-0.002).
   double margin = 0.002;
+  // Shapes launched fewer times per step are not searched (the CLI: 2, what step_search_table keeps).
+  int min_launches = 1;
   std::function<void(const std::string&)> progress;
 };
 

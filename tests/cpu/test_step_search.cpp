@@ -178,13 +178,62 @@ TEST(StepSearch, ATrialThatFailsIsRecordedAndTheSearchGoesOn) {
   for (std::size_t i = 1; i < r.trials.size(); ++i) EXPECT_EQ(r.trials[i].error, "") << r.trials[i].config;
 }
 
+// From the fused layout: every shape the fused step launches twice or more, its fusions as their merged GEMM, and
+// nothing launched once; a config forced on a merged shape reaches the fusion's kernel.
+TEST(StepSearch, TheFusedLayoutIsSearchedAsItsMergedGemms) {
+  StepSearchOptions o = cpu_search_options();
+  o.base = StepVariant::SkinnyFused;
+  o.ms = {1};
+  o.min_launches = 2;
+  const StepModel model = build_step_model("kimi_k3", 8, o.scale);
+  std::map<std::pair<int64_t, int64_t>, int> launches;
+  std::set<std::pair<int64_t, int64_t>> merged;
+  for (const StepOp& op : model.ops(StepVariant::SkinnyFused)) {
+    ++launches[{op.n(), op.k()}];
+    if (op.fused()) merged.insert({op.n(), op.k()});
+  }
+  std::set<std::pair<int64_t, int64_t>> expected;
+  for (const auto& [shape, count] : launches)
+    if (count >= 2) expected.insert(shape);
+  ASSERT_LT(expected.size(), launches.size());  // lm_head and the dense FFN are launched once
+  ASSERT_FALSE(merged.empty());
+  const auto cpu = make_cpu_step_device(model, 1);
+  const StepSearchReport rep = search_step(o, model, *cpu);
+  ASSERT_EQ(rep.results.size(), 1u);
+  std::set<std::pair<int64_t, int64_t>> searched;
+  for (const StepPick& p : rep.results[0].picks) {
+    EXPECT_TRUE(searched.insert({p.n, p.k}).second) << p.n << "x" << p.k << " searched twice";
+    EXPECT_EQ(p.count, launches.at({p.n, p.k}));
+  }
+  EXPECT_EQ(searched, expected);
+  for (const auto& shape : merged) {
+    if (!expected.count(shape)) continue;
+    int ran = 0;
+    for (const StepTrial& t : rep.results[0].trials)
+      if (t.n == shape.first && t.k == shape.second) {
+        EXPECT_EQ(t.error, "") << t.config;
+        ran += t.step_us > 0;
+      }
+    EXPECT_GT(ran, 0) << shape.first << "x" << shape.second;
+  }
+  // The override reaches the fusion: a config the CPU backend cannot run fails the merged shape's op.
+  StepExecutor ex(model, cpu->memory(), StepVariant::SkinnyFused, 1);
+  std::size_t fused_op = 0;
+  while (!ex.ops()[fused_op].fused()) ++fused_op;
+  ex.run(fused_op, 1, cpu->stream());
+  ex.force_config(ex.ops()[fused_op].n(), ex.ops()[fused_op].k(), "tma_m8_r64_b2_s4_c2_d6");
+  EXPECT_THROW(ex.run(fused_op, 1, cpu->stream()), Error);
+  ex.force_config(ex.ops()[fused_op].n(), ex.ops()[fused_op].k(), "");
+  ex.run(fused_op, 1, cpu->stream());
+}
+
 TEST(StepSearch, BadOptionsNameTheValue) {
   StepSearchOptions o;
   o.backend = Backend::Cpu;
   o.base = StepVariant::Cublaslt;
   o.scale = 1.0 / 64;
   o.samples = 1;
-  test::expect_error([&] { search_step(o); }, {"the search starts from tma or skinny, not cublaslt"});
+  test::expect_error([&] { search_step(o); }, {"the search starts from tma, skinny or skinny_fused, not cublaslt"});
   o.base = StepVariant::Skinny;
   o.margin = 0.7;
   test::expect_error([&] { search_step(o); }, {"margin=0.7 must be in [0, 0.49]"});
@@ -194,6 +243,9 @@ TEST(StepSearch, BadOptionsNameTheValue) {
   o.distance = 2;
   o.ms = {65};
   test::expect_error([&] { search_step(o); }, {"M=65 is outside the step's range 1..64"});
+  o.ms = {1};
+  o.min_launches = 0;
+  test::expect_error([&] { search_step(o); }, {"min_launches=0 must be >= 1"});
 }
 
 }  // namespace
