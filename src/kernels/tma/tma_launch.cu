@@ -3,6 +3,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -140,6 +141,16 @@ void allow_smem(Kernel kernel, int bytes) {
 
 std::atomic<int> g_ablate{0};  // set_ablate (the lab's ablation, timing only)
 
+// Stream-K's owners gather polled shares up to this M (tma_gemm.cuh); above it the released counter. Lab knob
+// SKINNYGEMM_TMA_STREAMK_POLLED_M for the A/B in one binary (1: the rule of sessions 24-27).
+int streamk_polled_max_m() {
+  static const int m = [] {
+    const char* v = std::getenv("SKINNYGEMM_TMA_STREAMK_POLLED_M");
+    return v && *v ? std::atoi(v) : 2;
+  }();
+  return m;
+}
+
 // The lab's timeline sink (tma_family.h). `on` lets a launch with no sink skip the mutex.
 struct TraceSink {
   std::atomic<bool> on{false};
@@ -232,8 +243,9 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // counter in the same call (session 24, call 4), 7168 x 14336 49.97 against 51.09 us, 20480 x 7168 71.05 against
   // 72.75, 5632 x 12288 34.20 against 34.55, 4224 x 16384 34.28 against 34.72; at M = 16 it lost 5-10% on the other
   // three (53.43 against 50.91, 37.57 against 35.31, 39.19 against 35.60) and won 1.4% on 20480 x 7168: its shares
-  // leave as 4-byte stores per output. M = 2-8 were not measured: the counter stays there (docs/kernels.md "Session 24").
-  params.handoff = c.tile_m <= 16 && (c.lead >= 0 || c.cluster != 0 || p.m == 1) ? 1 : 0;
+  // leave as 4-byte stores per output. M = 2: session 28 (the fused step's search had stream-K on 6016 x 7168 win at
+  // M = 1 with the polled gather and lose at M = 2 with the counter). M = 3-8 were not measured: the counter stays.
+  params.handoff = c.tile_m <= 16 && (c.lead >= 0 || c.cluster != 0 || p.m <= streamk_polled_max_m()) ? 1 : 0;
   params.lead_partials = ws.lead_partials;
   SKINNYGEMM_CHECK((g.parts <= 1 && c.cluster != 0) ||
                        static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
