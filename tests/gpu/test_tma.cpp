@@ -42,9 +42,9 @@ TEST(GpuTma, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
   for (DType dtype : {DType::BF16, DType::FP16})
     for (const Config& c : listed_configs(Family::Tma)) {
       // N = 100: a partial row tile; K = 8200: a partial K box, and 129 (65) stages split over up to 264 CTAs.
-      // Stream-K also at M = 2, the largest M of its polled gather (tma_launch.cu).
+      // Stream-K also at M = 2-4, either side of its polled gather's largest M (tma_launch.cu: 2; its lab knob moves it).
       std::vector<int64_t> ms{1, c.tile_m};
-      if (c.cluster == 0 && c.lead < 0) ms.insert(ms.begin() + 1, 2);
+      if (c.cluster == 0 && c.lead < 0) ms.insert(ms.begin() + 1, {2, 3, 4});
       for (int64_t m : ms) {
         const Problem p{m, 100, 8200, dtype};
         std::string why_not;
@@ -61,7 +61,7 @@ TEST(GpuTma, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
     }
   int streamk = 0;
   for (const Config& c : listed_configs(Family::Tma)) streamk += c.cluster == 0 && c.lead < 0;
-  EXPECT_EQ(tested, 4 * static_cast<int>(listed_configs(Family::Tma).size()) + 2 * streamk);
+  EXPECT_EQ(tested, 4 * static_cast<int>(listed_configs(Family::Tma).size()) + 6 * streamk);
 }
 
 // One 3D copy per stage where K is a multiple of 64 (K = 8192; 8256 has an odd number of 64-wide boxes, so a two-box
