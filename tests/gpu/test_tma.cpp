@@ -42,7 +42,7 @@ TEST(GpuTma, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
   for (DType dtype : {DType::BF16, DType::FP16})
     for (const Config& c : listed_configs(Family::Tma)) {
       // N = 100: a partial row tile; K = 8200: a partial K box, and 129 (65) stages split over up to 264 CTAs.
-      // Stream-K also at M = 2-4: its polled gather (tma_launch.cu: up to M = 4; its lab knob moves the bound).
+      // Stream-K also at M = 2-4, either side of its polled gather's largest M (tma_launch.cu: 2; its lab knob moves it).
       std::vector<int64_t> ms{1, c.tile_m};
       if (c.cluster == 0 && c.lead < 0) ms.insert(ms.begin() + 1, {2, 3, 4});
       for (int64_t m : ms) {

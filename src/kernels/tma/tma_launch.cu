@@ -142,11 +142,11 @@ void allow_smem(Kernel kernel, int bytes) {
 std::atomic<int> g_ablate{0};  // set_ablate (the lab's ablation, timing only)
 
 // Stream-K's owners gather polled shares up to this M (tma_gemm.cuh); above it the released counter. Lab knob
-// SKINNYGEMM_TMA_STREAMK_POLLED_M for the A/B in one binary (1: the rule of sessions 24-27; 2: session 28's call 3).
+// SKINNYGEMM_TMA_STREAMK_POLLED_M for the A/B in one binary (1: the rule of sessions 24-27).
 int streamk_polled_max_m() {
   static const int m = [] {
     const char* v = std::getenv("SKINNYGEMM_TMA_STREAMK_POLLED_M");
-    return v && *v ? std::atoi(v) : 4;
+    return v && *v ? std::atoi(v) : 2;
   }();
   return m;
 }
@@ -243,10 +243,8 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // counter in the same call (session 24, call 4), 7168 x 14336 49.97 against 51.09 us, 20480 x 7168 71.05 against
   // 72.75, 5632 x 12288 34.20 against 34.55, 4224 x 16384 34.28 against 34.72; at M = 16 it lost 5-10% on the other
   // three (53.43 against 50.91, 37.57 against 35.31, 39.19 against 35.60) and won 1.4% on 20480 x 7168: its shares
-  // leave as 4-byte stores per output. Up to M = 4 since session 28: the fused step with 6016 x 7168 on stream-K ran
-  // 6606 against 6622 us at M = 2 with the polled gather (call 3, three rounds each, against the counter and the lead
-  // split) and 6605 against 6617 at M = 4 (call 4); at M = 2 with the counter it had lost 47 us in the search (call 2).
-  // M = 5-8 were not measured: the counter stays there (docs/kernels.md "Session 28").
+  // leave as 4-byte stores per output. M = 2: session 28 (the fused step's search had stream-K on 6016 x 7168 win at
+  // M = 1 with the polled gather and lose at M = 2 with the counter). M = 3-8 were not measured: the counter stays.
   params.handoff = c.tile_m <= 16 && (c.lead >= 0 || c.cluster != 0 || p.m <= streamk_polled_max_m()) ? 1 : 0;
   params.lead_partials = ws.lead_partials;
   SKINNYGEMM_CHECK((g.parts <= 1 && c.cluster != 0) ||
