@@ -221,12 +221,13 @@ StepSearchReport search_step(const StepSearchOptions& o) {
   return search_step(o, model, *dev);
 }
 
-Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, int min_launches) {
+Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, int min_launches,
+                        bool changed_only) {
   Table t;
   t.meta = Table::meta_for(device);
   for (const StepSearchResult& r : report.results)
     for (const StepPick& p : r.picks)
-      if (p.count >= min_launches)
+      if (p.count >= min_launches && (!changed_only || p.config != p.base_config))
         t.put({report.dtype, p.n, p.k, p.m}, {Config::parse(p.config), p.alone_us, p.cublaslt_alone_us});
   return t;
 }

@@ -90,6 +90,9 @@ StepSearchReport search_step(const StepSearchOptions& options, const StepModel& 
 // alone_us; cublaslt_us: cublaslt_alone_us). A shape launched once cannot be judged in the step: its choices
 // differ by less than the step's noise (at 717be70 the margin, 0.2% of 7.4 ms = 15 us, against alone
 // differences of 1-6 us on lm_head and the dense FFN), so its entry is left to the table tuned alone.
-Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, int min_launches = 2);
+// changed_only: only the picks that beat their incumbent (the CLI's choice: a kept incumbent is what selection runs
+// anyway, and an entry for it would pin today's heuristic in the table).
+Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, int min_launches = 2,
+                        bool changed_only = false);
 
 }  // namespace skinnygemm::tune

@@ -65,6 +65,15 @@ TEST(StepSearch, CpuSearchCoversEveryShapeAndKeepsOrPicksATrial) {
   }
   const Table all = step_search_table(rep, cpu, 1);
   EXPECT_EQ(all.entries.size(), 2 * launches.size());
+  const Table changed = step_search_table(rep, cpu, 1, /*changed_only=*/true);  // the CLI's table
+  std::size_t picked = 0;
+  for (const StepSearchResult& r : rep.results)
+    for (const StepPick& p : r.picks) {
+      const auto e = changed.find(DType::BF16, p.n, p.k, r.m);
+      EXPECT_EQ(e.has_value(), p.config != p.base_config) << p.n << "x" << p.k << " m=" << r.m;
+      picked += p.config != p.base_config;
+    }
+  EXPECT_EQ(changed.entries.size(), picked);
   const Table t = step_search_table(rep, cpu);  // shapes launched once are left out
   std::size_t judged = 0;
   for (const auto& [shape, count] : launches) judged += count >= 2;
