@@ -26,6 +26,11 @@ std::vector<ShapeGroup> shape_groups(const StepExecutor& ex, const StepModel& mo
     const StepOp& op = ex.ops()[i];
     const int64_t n = op.n(), k = op.k();
     ShapeGroup& g = by_shape[{n, k}];
+    // One problem and one weight rotation per group (time_ops_alone rotates an unfused op's weights, which a fusion
+    // refuses): a fusion and an unfused op of one shape are not grouped (no Kimi-K3 layout has such a pair).
+    SKINNYGEMM_CHECK(g.ops.empty() || ex.ops()[g.ops[0]].fused() == op.fused(),
+                     "step search: " << op.name << " (" << n << "x" << k << ") shares its shape with "
+                                     << ex.ops()[g.ops[0]].name << ", one fused and one not; search them apart");
     if (g.ops.empty())
       g.problem = Problem{m, n, k, model.dtype, model.buffers[op.x.buffer].width, k,
                           op.fused() ? n : model.buffers[op.segments[0].y.buffer].width};

@@ -6,11 +6,13 @@
 // the next one (room for its CTAs, when its own CTAs end) is not in a measurement of that kernel repeated.
 //
 // The search, per M: start from a base variant (tma: the family's first cut; skinny: selection; skinny_fused:
-// selection on the fused layout, whose fusions are searched as their merged GEMM's shape, the config forced on their
-// fused kernel), then for each distinct GEMM shape launched at least min_launches times, largest weight traffic per
-// step first, time the whole step (one CUDA graph, the
+// selection on the fused layout, whose fusions are searched as their merged GEMM's shape, the config forced on the
+// fused GEMM through FusedProjection's options: in the step, whose fusions write adjacent columns, that is the fused-
+// GEMM rung; a serving engine whose destinations are apart runs the same table entry through the per-segment kernel,
+// which the search does not time), then for each distinct GEMM shape launched at least min_launches times, largest
+// weight traffic per step first, time the whole step (one CUDA graph, the
 // protocol of run_step) with every launch of that shape forced to each candidate (each run once outside the
-// capture first, its first op checked against the reference); the fastest is kept if it saves at least `margin`
+// capture first, the group's last op checked against the reference); the fastest is kept if it saves at least `margin`
 // of the step in a confirmation timed in ABBA order (incumbent, winner, winner, incumbent). Greedy, one pass.
 // Candidates: the configs `skinnygemm tune` would measure for the shape (tune_candidates over the globs) whose
 // names differ from the base config's in at most `distance` underscore tokens (name_distance, lab/tuner.h),

@@ -332,7 +332,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   const int count = static_cast<int>(u1 - u0);
   // The CTAs whose partials this CTA adds to its last tile, itself included (0: none), and the workspace slot of the
   // first other one (part j at gather_base + j - 1). The lead split: part 0 of each tile gathers its other parts.
-  // Stream-K at token tiles <= 16 with whole-stage warps (handoff 1, which the launcher sets at M = 1 only: at M = 16 the
+  // Stream-K at token tiles <= 16 with whole-stage warps (handoff 1, which the launcher sets up to M = 2: at M = 16 the
   // shares' 4-byte stores lost 5-10%, tma_launch.cu): the CTA whose range holds a tile's first stage
   // owns the tile; where its range ends inside that tile it gathers the CTAs after it, each of which published its
   // share of the tile (the first segment of its range) as polled words in its own slot (g) and went on without

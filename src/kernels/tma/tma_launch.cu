@@ -145,8 +145,17 @@ std::atomic<int> g_ablate{0};  // set_ablate (the lab's ablation, timing only)
 // SKINNYGEMM_TMA_STREAMK_POLLED_M for the A/B in one binary (1: the rule of sessions 24-27).
 int streamk_polled_max_m() {
   static const int m = [] {
+    constexpr int kShipped = 2;
     const char* v = std::getenv("SKINNYGEMM_TMA_STREAMK_POLLED_M");
-    return v && *v ? std::atoi(v) : 2;
+    if (!v || !*v) return kShipped;
+    char* end = nullptr;
+    const long parsed = std::strtol(v, &end, 10);
+    if (*end != '\0' || parsed < 0 || parsed > 64) {
+      warn_once("tma-polled-m", std::string("SKINNYGEMM_TMA_STREAMK_POLLED_M=") + v +
+                                    " is not an M in 0..64; the shipped bound " + std::to_string(kShipped) + " stays");
+      return kShipped;
+    }
+    return static_cast<int>(parsed);
   }();
   return m;
 }
@@ -239,12 +248,14 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // cost the whole step 150 us with per-element partial stores (docs/kernels.md "Session 14"); with the staged
   // epilogue (two 16-byte stores per thread) they are 24 us faster than the counter (session 19: the parts' drain
   // 1.38 -> 0.45 us).
-  // Stream-K (its owners gather the other CTAs' polled shares, tma_gemm.cuh) only at M = 1: against the released
+  // Stream-K (its owners gather the other CTAs' polled shares, tma_gemm.cuh) at M = 1 (and 2, below): against the released
   // counter in the same call (session 24, call 4), 7168 x 14336 49.97 against 51.09 us, 20480 x 7168 71.05 against
   // 72.75, 5632 x 12288 34.20 against 34.55, 4224 x 16384 34.28 against 34.72; at M = 16 it lost 5-10% on the other
   // three (53.43 against 50.91, 37.57 against 35.31, 39.19 against 35.60) and won 1.4% on 20480 x 7168: its shares
-  // leave as 4-byte stores per output. M = 2: session 28 (the fused step's search had stream-K on 6016 x 7168 win at
-  // M = 1 with the polled gather and lose at M = 2 with the counter). M = 3-8 were not measured: the counter stays.
+  // leave as 4-byte stores per output. M = 2 since session 28: the fused step with 6016 x 7168 on stream-K ran 6606
+  // against 6622 us with the polled gather (call 3, three rounds each, against the lead split and the counter; with the
+  // counter stream-K had lost 47 us there in the search). To M = 4 it ran 6605 against 6617 (call 4), under that
+  // call's margin: not taken. M = 5-8 were not measured (docs/kernels.md "Session 28").
   params.handoff = c.tile_m <= 16 && (c.lead >= 0 || c.cluster != 0 || p.m <= streamk_polled_max_m()) ? 1 : 0;
   params.lead_partials = ws.lead_partials;
   SKINNYGEMM_CHECK((g.parts <= 1 && c.cluster != 0) ||
