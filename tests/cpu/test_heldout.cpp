@@ -58,7 +58,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_seventh:tp1", "model:heldout_eighth:tp1",
                                         "model:heldout_ninth:tp1", "model:heldout_tenth:tp1",
                                         "model:heldout_eleventh:tp1", "model:heldout_twelfth:tp1",
-                                        "model:heldout_thirteenth:tp1", "model:heldout_fourteenth:tp1"};
+                                        "model:heldout_thirteenth:tp1", "model:heldout_fourteenth:tp1",
+                                        "model:heldout_fifteenth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -159,6 +160,11 @@ TEST(Heldout, ThirteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // never run: the next blind judgment of the rules.
 TEST(Heldout, FourteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_fourteenth:tp1");
+}
+
+// Set fifteen (session 28): written after set fourteen's blind run, never run: the next blind judgment of the rules.
+TEST(Heldout, FifteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_fifteenth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
