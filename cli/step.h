@@ -9,6 +9,7 @@
 
 #include "lab/bench.h"
 #include "lab/step_runner.h"
+#include "lab/step_search.h"
 
 namespace skinnygemm::cli {
 
@@ -28,7 +29,7 @@ struct StepArgs {
   // The step search (lab/step_search.h) instead of the protocol: the picks merged into search_table.
   std::string search_table, search_base = "tma", search_candidates = "tma_*";
   int search_distance = 2;
-  int search_min_launches = 2;  // what step_search_table keeps
+  int search_min_launches = tune::kTableMinLaunches;
   double search_margin = 0.002;
 };
 

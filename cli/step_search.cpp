@@ -79,7 +79,7 @@ int run_step_search(const StepArgs& a) {
                   << " -> " << fixed(p.step_us, 1) << " us, alone " << fixed(p.alone_us, 2) << " us)\n";
     rows.push_back(search_row_json(r, a, rep.pdl));
   }
-  const Table picks = tune::step_search_table(rep, device, 2, /*changed_only=*/true);
+  const Table picks = tune::step_search_table(rep, device, tune::kTableMinLaunches, /*changed_only=*/true);
   picks.save_merge(a.search_table);
   std::cout << picks.entries.size() << " picks that beat their incumbent merged into " << a.search_table << "\n";
   if (!a.json.empty()) {

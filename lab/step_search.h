@@ -31,6 +31,8 @@
 namespace skinnygemm::tune {
 
 constexpr int kAnyDistance = -1;
+// The fewest launches per step of a shape whose pick a table keeps (step_search_table).
+constexpr int kTableMinLaunches = 2;
 
 struct StepSearchOptions {
   std::string model = "kimi_k3";
@@ -45,7 +47,7 @@ struct StepSearchOptions {
   int samples = 5;
   // Share of the step a candidate must save: 0.2%, the step's spread over samples at 717be70 (0.001-0.002).
   double margin = 0.002;
-  // Shapes launched fewer times per step are not searched (the CLI: 2, what step_search_table keeps).
+  // Shapes launched fewer times per step are not searched (the CLI: kTableMinLaunches, what the table keeps).
   int min_launches = 1;
   std::function<void(const std::string&)> progress;
 };
@@ -94,7 +96,7 @@ StepSearchReport search_step(const StepSearchOptions& options, const StepModel& 
 // differences of 1-6 us on lm_head and the dense FFN), so its entry is left to the table tuned alone.
 // changed_only: only the picks that beat their incumbent (the CLI's choice: a kept incumbent is what selection runs
 // anyway, and an entry for it would pin today's heuristic in the table).
-Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, int min_launches = 2,
+Table step_search_table(const StepSearchReport& report, const DeviceInfo& device, int min_launches = kTableMinLaunches,
                         bool changed_only = false);
 
 }  // namespace skinnygemm::tune
