@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "lab/cuda/bench_common.cuh"
 #include "backends/cuda/check.cuh"
 #include "backends/cuda/cublaslt.h"
+#include "kernels/tma/tma_family.h"
 
 namespace skinnygemm::cuda {
 
@@ -161,7 +163,20 @@ BenchResult bench_on(Buffers& b, const BenchRequest& req, const DeviceInfo& dev)
     return time_graph(b, req.samples, req.replays,
                       [&](int r) { gemm(b.p, b.x, b.w_copy(r), b.y_copy(r), c, b.stream); });
   };
-  const Timing mine = time_config(req.config);
+  // SKINNYGEMM_STEP_ABLATE=bits (the lab's ablation, as in the step's timing graphs, lab/cuda/step.cu): the config's
+  // timed launches carry TmaParams::ablate (wrong results; the check above ran without), the baselines do not.
+  struct Ablate {
+    Ablate() {
+      const char* bits = std::getenv("SKINNYGEMM_STEP_ABLATE");
+      if (bits && *bits) tma::set_ablate(std::atoi(bits));
+    }
+    ~Ablate() { tma::set_ablate(0); }
+  };
+  Timing mine;
+  {
+    Ablate ablate;
+    mine = time_config(req.config);
+  }
   out.us = mine.median_us;
   out.spread = mine.spread;
   if (!req.baselines) return out;

@@ -71,6 +71,9 @@ struct TmaParams {
   // The lab's ablation (tma::set_ablate, `SKINNYGEMM_STEP_ABLATE` of the step's timing graphs; 0 in the library; wrong
   // results): bit 0 = no x copies at all; no split reduction (every part stores y; of a cluster only rank 0): bit 1 on
   // lead splits, bit 2 on clusters, bit 3 on stream-K. What each costs the whole step (docs/kernels.md "Session 26").
+  // Bit 4: w read as if packed tile-contiguous (each stage's rows x kBoxes x 64 K one run of 16 KB in unit order, one 2D
+  // copy of a [N K / 64][64] view; the launcher builds that map): what the row-strided copy costs against the chain
+  // floor's contiguous copies (docs/kernels.md "Session 30").
   // (No MMAs as a runtime branch around them made ptxas serialize the wgmma of every instance: not built.)
   int ablate;
 };
@@ -404,6 +407,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   };
 
   auto load_w = [&](int s, const Unit& u, uint64_t policy) {
+    if (p.ablate & 16)
+      return tma_load_hint(slot_w(s), &w_map, full + s, 0, (u.tile * p.k_stages + u.ks) * (kBoxes * kRows), policy);
     if (kBoxes > 1 && p.box3d)
       return tma_load_3d_hint(slot_w(s), &w_map, full + s, u.tile * kRows, u.ks * kBoxes, policy);
 #pragma unroll
