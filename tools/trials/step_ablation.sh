@@ -4,7 +4,7 @@
 # shipped kernel and table, a number the timing graphs' SKINNYGEMM_STEP_ABLATE bits (1: no x copies; no split reduction
 # on 2: lead splits, 4: clusters, 8: stream-K; wrong results, the eager check runs without), a name a trial table of
 # tools/trials/step_trial_tables.py, NAME@A (or -@A) the same with a branch's lab knob, the environment variable named
-# by KNOB, set to A (session 26: SKINNYGEMM_TMA_GATHER_AHEAD of branch bulk-gather; session 27: SKINNYGEMM_TMA_PREFILL
+# by KNOB, set to A, NAME:BITS a trial table with ablation bits (session 30: K16:31) (session 26: SKINNYGEMM_TMA_GATHER_AHEAD of branch bulk-gather; session 27: SKINNYGEMM_TMA_PREFILL
 # of branch prefill, SKINNYGEMM_TMA_LEAD_CLUSTER of branch lead-cluster). GTEST runs those tests first, once per value of GTEST_KNOB (-: unset). From the repo root on the
 # GPU machine, OUT set:
 #   ITEMS="- 1 2 3 - 1 2 3" CHAIN=1 tools/trials/step_ablation.sh
@@ -41,6 +41,7 @@ for a in ${ITEMS:-- 1 2 3 - 1 2 3}; do
   case "$t" in
     -) ;;
     [0-9]*) export SKINNYGEMM_STEP_ABLATE=$a ;;
+    *:*) d="$data/${t%%:*}"; cp -r models policies "$d/"; export SKINNYGEMM_STEP_ABLATE=${t#*:} ;;
     *) d="$data/$t"; cp -r models policies "$d/" ;;
   esac
   log="$OUT/steps/$n-$a.txt"
