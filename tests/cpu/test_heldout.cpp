@@ -59,7 +59,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_ninth:tp1", "model:heldout_tenth:tp1",
                                         "model:heldout_eleventh:tp1", "model:heldout_twelfth:tp1",
                                         "model:heldout_thirteenth:tp1", "model:heldout_fourteenth:tp1",
-                                        "model:heldout_fifteenth:tp1"};
+                                        "model:heldout_fifteenth:tp1", "model:heldout_sixteenth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -165,6 +165,13 @@ TEST(Heldout, FourteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // Set fifteen (session 28): written after set fourteen's blind run, never run: the next blind judgment of the rules.
 TEST(Heldout, FifteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_fifteenth:tp1");
+}
+
+// Set sixteen (session 30): written after set fifteen's blind run, never run: the next blind judgment of the rules
+// and of session 29's hypothesis (K >= 8192 and over 2.3 waves of 64-row tiles: cuBLASLt at M <= 16), with shapes on
+// both sides of its lines.
+TEST(Heldout, SixteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_sixteenth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
