@@ -233,40 +233,6 @@ TEST(StructuralPick, TheLeadSplitOfLongPartsRunsAFiveStageRing) {
   });
 }
 
-// Session 30's rule from held-out set fifteen's blind run (9bdc087; tma_family.cpp): K >= 8192, over 384 MiB and at
-// least two 64-row tiles per SM go to cuBLASLt's default at M <= 16. Qwen2.5-72B's TP2 gate_up 29568 x 8192 (stream-K
-// 115.6-118.5 us against cuBLASLt's 109.2-111.4) and Command-R+'s TP4 gate_up 16896 x 12288 (264 tiles: the lead split
-// 98.0-100.1 against 93.3-94.7) take it; Kimi-K3's lm_head 20480 x 7168 (K under 8192; the family 71.42 us against
-// 76.74 at M = 1) and set thirteen's 22016 x 8192 (361 MB; stream-K 87.8-89.8 against 88.7-90.5) keep the family, and
-// so does each line's other side: 263 tiles, K = 8184, exactly 384 MiB.
-TEST(StructuralPick, LongKOverThreeHundredEightyFourMiBOnTwoWavesGoesToCublaslt) {
-  const DeviceInfo h200 = tune::device_preset("h200");
-  struct Point {
-    int64_t n, k;
-  };
-  for (int64_t m : {1, 2, 8, 12, 16})
-    for (const Point& pt : {Point{29568, 8192}, Point{16896, 12288}, Point{24640, 8192}}) {
-      const Choice c = pick_on(h200, m, pt.n, pt.k);
-      EXPECT_EQ(c.config.name(), "cublaslt") << pt.n << "x" << pt.k << " m=" << m << ": " << c.reason.str();
-      EXPECT_EQ(c.source, Source::Heuristic);
-      EXPECT_THAT(c.reason.str(), HasSubstr("tma structural rule: cuBLASLt"));
-    }
-  EXPECT_THAT(pick_on(h200, 1, 16896, 12288).reason.str(),
-              HasSubstr("K = 12288 (8192 or more), 396 MiB of weights (over 384), 264 row tiles of 64 on 264"));
-  expect_structural_picks(h200, {
-      {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"},  {16, 20480, 7168, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 22016, 8192, "tma_m8_r64_b2_s4_c2_u1"},  {16, 22016, 8192, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 16832, 12288, "tma_m8_r64_b2_s4_c2_d6"}, {1, 29568, 8184, "tma_m8_r64_b2_s4_c2_u1"},
-      {1, 24576, 8192, "tma_m8_r64_b2_s4_c2_u1"},
-  });
-  // Above M = 16 the scored heuristic keeps cuBLASLt there already, as measured at M = 24-64.
-  for (int64_t m : {17, 24, 64}) {
-    const Choice c = pick_on(h200, m, 29568, 8192);
-    EXPECT_EQ(c.config.name(), "cublaslt") << "m=" << m;
-    EXPECT_THAT(c.reason.str(), ::testing::Not(HasSubstr("structural")));
-  }
-}
-
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
   half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits)

@@ -221,37 +221,11 @@ GridShape grid_shape(const Config& c, const Problem& p, int sms) {
   return s;
 }
 
-// K of 8192 or more, over 384 MiB of weights, on two or more waves of 64-row tiles (ceil(N / 64) >= 2 x SMs), at M <=
-// 16: cuBLASLt's default, which the family lost to there. Held-out set fifteen (9bdc087, blind;
-// docs/benchmarks/h200/heuristic-fifteenth-9bdc087.json), M = 1-16: Command-R+'s TP4 gate_up 16896 x 12288 (415 MB, 264
-// tiles) ran the 64-row lead split in 98.0-100.1 us against cuBLASLt's 93.3-94.7, Qwen2.5-72B's TP2 gate_up 29568 x
-// 8192 (484 MB, 462 tiles) stream-K in 115.6-118.5 against 109.2-111.4; at M = 17-64 the scored heuristic already keeps
-// cuBLASLt on both (94.2-96.2 and 110.4-120.7 us measured at M = 24-64). Session 29 wrote the line as over 2.3 waves
-// with K >= 8192; the waves alone do not separate the measurements: 16896 x 12288 has 2.00, and 22016 x 8192 (2.61
-// waves, 361 MB; set thirteen at 48ba1b1) ran stream-K in 87.8-89.8 us against cuBLASLt's 88.7-90.5 at M = 1-16, so the
-// weight line lies between 361 and 415 MB: 384 MiB, three times the first cut's 128 MiB. K under 8192 keeps the family:
-// Kimi-K3's lm_head 20480 x 7168 (294 MB, 320 tiles) 71.42 us against cuBLASLt's 76.74 at M = 1
-// (docs/benchmarks/h200/kernels.json, b1ea46c). Two shapes are all it rests on; held-out set sixteen, written before
-// this rule, has shapes on each side of its three lines.
-bool long_k_wide_goes_to_cublaslt(const Problem& p, int sms) {
-  return p.k >= 8192 && p.weight_bytes() > (int64_t{384} << 20) && (p.n + 63) / 64 >= 2 * int64_t{sms};
-}
-
 }  // namespace
 
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason) {
   if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || dev.sms <= 0) return false;
   if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return false;  // empty problems launch nothing (no grid to divide)
-  if (long_k_wide_goes_to_cublaslt(p, dev.sms)) {
-    *pick = Config::parse("cublaslt");
-    char text[256];
-    std::snprintf(text, sizeof text, "tma structural rule: cuBLASLt, K = %lld (8192 or more), %.0f MiB of weights "
-                  "(over 384), %lld row tiles of 64 on %d two-per-SM slots", static_cast<long long>(p.k),
-                  static_cast<double>(p.weight_bytes()) / (1 << 20), static_cast<long long>((p.n + 63) / 64),
-                  2 * dev.sms);
-    *reason = text;
-    return true;
-  }
   const Config first = first_cut_config(p, dev.sms);
   const GridShape g = grid_shape(first, p, dev.sms);
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows over

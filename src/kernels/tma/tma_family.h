@@ -54,8 +54,6 @@ Config first_cut_config(const Problem& p, int sms, int lead = -1);
 // 64-token tiles lose to cuBLASLt alone on every Kimi-K3 TP8 shape but two (M = 32, best of ~205 configs each:
 // 2112 x 7168 12.88 vs 12.53 us, 7168 x 1536 9.22 vs 8.06; 3648 x 7168 17.25 vs 18.48; tune at 9d9b7ef) and in the
 // whole step (0.86 and 0.65 of cuBLASLt at M = 32 and 64, docs/step.md), so the scored heuristic decides there.
-// Where K is 8192 or more, the weights over 384 MiB and the 64-row tiles at least two per SM, the pick is cuBLASLt's
-// default instead (held-out set fifteen's two largest shapes, 4-8% behind it at M <= 16: tma_family.cpp).
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason);
 
 }  // namespace skinnygemm::tma
