@@ -51,14 +51,15 @@ for a in ${ITEMS:-- 1 2 3 - 1 2 3}; do
 done
 unset SKINNYGEMM_STEP_ABLATE
 [ -n "${KNOB:-}" ] && unset "$KNOB"
-# TRACE="- -@3": the timeline (`step --trace-tma`) of the fused step at TRACE_MS for each item ("-" or -@A), then
+# TRACE="- -@3 K16": the timeline (a trial table's name: through that table) (`step --trace-tma`) of the fused step at TRACE_MS for each item ("-" or -@A), then
 # tools/trials/spans.py of all of them side by side (OUT/spans.json), the traces in OUT/steps.tgz.
 traces=()
 for a in ${TRACE:-}; do
   [ -n "${KNOB:-}" ] && unset "$KNOB"
-  if [[ "$a" == *@* ]]; then export "${KNOB:?}=${a#*@}"; fi
+  d=.
+  if [[ "$a" == *@* ]]; then export "${KNOB:?}=${a#*@}"; elif [ "$a" != - ]; then d="$data/$a"; cp -r models policies "$d/"; fi
   name=t$(echo "$a" | tr -c 'A-Za-z0-9\n' '_')
-  $cli step --model kimi_k3 --tp 8 --m "${TRACE_MS:-1,16}" --pdl on --no-sinks --variants skinny_fused \
+  SKINNYGEMM_DATA_DIR="$d" $cli step --model kimi_k3 --tp 8 --m "${TRACE_MS:-1,16}" --pdl on --no-sinks --variants skinny_fused \
     --trace-tma "$OUT/steps/$name.json" > "$OUT/steps/$name.txt" 2>&1 || echo "$a: trace failed"
   [ -s "$OUT/steps/$name.json" ] && gzip -f "$OUT/steps/$name.json" && traces+=("$name=$OUT/steps/$name.json.gz")
 done
