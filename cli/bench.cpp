@@ -2,6 +2,7 @@
 // as a table and written in the shared result schema. Every number is measured in this one process.
 #include <fnmatch.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -92,6 +93,12 @@ int run_bench(const BenchArgs& args) {
   options.replays = args.replays;
   options.baselines = !args.no_baselines;
   options.check = true;
+  // SKINNYGEMM_STEP_ABLATE (the lab's ablation, as in `step`'s timing graphs): `bench` times its config with those bits
+  // (wrong results, after the check); `tune` never does, as its times become table entries.
+  if (const char* bits = std::getenv("SKINNYGEMM_STEP_ABLATE"); bits && *bits && std::atoi(bits) != 0) {
+    options.lab_ablate = std::atoi(bits);
+    std::cerr << "bench: SKINNYGEMM_STEP_ABLATE=" << bits << ": the configs' times are the lab's ablation (wrong results)\n";
+  }
 
   // Every problem is checked against the memory there is before the first one is measured: a shape too large
   // fails now, with the bytes, not after the others (or as std::bad_alloc).

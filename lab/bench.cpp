@@ -106,6 +106,7 @@ BenchRow bench_problem(const Problem& p, const BenchOptions& o) {
     req.replays = std::max(1, o.replays);
     req.baselines = o.baselines;
     req.check = o.check;
+    req.lab_ablate = o.lab_ablate;
     const cuda::BenchResult r = cuda::bench(req);
     row.us = r.us;
     row.spread = r.spread;

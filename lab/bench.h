@@ -24,6 +24,7 @@ struct BenchOptions {
   int replays = 20;              // graph replays per sample (GPU) / calls per sample (CPU)
   bool baselines = true;         // also time cuBLASLt default + best and the stream-read limit (GPU)
   bool check = true;             // verify the output against the reference before timing
+  int lab_ablate = 0;            // the lab's TMA ablation bits on the config's timed launches (`bench` only: wrong results)
 };
 
 struct BenchRow {

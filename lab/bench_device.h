@@ -17,6 +17,7 @@ struct BenchRequest {
   int replays = 20;
   bool baselines = true;  // cuBLASLt default and best-of-heuristics, stream-read limit
   bool check = true;      // output vs an FP64 reference computed on the GPU, before timing
+  int lab_ablate = 0;     // BenchOptions::lab_ablate (the check runs without it)
 };
 struct BenchResult {
   double us = 0, spread = 0;

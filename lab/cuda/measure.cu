@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -163,18 +162,17 @@ BenchResult bench_on(Buffers& b, const BenchRequest& req, const DeviceInfo& dev)
     return time_graph(b, req.samples, req.replays,
                       [&](int r) { gemm(b.p, b.x, b.w_copy(r), b.y_copy(r), c, b.stream); });
   };
-  // SKINNYGEMM_STEP_ABLATE=bits (the lab's ablation, as in the step's timing graphs, lab/cuda/step.cu): the config's
+  // req.lab_ablate (the lab's ablation, as in the step's timing graphs, lab/cuda/step.cu; `bench` only): the config's
   // timed launches carry TmaParams::ablate (wrong results; the check above ran without), the baselines do not.
   struct Ablate {
-    Ablate() {
-      const char* bits = std::getenv("SKINNYGEMM_STEP_ABLATE");
-      if (bits && *bits) tma::set_ablate(std::atoi(bits));
+    explicit Ablate(int bits) {
+      if (bits) tma::set_ablate(bits);
     }
     ~Ablate() { tma::set_ablate(0); }
   };
   Timing mine;
   {
-    Ablate ablate;
+    Ablate ablate(req.lab_ablate);
     mine = time_config(req.config);
   }
   out.us = mine.median_us;

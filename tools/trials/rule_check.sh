@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 30: set sixteen's run measured only candidates near the heuristic's pick, so where the long-K rule (tma_family.cpp,
-# long_k_wide_goes_to_cublaslt) sent a shape to cuBLASLt no TMA config was timed. This times the family's configs the
+# Session 30: set sixteen's run measured only candidates near the heuristic's pick, so where the long-K rule (4e746d5,
+# tma_family.cpp's long_k_wide_goes_to_cublaslt; reverted in 30425e2 after this ran) sent a shape to cuBLASLt no TMA
+# config was timed. This times the family's configs the
 # first cut chooses between on such shapes (stream-K, the lead split, 128-row stream-K) beside selection's pick with its
 # baselines, at M = 1 / 8 / 16: set sixteen's three shapes the rule took, and 16384 x 13312 (Llama-3.1-405B TP4 down,
 # over 384 MiB but 256 tiles, under two per SM: kept by the family, 3.2-4.4% behind cuBLASLt at M = 1-5).

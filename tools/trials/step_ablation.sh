@@ -40,8 +40,10 @@ for a in ${ITEMS:-- 1 2 3 - 1 2 3}; do
   if [[ "$a" == *@* ]]; then export "${KNOB:?NAME@A needs KNOB}=${a#*@}"; t=${a%@*}; fi  # the branch's lab knob
   case "$t" in
     -) ;;
-    [0-9]*) export SKINNYGEMM_STEP_ABLATE=$a ;;
-    *:*) d="$data/${t%%:*}"; cp -r models policies "$d/"; export SKINNYGEMM_STEP_ABLATE=${t#*:} ;;
+    *:*)  # NAME:BITS (NAME - : the shipped table)
+      [ "${t%%:*}" = - ] || { d="$data/${t%%:*}"; cp -r models policies "$d/"; }
+      export SKINNYGEMM_STEP_ABLATE=${t#*:} ;;
+    [0-9]*) export SKINNYGEMM_STEP_ABLATE=$t ;;
     *) d="$data/$t"; cp -r models policies "$d/" ;;
   esac
   log="$OUT/steps/$n-$a.txt"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Step trials (docs/kernels.md "Session 11"): copies of the shipped table that force configs on shapes at M = 1..8,
-so that the whole step shows what they cost per launch against the first cut (the shipped table's first entries
-of these shapes are at M = 17, so the forced entries add to it; TRIALS go to M = 16 where they say so). Usage: tools/trials/step_trial_tables.py OUTDIR;
+so that the whole step shows what they cost per launch against the first cut (a forced entry replaces the shipped
+table's entry of its problem where there is one; TRIALS go to M = 16 where they say so). Usage: tools/trials/step_trial_tables.py OUTDIR;
 then tools/trials/step_trials.sh runs the step once through each table. Only configs main builds (1 and 2 boxes
 per stage, and since session 25 4 and 8 on 16- and 32-row tiles at token tiles 8 and 16: N32, N16, N1); the session-11
 trials of 4- and 8-box configs on other tiles (t1, t2, s1-s6, u1-u7) are not here."""
@@ -149,7 +149,7 @@ EXPLICIT.update({"W6": [((n, k), M8, "tma_m8_r64_b2_s6_c1_d6") for n, k in [(628
                        [((n, k), range(9, 17), "tma_m16_r64_b2_s5_c1_d6") for n, k in [(6288, 7168), (6016, 7168), (7168, 3584)]]})
 
 # Session 30: with x, the split reductions and the row-strided copy ablated (SKINNYGEMM_STEP_ABLATE=31) the fused step
-# still ran 98 / 301 us longer at M = 8 / 16 than at M = 1 (docs/step.md "Session 30"). What grows with M there? K16:
+# still ran 103 / 300 us longer at M = 8 / 16 than at M = 1 (docs/step.md "Session 30"). What grows with M there? K16:
 # at M = 8, every TMA shape of the fused step on its M = 8 pick at the 16-token tile (the same rows, boxes, ring, grid
 # and split: the token tile alone changes); C8: at M = 16, the M = 8 picks at the 16-token tile (the table's other
 # M = 16 configs out). The picks are selection's at be9b60c (docs/benchmarks/h200/kernels.json; 6016 x 7168 from

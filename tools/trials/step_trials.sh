@@ -4,7 +4,7 @@
 #   tools/trials/step_trials.sh "s0 n1 n2 s0" 1,8         which neighbour's PDL edge the step leans on (6288 x 7168's
 #                                                         successor n1 or predecessor n2 forced to cuBLASLt)
 #   tools/trials/step_trials.sh "s0 L1 L2 L3 L4 s0" 1,8   joint tables: every TMA shape one config of at most one
-#                                                         CTA per SM (scripts/judge-16b; they all lost, session 12)
+#                                                         CTA per SM (scripts/judge-16b, removed in session 30; they all lost, session 12)
 #   tools/trials/step_trials.sh "s0 F4 F6 s0" 1,8,16      7168 x 768's ring: the first cut's 5 stages against 4 and 6
 #   PDL=off tools/trials/step_trials.sh "s0" 1            the same with PDL off on every launch (variants _nopdl)
 #   VARIANTS=skinny_fused,skinny tools/trials/step_trials.sh "s0 D3 s0" 1,8,16   other step variants (default skinny)

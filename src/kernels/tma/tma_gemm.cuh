@@ -71,7 +71,7 @@ struct TmaParams {
   // The lab's ablation (tma::set_ablate, `SKINNYGEMM_STEP_ABLATE` of the step's timing graphs; 0 in the library; wrong
   // results): bit 0 = no x copies at all; no split reduction (every part stores y; of a cluster only rank 0): bit 1 on
   // lead splits, bit 2 on clusters, bit 3 on stream-K. What each costs the whole step (docs/kernels.md "Session 26").
-  // Bit 4: w read as if packed tile-contiguous (each stage's rows x kBoxes x 64 K one run of 16 KB in unit order, one 2D
+  // Bit 4 (value 16): w read as if packed tile-contiguous (each stage's rows x kBoxes x 64 K one run of 16 KB in unit order, one 2D
   // copy of a [N K / 64][64] view; the launcher builds that map): what the row-strided copy costs against the chain
   // floor's contiguous copies (docs/kernels.md "Session 30").
   // (No MMAs as a runtime branch around them made ptxas serialize the wgmma of every instance: not built.)

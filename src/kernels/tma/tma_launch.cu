@@ -276,7 +276,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
     w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
     x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
   }
-  // The lab's ablation bit 4 (timing only, wrong results): w as [N K / 64] lines of 64, a stage one box of rows x boxes
+  // The lab's ablation bit 4 (value 16, timing only, wrong results): w as [N K / 64] lines of 64, a stage one box of rows x boxes
   // lines, so every weight copy is one contiguous run (tails read past N K as zeros).
   if ((params.ablate & 16) && p.k % kStageK == 0 && c.rows * c.boxes <= 256)
     w_map = tensor_map(w, p.dtype, p.n * p.k / kStageK, kStageK, kStageK, c.rows * c.boxes);
