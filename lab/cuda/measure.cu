@@ -164,15 +164,9 @@ BenchResult bench_on(Buffers& b, const BenchRequest& req, const DeviceInfo& dev)
   };
   // req.lab_ablate (the lab's ablation, as in the step's timing graphs, lab/cuda/step.cu; `bench` only): the config's
   // timed launches carry TmaParams::ablate (wrong results; the check above ran without), the baselines do not.
-  struct Ablate {
-    explicit Ablate(int bits) {
-      if (bits) tma::set_ablate(bits);
-    }
-    ~Ablate() { tma::set_ablate(0); }
-  };
   Timing mine;
   {
-    Ablate ablate(req.lab_ablate);
+    tma::AblateScope ablate(req.lab_ablate);
     mine = time_config(req.config);
   }
   out.us = mine.median_us;

@@ -95,18 +95,15 @@ class CudaStepDevice final : public StepDevice {
 
   // SKINNYGEMM_STEP_ABLATE=bits (the lab's ablation, docs/kernels.md "Session 26"): the timing graphs' TMA launches
   // carry TmaParams::ablate (wrong results; the check ran before, eagerly, without it).
-  struct Ablate {
-    Ablate() {
-      const char* e = std::getenv("SKINNYGEMM_STEP_ABLATE");
-      if (e && *e) tma::set_ablate(std::atoi(e));
-    }
-    ~Ablate() { tma::set_ablate(0); }
-  };
+  static int ablate_bits() {
+    const char* e = std::getenv("SKINNYGEMM_STEP_ABLATE");
+    return e && *e ? std::atoi(e) : 0;
+  }
 
   StepTiming time(const std::function<void()>& enqueue, int samples) override {
     Graph g;
     {
-      Ablate ablate;
+      tma::AblateScope ablate(ablate_bits());
       capture(enqueue, g);
     }
     int replays = g.replays_for(stream_.s, kSampleMs);

@@ -87,8 +87,17 @@ struct TraceLaunch {
 };
 void set_trace(unsigned long long* device_words, long long capacity_words);  // null: off
 std::vector<TraceLaunch> take_trace();  // the launches since set_trace, in launch order; resets the list
-// The lab's ablation, timing only (lab/cuda/step.cu): launches made while set carry TmaParams::ablate's bits (wrong
-// results); 0, the library's value, restores them.
+// The lab's ablation, timing only (lab/cuda/step.cu, lab/cuda/measure.cu): launches made while set carry
+// TmaParams::ablate's bits (wrong results); 0, the library's value, restores them.
 void set_ablate(int bits);
+// set_ablate(bits) for a scope (0: nothing set), restored to 0 at its end, also when a launch in it throws.
+struct AblateScope {
+  explicit AblateScope(int bits) {
+    if (bits) set_ablate(bits);
+  }
+  ~AblateScope() { set_ablate(0); }
+  AblateScope(const AblateScope&) = delete;
+  AblateScope& operator=(const AblateScope&) = delete;
+};
 
 }  // namespace skinnygemm::tma
