@@ -73,7 +73,8 @@ struct TmaParams {
   // lead splits, bit 2 on clusters, bit 3 on stream-K. What each costs the whole step (docs/kernels.md "Session 26").
   // Bit 4 (value 16): w read as if packed tile-contiguous (each stage's rows x kBoxes x 64 K one run of 16 KB in unit order, one 2D
   // copy of a [N K / 64][64] view; the launcher builds that map): what the row-strided copy costs against the chain
-  // floor's contiguous copies (docs/kernels.md "Session 30").
+  // floor's contiguous copies (docs/kernels.md "Session 30"). Bit 5 (value 32; the launcher's only, correct results): the
+  // weight maps promote L2 fills to 256 bytes as before session 31 (tma_launch.cu).
   // (No MMAs as a runtime branch around them made ptxas serialize the wgmma of every instance: not built.)
   int ablate;
 };

@@ -47,23 +47,34 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 
 // The project's tensor maps: 16-bit elements, 64-wide boxes along the row (one 128-byte line) with the 128-byte
 // swizzle, zeros past the edges; `rank` dims, the strides of dims 1.. in bytes.
+// The L2 promotion: none for the weights, which are read once in whole 128-byte lines (every line of a box is
+// requested anyway). With 256-byte promotion, the map of every earlier session, the family's ring alone ran 6-8% slower
+// than the dependent-chain floor from 90 MB and the kernel 0.2-3.5 us slower per launch on the Kimi-K3 shapes at M = 1
+// (tools/probes/ring_ladder.cu, session 31, call 3: 7168 x 14336 50.48 -> 46.95 us, 6288 x 7168 23.02 -> 21.92, 3648 x
+// 7168 14.85 -> 14.36; the ring alone 48.65 -> 45.14 against the chain floor's 44.85; the same with 128-byte
+// promotion; docs/kernels.md "Session 31"). x keeps 256 bytes: its lines are read by every CTA from the L2.
+enum class Reads { Once, Shared };
 CUresult encode(CUtensorMap* map, const void* base, DType dtype, int rank, const cuuint64_t* dims,
-                const cuuint64_t* strides, const cuuint32_t* box) {
+                const cuuint64_t* strides, const cuuint32_t* box, Reads reads) {
   const cuuint32_t element_strides[3] = {1, 1, 1};
   return encode_tiled()(map, dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                         rank, const_cast<void*>(base), dims, strides, box, element_strides,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        reads == Reads::Once ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
+// The lab's ablation bit 5 (value 32; correct results): the weight maps promote L2 fills to 256 bytes, as before
+// session 31, so that one binary times both (tools/trials/step_ablation.sh).
+Reads weight_reads(int ablate) { return (ablate & 32) ? Reads::Shared : Reads::Once; }
 
 // A 2D tensor map over a row-major [rows, cols] matrix with a row stride of ld elements, read in boxes of
 // 64 columns x box_rows rows.
-CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols, int64_t ld, int box_rows) {
+CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols, int64_t ld, int box_rows, Reads reads) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(kStageK), static_cast<cuuint32_t>(box_rows)};
-  const CUresult r = encode(&map, base, dtype, 2, dims, strides, box);
+  const CUresult r = encode(&map, base, dtype, 2, dims, strides, box, reads);
   SKINNYGEMM_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed (CUresult " << static_cast<int>(r) << ") for a "
                                           << rows << "x" << cols << " matrix with row stride " << ld
                                           << " elements at " << base);
@@ -79,13 +90,13 @@ CUtensorMap tensor_map(const void* base, DType dtype, int64_t rows, int64_t cols
 // the launch copies box by box after saying so once. (A driver that took it and laid it out otherwise is what the
 // test is for.)
 bool tensor_map_3d(CUtensorMap* map, const void* base, DType dtype, int64_t rows, int64_t cols, int64_t ld,
-                   int box_rows, int boxes) {
+                   int box_rows, int boxes, Reads reads) {
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kStageK), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(cols / kStageK)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld) * 2, static_cast<cuuint64_t>(kStageBytes)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(kStageK), static_cast<cuuint32_t>(box_rows),
                              static_cast<cuuint32_t>(boxes)};
-  const CUresult r = encode(map, base, dtype, 3, dims, strides, box);
+  const CUresult r = encode(map, base, dtype, 3, dims, strides, box, reads);
   if (r != CUDA_SUCCESS)
     warn_once("tma-3d-map", "cuTensorMapEncodeTiled refused a 3D view (CUresult " + std::to_string(r) + ") of a " +
                                 std::to_string(rows) + "x" + std::to_string(cols) +
@@ -266,20 +277,21 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.seg = cuda::output_segments(p, segments, count);
   params.ablate = g_ablate.load(std::memory_order_relaxed);
   CUtensorMap w_map, x_map;
+  const Reads w_reads = weight_reads(params.ablate);
   // One 3D copy per stage where K allows it: against a 2D copy per box in the same binary (session 25, calls 1 and 6),
   // the fused step 34-45 us faster at M = 1-16, 896 x 7168 and 7168 x 768 3-3.5% faster alone, 1536 x 128 the same; the
   // 16-row one-CTA-per-tile ring 2.7-3.2 us faster (docs/kernels.md "Session 25").
   params.box3d = c.boxes > 1 && p.k % kStageK == 0 &&
-                 tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes) &&
-                 tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m, c.boxes);
+                 tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes, w_reads) &&
+                 tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m, c.boxes, Reads::Shared);
   if (!params.box3d) {
-    w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows);
-    x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m);
+    w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows, w_reads);
+    x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_stride(), c.tile_m, Reads::Shared);
   }
   // The lab's ablation bit 4 (value 16, timing only, wrong results): w as [N K / 64] lines of 64, a stage one box of rows x boxes
   // lines, so every weight copy is one contiguous run (tails read past N K as zeros).
   if ((params.ablate & 16) && p.k % kStageK == 0 && c.rows * c.boxes <= 256)
-    w_map = tensor_map(w, p.dtype, p.n * p.k / kStageK, kStageK, kStageK, c.rows * c.boxes);
+    w_map = tensor_map(w, p.dtype, p.n * p.k / kStageK, kStageK, kStageK, c.rows * c.boxes, w_reads);
   else
     params.ablate &= ~16;
   cuda::LaunchShape shape;
