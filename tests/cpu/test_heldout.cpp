@@ -59,7 +59,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_ninth:tp1", "model:heldout_tenth:tp1",
                                         "model:heldout_eleventh:tp1", "model:heldout_twelfth:tp1",
                                         "model:heldout_thirteenth:tp1", "model:heldout_fourteenth:tp1",
-                                        "model:heldout_fifteenth:tp1", "model:heldout_sixteenth:tp1"};
+                                        "model:heldout_fifteenth:tp1", "model:heldout_sixteenth:tp1",
+                                        "model:heldout_seventeenth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -172,6 +173,13 @@ TEST(Heldout, FifteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // both sides of its lines.
 TEST(Heldout, SixteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_sixteenth:tp1");
+}
+
+// Set seventeen (session 31): written after the TMA family's weight maps lost their L2 promotion (3f845d8), never run:
+// the next blind judgment of the heuristic and of session 30's hypothesis (stream-K on 128-row tiles at M <= 5 at least
+// as fast as on 64-row tiles from 1.76 waves of 64-row tiles), with shapes on both sides of that line and well over it.
+TEST(Heldout, SeventeenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_seventeenth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a

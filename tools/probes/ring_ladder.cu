@@ -204,6 +204,12 @@ const Rung kRungs[] = {
     {"L1_chain_equal", 7, 0, 0, 0, 1, 6, 0},       // the chain floor's 2 x (6 x 16 KB)
     {"L3_4slots_our_smem", 7, 0, 0, 0, 1, 4, kOursSmem},  // our ring depth and footprint
     {"L6_4w_nofold_even", 4, 0, 0, 1, 0, 4, kOursSmem},
+    // L3 -> L6 in single steps (session 31, call 6): which of them makes the ladder faster than the floor's kernel
+    // below 52 MB (a floor that a kernel which reads its slots could reach, or not).
+    {"L4_7w_fold_even", 7, 0, 0, 1, 1, 4, kOursSmem},
+    {"L4_4w_fold_ceil", 4, 0, 0, 0, 1, 4, kOursSmem},
+    {"L4_7w_nofold_ceil", 7, 0, 0, 0, 0, 4, kOursSmem},
+    {"L4_7w_fold_even_6slots", 7, 0, 0, 1, 1, 6, 0},
     {"L7_evict_first", 4, 0, 1, 1, 0, 4, kOursSmem},  // our ring, copied as the chain floor copies
     {"L7_bulk_8x2KB", 4, 4, 1, 1, 0, 4, kOursSmem},
     {"L7_bulk_rows", 4, 3, 1, 1, 0, 4, kOursSmem},  // the row-major weights by bulk copies (no swizzle)
