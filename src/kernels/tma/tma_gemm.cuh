@@ -235,30 +235,10 @@ __device__ __forceinline__ void store_output(const TmaParams& p, int token, int 
   cuda::store_output<T>(p.y, p.ldy, p.seg, token, row, v);
 }
 
-// The image of a tile's FP32 sums, [token][kRows] (the staging area, the other parts' sums, and the partials and shares
-// in global memory, which are copied image to image): row r of token t sits at t kRows + (r ^ swizzle(t)). The MMA
-// fragments write a warp's 32 lanes as rows g4 (8) x tokens 2 t4 (4); with rows kRows floats apart (a multiple of 32
-// banks) the four tokens of a row fell on one bank, a 4-way conflict on every staged store and load (session 30's
-// suspect for the 16-token instances' longer exit). XOR-ing 4 x token into the row (bits 2-4) spreads them over the 32
-// banks and keeps each group of four rows (a float4) whole. Token 0 is not moved, so M = 1 is unchanged. Token tiles of
-// 32 and 64 keep the plain image (their epilogue stores per element from the fragments).
-template <int kRows, int kTileM>
-__device__ __forceinline__ int sums_row(int token, int row) {
-  if constexpr (kTileM <= 16) return row ^ ((4 * token) & (kRows - 1) & 28);
-  return row;
-}
-// (A pointer, not an index: as an int sum the 64-token instances, where the swizzle is off, spilled 20-68 bytes more,
-// ptxas -v.)
-template <int kRows, int kTileM, typename F>
-__device__ __forceinline__ F* sums_at(F* image, int token, int row) {
-  if constexpr (kTileM <= 16) return image + token * kRows + sums_row<kRows, kTileM>(token, row);
-  return image + token * kRows + row;
-}
-
-// Four consecutive rows of one token from float4 group gi of a [token][kRows] partial tile image starting at row0.
-template <typename T, int kRows, int kTileM>
+// Four consecutive rows of one token from float4 group gi of a [token][kRows] partial tile starting at row0.
+template <typename T, int kRows>
 __device__ __forceinline__ void store_group(const TmaParams& p, int row0, int gi, float4 v) {
-  const int token = gi / (kRows / 4), row = row0 + sums_row<kRows, kTileM>(token, (gi % (kRows / 4)) * 4);
+  const int token = gi / (kRows / 4), row = row0 + (gi % (kRows / 4)) * 4;
   const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i)
@@ -650,13 +630,13 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   // the token tiles of M <= 16 only (at 64 tokens the added path spilled the 16-row instances, ptxas -v).
   const bool staged = kTileM <= 16 && kAblate == 0 && p.parts >= 1 && p.m >= 2;
   float* stage = others_sum;
-  auto stage_acc = [&] { for_each_output([&](int token, int rloc, float v) { *sums_at<kRows, kTileM>(stage, token, rloc) = v; }); };
+  auto stage_acc = [&] { for_each_output([&](int token, int rloc, float v) { stage[token * kRows + rloc] = v; }); };
   auto store_staged = [&](int tile) {  // after a consumers_sync that follows the area's last write
     constexpr int kChunks = kRows / 8;  // 8 rows of one token per store
     for (int c = tid; c < kChunks * p.m; c += 32 * kConsumerWarps) {
       const int token = c / kChunks, r0 = (c % kChunks) * 8;
-      const float4 a = *reinterpret_cast<const float4*>(sums_at<kRows, kTileM>(stage, token, r0));
-      const float4 b = *reinterpret_cast<const float4*>(sums_at<kRows, kTileM>(stage, token, r0 + 4));
+      const float4* src = reinterpret_cast<const float4*>(stage + token * kRows + r0);
+      const float4 a = src[0], b = src[1];
       const float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
       cuda::store_output8<T>(p.y, p.ldy, p.seg, p.n, token, tile * kRows + r0, v);
     }
@@ -751,12 +731,12 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
         if (p.handoff == 1) {  // no fence, no counter: the reducer polls the words themselves
           float* mine = p.lead_partials + lead_slot(part) * kRows * kTileM;
           for_each_output(
-              [&](int token, int rloc, float v) { st_relaxed(sums_at<kRows, kTileM>(mine, token, rloc), not_sentinel(v)); });
+              [&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
           exit_trace();
           return;
         }
         float* mine = p.partials + lead_slot(part) * kRows * kTileM;
-        for_each_output([&](int token, int rloc, float v) { __stcg(sums_at<kRows, kTileM>(mine, token, rloc), v); });
+        for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
         consumers_sync();  // thread 0's release covers every consumer's stores (cumulativity)
         if (tid == 0) arrive_release(p.counters + tile);
         exit_trace();
@@ -765,7 +745,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       mbar_wait(others_ready, 0);
       if (staged) {  // the tile's sums into the staging area (each thread its own words), then 16-byte stores
         for_each_output([&](int token, int rloc, float v) {
-          float& sum = *sums_at<kRows, kTileM>(stage, token, rloc);
+          float& sum = stage[token * kRows + rloc];
           sum = v + sum;
         });
         consumers_sync();
@@ -775,7 +755,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       }
       for_each_output([&](int token, int rloc, float v) {
         const int row = tile * kRows + rloc;
-        if (row < p.n) store_output<T>(p, token, row, v + *sums_at<kRows, kTileM>(others_sum, token, rloc));
+        if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
       });
       exit_trace();
       return;
@@ -857,12 +837,12 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       if (seg_first_stage != 0) {
         // Another CTA owns the tile (its range holds the first stage): our share as polled words in slot g, and on.
         float* mine = p.lead_partials + static_cast<long long>(g) * kRows * kTileM;
-        for_each_output([&](int token, int rloc, float v) { st_relaxed(sums_at<kRows, kTileM>(mine, token, rloc), not_sentinel(v)); });
+        for_each_output([&](int token, int rloc, float v) { st_relaxed(mine + token * kRows + rloc, not_sentinel(v)); });
       } else {  // our last tile, from its first stage: the others' shares, gathered in CTA order by the producer warp
         mbar_wait(others_ready, 0);
         for_each_output([&](int token, int rloc, float v) {
           const int row = tile * kRows + rloc;
-          if (row < p.n) store_output<T>(p, token, row, v + *sums_at<kRows, kTileM>(others_sum, token, rloc));
+          if (row < p.n) store_output<T>(p, token, row, v + others_sum[token * kRows + rloc]);
         });
       }
     } else {
@@ -870,7 +850,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       // the last CTA of the tile to arrive sums every part in a fixed order.
       constexpr int kTileFloats = kRows * kTileM;
       float* mine = p.partials + (static_cast<long long>(g) * 2 + (tile == first.tile ? 0 : 1)) * kTileFloats;
-      for_each_output([&](int token, int rloc, float v) { __stcg(sums_at<kRows, kTileM>(mine, token, rloc), v); });
+      for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
       consumers_sync();
       const long long tile_u0 = static_cast<long long>(tile) * p.k_stages;
       const int g_first = owner_cta(tile_u0, p.units, ctas);
@@ -924,7 +904,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
 #pragma unroll
             for (int v = 0; v < kV; ++v) {
               const int gi = g0 + v * 32 * kConsumerWarps;
-              if (gi < groups) store_group<T, kRows, kTileM>(p, tile * kRows, gi, sum[v]);
+              if (gi < groups) store_group<T, kRows>(p, tile * kRows, gi, sum[v]);
             }
           }
         }
@@ -936,7 +916,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
               const float4 o = reduce_slots[l * groups + gi];
               t.x += o.x, t.y += o.y, t.z += o.z, t.w += o.w;
             }
-            store_group<T, kRows, kTileM>(p, tile * kRows, gi, t);
+            store_group<T, kRows>(p, tile * kRows, gi, t);
           }
         }
         if (tid == 0) p.counters[tile] = 0;  // ready for the next launch (which waits for us)
