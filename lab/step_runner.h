@@ -119,7 +119,7 @@ struct TmaTrace {
 // the launch before it wrote (where the two grids differ in size, some CTAs read an older word: the order comes from
 // griddepcontrol.wait, the word only makes the data dependence real), in one CUDA graph with PDL. It is the floor of the same kind of work as the step: a chain of dependent
 // streaming kernels of the step's sizes, with the gaps between them. The ring is a choice: every launch on one of the
-// probe's eight rings, or each launch on the ring its op name ran fastest with alone (a graph of that name's
+// probe's rings, or each launch on the ring its op name ran fastest with alone (a graph of that name's
 // launches); the fastest choice is the floor.
 struct ChainFloor {
   double us = 0;      // per step (0: not measured)

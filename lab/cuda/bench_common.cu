@@ -107,13 +107,25 @@ double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride
 const std::vector<ChainRing>& chain_rings() {
   // The reference probe's configurations (rings of 64-96 KB; 1-4 CTAs per SM): its best was 2 CTAs per SM with
   // 6 x 16 KB from 22 MB up on the H200, smaller slots below.
-  static const std::vector<ChainRing> rings = {{1, 6, 16384}, {2, 6, 16384}, {1, 12, 8192}, {2, 12, 8192},
-                                               {3, 8, 8192},  {2, 24, 4096}, {3, 16, 4096}, {4, 12, 4096}};
+  // Session 31: the TMA family's own ring (2 CTAs per SM, 4-6 slots of 16 KB) streamed (chain_floor.cuh).
+  static const std::vector<ChainRing> rings = {{1, 6, 16384},       {2, 6, 16384},       {1, 12, 8192},
+                                               {2, 12, 8192},       {3, 8, 8192},        {2, 24, 4096},
+                                               {3, 16, 4096},       {4, 12, 4096},       {2, 4, 16384, true},
+                                               {2, 6, 16384, true}};
   return rings;
 }
 
 std::string ChainRing::name() const {
-  return "c" + std::to_string(ctas_per_sm) + "_" + std::to_string(slots) + "x" + std::to_string(slot_bytes / 1024) + "KB";
+  return "c" + std::to_string(ctas_per_sm) + "_" + std::to_string(slots) + "x" + std::to_string(slot_bytes / 1024) + "KB" +
+         (streamed ? "_streamed" : "");
+}
+
+int ChainRing::smem_bytes() const {
+  const int ring = 1024 + slots * slot_bytes;
+  if (!streamed) return ring;
+  // An equal share of the SM's 228 KB among ctas_per_sm + 1 CTAs: with the 1 KB the driver reserves per CTA, that many
+  // no longer fit.
+  return std::max(ring, 228 * 1024 / (ctas_per_sm + 1));
 }
 
 namespace {
@@ -128,7 +140,7 @@ const ChainState& chain_state() {
     ChainState c;
     SKINNYGEMM_CUDA_CHECK(cudaMalloc(&c.words, 2 * kChainMaxCtas * sizeof(uint32_t)));
     SKINNYGEMM_CUDA_CHECK(cudaMemset(c.words, 0, 2 * kChainMaxCtas * sizeof(uint32_t)));
-    for (const ChainRing& r : chain_rings()) c.max_smem = std::max(c.max_smem, 1024 + r.slots * r.slot_bytes);
+    for (const ChainRing& r : chain_rings()) c.max_smem = std::max(c.max_smem, r.smem_bytes());
     SKINNYGEMM_CUDA_CHECK(
         cudaFuncSetAttribute(chain_floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, c.max_smem));
     return c;
@@ -143,7 +155,7 @@ void launch_chain(cudaStream_t stream, const ChainRing& r, const void* w, int64_
   const ChainState& c = chain_state();
   uint32_t* words = c.words;
   const int max_smem = c.max_smem;
-  const int ctas = r.ctas_per_sm * sms, smem = 1024 + r.slots * r.slot_bytes;
+  const int ctas = r.ctas_per_sm * sms, smem = r.smem_bytes();
   SKINNYGEMM_CHECK(ctas <= kChainMaxCtas && smem <= max_smem && r.slots <= kChainMaxSlots,
                    "chain ring " << r.name() << " on " << sms << " SMs: " << ctas << " CTAs and " << smem
                                  << " bytes; expected at most " << kChainMaxCtas << " CTAs, " << max_smem << " bytes and "
@@ -154,7 +166,7 @@ void launch_chain(cudaStream_t stream, const ChainRing& r, const void* w, int64_
   shape.smem = static_cast<std::size_t>(smem);
   launch(chain_floor_kernel, shape, stream, static_cast<const char*>(w), static_cast<long long>(bytes / 16 * 16),
          r.slots, r.slot_bytes, static_cast<const uint32_t*>(words + (index & 1) * kChainMaxCtas),
-         words + ((index + 1) & 1) * kChainMaxCtas);
+         words + ((index + 1) & 1) * kChainMaxCtas, r.streamed ? 1 : 0);
 }
 
 double chain_floor_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes, int sms,

@@ -49,9 +49,11 @@ double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride
 // One ring configuration of the dependent-chain probe (chain_floor.cuh): CTAs per SM, slots, bytes per slot.
 struct ChainRing {
   int ctas_per_sm = 2, slots = 6, slot_bytes = 16384;
-  std::string name() const;  // "c2_6x16KB"
+  bool streamed = false;  // even split, slots freed unfolded, footprint padded (chain_floor.cuh)
+  std::string name() const;  // "c2_6x16KB", "c2_4x16KB_streamed"
+  int smem_bytes() const;
 };
-// The eight configurations the probe is timed with (rings of 48-96 KB, 1-4 CTAs per SM).
+// The configurations the probe is timed with (rings of 48-96 KB, 1-4 CTAs per SM; folding and streamed).
 const std::vector<ChainRing>& chain_rings();
 // The probe's words and its kernel's shared-memory attribute: call once before capturing launch_chain into a graph.
 void prepare_chain();
@@ -60,7 +62,7 @@ void prepare_chain();
 void launch_chain(cudaStream_t stream, const ChainRing& r, const void* w, int64_t bytes, int sms, int index);
 
 // The dependent-chain floor of `bytes` read like stream_read_us (chain_floor.cuh: every kernel must read a word
-// the previous one wrote, its ring filled before griddepcontrol.wait): the fastest of eight ring configurations,
+// the previous one wrote, its ring filled before griddepcontrol.wait): the fastest of the ring configurations,
 // in microseconds per read. Measured once per (base, copy_stride, copies, bytes) in a process.
 double chain_floor_us(cudaStream_t stream, const void* base, int64_t copy_stride, int copies, int64_t bytes, int sms,
                       int samples, int replays);

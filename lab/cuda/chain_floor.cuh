@@ -3,6 +3,12 @@
 // may fold them. One producer warp requests every slot of the ring (cp.async.bulk, an mbarrier per slot)
 // before griddepcontrol.wait; seven consumer warps wait, read the word, fold the slots and free them. What a
 // dependent GEMM of the same bytes can reach in a decode step (docs/kernels.md, "Session 6").
+// Rings of `streamed` mode (session 31) split the slots evenly over the CTAs (the TMA family's stream-K ranges) and
+// their consumers free each slot once it has landed without folding it: below 52 MB the fold's shared-memory loads,
+// not the stream, limited the folding rings (tools/probes/ring_ladder.cu: 2112 x 7168 7.76 us folding, 7.05 streamed;
+// the family's ring alone 6.85), and a GEMM's tensor cores read a slot far faster than seven warps fold it. Its
+// footprint is padded so that no third CTA fits beside two (a third let the next launch's CTAs share SMs unevenly:
+// 7168 x 14336 60.1 against 46.0 us, session 31).
 #pragma once
 
 #include <cstdint>
@@ -18,14 +24,21 @@ __device__ __forceinline__ uint32_t chain_smem(const void* p) { return static_ca
 
 __global__ void __launch_bounds__(kChainThreads) chain_floor_kernel(const char* w, long long bytes, int slots_n,
                                                                     int slot_bytes, const uint32_t* word_in,
-                                                                    uint32_t* word_out) {
+                                                                    uint32_t* word_out, int streamed) {
   extern __shared__ __align__(128) char chain_shared[];
   uint64_t* full = reinterpret_cast<uint64_t*>(chain_shared);
   uint64_t* empty = full + kChainMaxSlots;
   char* slots = chain_shared + 1024;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const long long per = (bytes / gridDim.x + slot_bytes - 1) / slot_bytes * slot_bytes;
-  const long long c0 = min(bytes, per * blockIdx.x), c1 = min(bytes, c0 + per);
+  long long c0, c1;
+  if (streamed) {  // whole slots, g units / CTAs each (the last slot of the bytes may be short)
+    const long long units = (bytes + slot_bytes - 1) / slot_bytes;
+    c0 = min(bytes, blockIdx.x * units / gridDim.x * slot_bytes);
+    c1 = min(bytes, (blockIdx.x + 1) * units / gridDim.x * slot_bytes);
+  } else {
+    const long long per = (bytes / gridDim.x + slot_bytes - 1) / slot_bytes * slot_bytes;
+    c0 = min(bytes, per * blockIdx.x), c1 = min(bytes, c0 + per);
+  }
   const int chunks = static_cast<int>((c1 - c0 + slot_bytes - 1) / slot_bytes);
   if (threadIdx.x == 0) {
     for (int i = 0; i < slots_n; ++i) {
@@ -60,12 +73,12 @@ __global__ void __launch_bounds__(kChainThreads) chain_floor_kernel(const char* 
   }
   asm volatile("griddepcontrol.wait;" ::: "memory");
   const uint32_t x = word_in[blockIdx.x];
-  uint32_t acc = 0;
+  uint32_t acc = streamed ? x : 0;  // the word is read either way
   for (int j = 0; j < chunks; ++j) {
     const int s = j % slots_n;
     wait(full + s, (j / slots_n) & 1);
     const int nb = static_cast<int>(min(static_cast<long long>(slot_bytes), c1 - c0 - static_cast<long long>(j) * slot_bytes));
-    for (int i = threadIdx.x * 16; i < nb; i += kChainConsumerWarps * 32 * 16) {
+    for (int i = threadIdx.x * 16; !streamed && i < nb; i += kChainConsumerWarps * 32 * 16) {
       const uint4 v = *reinterpret_cast<const uint4*>(slots + static_cast<long long>(s) * slot_bytes + i);
       acc ^= (v.x + x) ^ v.y ^ v.z ^ v.w;
     }

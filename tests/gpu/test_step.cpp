@@ -68,7 +68,7 @@ TEST(GpuStep, TheChainFloorStreamsEveryLaunchListOnce) {
     ASSERT_GT(rep.stream_read_tbps, 0);
     // 5% under the stream-read probe's time for the weights alone: a chain that skipped bytes would beat it.
     EXPECT_GT(f.us, 0.95 * static_cast<double>(weights) / (rep.stream_read_tbps * 1e6)) << list;
-    EXPECT_EQ(f.tried.size(), 9u) << list << ": per op and the eight rings";
+    EXPECT_EQ(f.tried.size(), 11u) << list << ": per op and the ten rings";
     EXPECT_EQ(f.op_rings.size(), names.size()) << list;
     double fastest = 1e30;
     for (const auto& [what, us] : f.tried) fastest = std::min(fastest, us);

@@ -301,7 +301,7 @@ int main() {
       record(time_launches(s, [&](int i) {
         launch_pdl(skinnygemm::cuda::chain_floor_kernel, dim3(2 * sms), dim3(skinnygemm::cuda::kChainThreads),
                    (size_t)chain_smem, s, (const char*)ws[i % copies], (long long)wbytes, 6, 16384,
-                   (const uint32_t*)(words + (i & 1) * 4096), (uint32_t*)(words + ((i + 1) & 1) * 4096));
+                   (const uint32_t*)(words + (i & 1) * 4096), (uint32_t*)(words + ((i + 1) & 1) * 4096), 0);
       }));
       for (const Rung& r : kRungs) {
         LadderParams lp{};

@@ -458,7 +458,7 @@ int main(int argc, char** argv) {
       const double t = time_launches(s, [&](int i) {
         launch_pdl(skinnygemm::cuda::chain_floor_kernel, dim3(r.gm * g_sms), dim3(skinnygemm::cuda::kChainThreads),
                    (size_t)smem, s, (const char*)ws[i % copies], (long long)wbytes, r.S, r.B,
-                   (const uint32_t*)(words + (i & 1) * 4096), (uint32_t*)(words + ((i + 1) & 1) * 4096));
+                   (const uint32_t*)(words + (i & 1) * 4096), (uint32_t*)(words + ((i + 1) & 1) * 4096), 0);
       });
       if (t < chain_us) chain_us = t, chain_cfg = std::to_string(r.gm) + "xSM_S" + std::to_string(r.S) + "_B" + std::to_string(r.B);
     }

@@ -18,11 +18,11 @@ n=0
 for item in ${ITEMS:-b a b a}; do
   n=$((n + 1))
   lib="$PWD/build/ab/$item"
-  LD_LIBRARY_PATH="$lib" timeout -k 5 90 $cli step --model kimi_k3 --tp 8 --m "${MS:-1,8,16}" --pdl on --no-sinks \
+  SKINNYGEMM_DATA_DIR=$PWD LD_LIBRARY_PATH="$lib" timeout -k 5 90 $cli step --model kimi_k3 --tp 8 --m "${MS:-1,8,16}" --pdl on --no-sinks \
     --variants skinny_fused > "$OUT/ab/$n-$item-step.txt" 2>&1 || echo "$item: step failed"
   echo "$item step: $(grep -E "^ *skinny_fused " "$OUT/ab/$n-$item-step.txt" | awk '{printf "%s:%s ", $2, $5}')"
   if [ -n "${SHAPES:-}" ]; then
-    LD_LIBRARY_PATH="$lib" timeout -k 5 90 $cli bench --shapes "$SHAPES" --m "${BENCH_M:-2,8,16}" --no-baselines \
+    SKINNYGEMM_DATA_DIR=$PWD LD_LIBRARY_PATH="$lib" timeout -k 5 90 $cli bench --shapes "$SHAPES" --m "${BENCH_M:-2,8,16}" --no-baselines \
       --csv "$OUT/ab/$n-$item-bench.csv" > "$OUT/ab/$n-$item-bench.txt" 2>&1 || echo "$item: bench failed"
   fi
 done
