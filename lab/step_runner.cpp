@@ -268,7 +268,7 @@ ChainFloor measure_chain_floor(StepDevice& dev, const std::vector<StepOp>& ops, 
 
 // StepRunOptions::chain_attribution: per op name, the chain floor's graph (the rings as f chose them) with that name's
 // launches run for real by ex, minus the same graph with none real, timed first in the same breath (f.us is the best of
-// nine choices taken earlier: biased low against one more timing); shares largest first.
+// the choices taken earlier: biased low against one more timing); shares largest first.
 void attribute_chain(StepExecutor& ex, StepDevice& dev, const ChainFloor& f, int64_t m, int samples, StepResult* r) {
   const std::vector<StepOp>& ops = ex.ops();
   const std::vector<std::string> names = op_names(ops);

@@ -105,7 +105,7 @@ double stream_read_us(cudaStream_t stream, const void* base, int64_t copy_stride
 }
 
 const std::vector<ChainRing>& chain_rings() {
-  // The reference probe's configurations (rings of 64-96 KB; 1-4 CTAs per SM): its best was 2 CTAs per SM with
+  // The reference probe's configurations (rings of 48-96 KB; 1-4 CTAs per SM): its best was 2 CTAs per SM with
   // 6 x 16 KB from 22 MB up on the H200, smaller slots below.
   // Session 31: the TMA family's own ring (2 CTAs per SM, 4-6 slots of 16 KB) streamed (chain_floor.cuh).
   static const std::vector<ChainRing> rings = {{1, 6, 16384},       {2, 6, 16384},       {1, 12, 8192},
@@ -123,9 +123,13 @@ std::string ChainRing::name() const {
 int ChainRing::smem_bytes() const {
   const int ring = 1024 + slots * slot_bytes;
   if (!streamed) return ring;
-  // An equal share of the SM's 228 KB among ctas_per_sm + 1 CTAs: with the 1 KB the driver reserves per CTA, that many
-  // no longer fit.
-  return std::max(ring, 228 * 1024 / (ctas_per_sm + 1));
+  // One byte more than ctas_per_sm + 1 CTAs can each have of the SM's shared memory (after the driver's reserve per
+  // CTA): at most ctas_per_sm fit. chain_state() checks the occupancy.
+  int per_sm = 0, reserved = 0, dev = 0;
+  SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  SKINNYGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  SKINNYGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+  return std::max(ring, per_sm / (ctas_per_sm + 1) - reserved + 1);
 }
 
 namespace {
@@ -143,6 +147,15 @@ const ChainState& chain_state() {
     for (const ChainRing& r : chain_rings()) c.max_smem = std::max(c.max_smem, r.smem_bytes());
     SKINNYGEMM_CUDA_CHECK(
         cudaFuncSetAttribute(chain_floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, c.max_smem));
+    for (const ChainRing& r : chain_rings()) {
+      if (!r.streamed) continue;
+      int resident = 0;
+      SKINNYGEMM_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, chain_floor_kernel, kChainThreads, r.smem_bytes()));
+      SKINNYGEMM_CHECK(resident == r.ctas_per_sm, "chain ring " << r.name() << ": " << resident << " CTAs per SM fit with "
+                                                                << r.smem_bytes() << " bytes of shared memory; expected "
+                                                                << r.ctas_per_sm);
+    }
     return c;
   }();
   return state;

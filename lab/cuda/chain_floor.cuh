@@ -4,11 +4,13 @@
 // before griddepcontrol.wait; seven consumer warps wait, read the word, fold the slots and free them. What a
 // dependent GEMM of the same bytes can reach in a decode step (docs/kernels.md, "Session 6").
 // Rings of `streamed` mode (session 31) split the slots evenly over the CTAs (the TMA family's stream-K ranges) and
-// their consumers free each slot once it has landed without folding it: below 52 MB the fold's shared-memory loads,
-// not the stream, limited the folding rings (tools/probes/ring_ladder.cu: 2112 x 7168 7.76 us folding, 7.05 streamed;
-// the family's ring alone 6.85), and a GEMM's tensor cores read a slot far faster than seven warps fold it. Its
-// footprint is padded so that no third CTA fits beside two (a third let the next launch's CTAs share SMs unevenly:
-// 7168 x 14336 60.1 against 46.0 us, session 31).
+// their consumers free each slot once it has landed and x has arrived, without folding it: they measure the stream and
+// the handoff, not the consumption of the bytes (a GEMM's tensor cores read every slot too; that cost is not in this
+// floor). Below 52 MB the folding rings were slower than the family's own ring alone (tools/probes/ring_ladder.cu,
+// 2112 x 7168: folding 7.76 us, the ladder's unfolded even split 7.05, the family's ring alone 6.85; the ladder's
+// unfolded rungs and the first streamed rings, 9e13e42's, did not wait for x before freeing a slot). The footprint is
+// padded so that no third CTA fits beside two (a third let the next launch's CTAs share SMs unevenly: 7168 x 14336 60.1
+// against 46.0 us, session 31).
 #pragma once
 
 #include <cstdint>
@@ -73,7 +75,10 @@ __global__ void __launch_bounds__(kChainThreads) chain_floor_kernel(const char* 
   }
   asm volatile("griddepcontrol.wait;" ::: "memory");
   const uint32_t x = word_in[blockIdx.x];
-  uint32_t acc = streamed ? x : 0;  // the word is read either way
+  // Streamed rings free no slot before x has arrived, as a GEMM multiplies no slot before its x: the slots' barrier
+  // address carries x & 0 (streamed - 1 is 0 there, unknown to the compiler), so every arrive waits for the load.
+  const uint32_t x_zero = streamed ? x & static_cast<uint32_t>(streamed - 1) : 0u;
+  uint32_t acc = 0;
   for (int j = 0; j < chunks; ++j) {
     const int s = j % slots_n;
     wait(full + s, (j / slots_n) & 1);
@@ -83,9 +88,10 @@ __global__ void __launch_bounds__(kChainThreads) chain_floor_kernel(const char* 
       acc ^= (v.x + x) ^ v.y ^ v.z ^ v.w;
     }
     __syncwarp();
-    if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(chain_smem(empty + s)) : "memory");
+    if (lane == 0)
+      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(chain_smem(empty + s) + x_zero) : "memory");
   }
-  acc = __reduce_xor_sync(0xffffffffu, acc);
+  acc = __reduce_xor_sync(0xffffffffu, acc) ^ (streamed ? x : 0u);
   if (lane == 0) atomicXor(word_out + blockIdx.x, acc + 1);
 }
 

@@ -175,8 +175,8 @@ TEST(Heldout, SixteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_sixteenth:tp1");
 }
 
-// Set seventeen (session 31): written after the TMA family's weight maps lost their L2 promotion (3f845d8), never run:
-// the next blind judgment of the heuristic and of session 30's hypothesis (stream-K on 128-row tiles at M <= 5 at least
+// Set seventeen (session 31): written after the TMA family's weight maps lost their L2 promotion (3f845d8), before any
+// run (its first, blind and cut short: session 31, call 7): the next blind judgment of the heuristic and of session 30's hypothesis (stream-K on 128-row tiles at M <= 5 at least
 // as fast as on 64-row tiles from 1.76 waves of 64-row tiles), with shapes on both sides of that line and well over it.
 TEST(Heldout, SeventeenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_seventeenth:tp1");

@@ -3,7 +3,8 @@
 // (session 24: stream-K's ring alone 48.65 against 45.95 us on 7168 x 14336) when the row-strided copy explains
 // only 0.6 us of it (session 30). Each rung is chained behind itself (40 PDL launches per graph, rotating cold weight
 // copies, tools/probes/probe_harness.h); every rung reads a word the previous launch wrote after griddepcontrol.wait.
-// Rungs (cumulative, in the order printed):
+// The unfolded rungs (fold 0) free slots without waiting for the word: a floor without x's arrival (session 31's
+// review). Rungs (cumulative, in the order printed):
 //   chain     the benchmarks' chain floor kernel (lab/cuda/chain_floor.cuh), 2 CTAs per SM, 6 x 16 KB
 //   L1 ..     this file's ladder kernel, equal to `chain` at L1, then one change each (see kRungs)
 //   ours_ring the family's kernel (r64_b2_s4_c2_u1 stream-K, M = 1, 3D maps) with no MMA and no epilogue
@@ -159,7 +160,7 @@ CUtensorMap encode(const void* base, int rank, const cuuint64_t* dims, const cuu
                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return m;
 }
-// The packed view [N K / inner][inner]: a unit is 16 KB of consecutive lines. Variants: 0 the family's map (64-wide
+// The packed view [N K / inner][inner]: a unit is 16 KB of consecutive lines. Variants: 0 the family's map before session 31 (64-wide
 // lines, 128-byte swizzle, 256-byte L2 promotion), 1 the same without L2 promotion, 2 no swizzle, 3 no swizzle and
 // 512-byte lines.
 constexpr int kPackedVariants = 5;  // 4: 128-byte L2 promotion
@@ -195,7 +196,7 @@ CUtensorMap strided_map(const void* w, long long rows, long long cols, int box_r
 struct Rung {
   const char* name;
   int warps, copy, evict_first, even, fold, slots, smem;  // smem 0: 1024 + slots x 16 KB + 1024 of alignment slack
-  int map = 0;  // copy 1: the packed map's variant; copy 2: 0 the family's map, 1 no L2 promotion, 4 128-byte promotion
+  int map = 0;  // copy 1: the packed map's variant; copy 2: 0 the family's map before session 31, 1 no L2 promotion (the family's since), 4 128-byte promotion
 };
 // Our kernel's shared memory at r64_b2_s4, token tile 8, stream-K (tma_shape.h): what decides how many CTAs of the
 // next launch fit beside two of ours (a footprint that lets a third in ran eh_proj 60.1 us against 46.0 in call 1).

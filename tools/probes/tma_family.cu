@@ -47,8 +47,9 @@ static int g_sms = 132;
 
 // 2D maps and a copy per 64-wide box (TmaParams::box3d stays 0): since session 25 the library copies a whole stage
 // in one 3D copy where K % 64 == 0, ~24 ns a copy less (docs/kernels.md "Session 25"); this probe's rings still pay it.
+// The weights without L2 promotion, as the library since session 31 (256 bytes cost its ring 8-10% from 90 MB), x with.
 CUtensorMap make_map(const void* ptr, uint64_t inner, uint64_t outer, uint64_t row_bytes, uint32_t box_inner,
-                     uint32_t box_outer) {
+                     uint32_t box_outer, CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
   CUtensorMap m;
   cuuint64_t dims[2] = {inner, outer};
   cuuint64_t strides[1] = {row_bytes};
@@ -56,7 +57,7 @@ CUtensorMap make_map(const void* ptr, uint64_t inner, uint64_t outer, uint64_t r
   cuuint32_t es[2] = {1, 1};
   CU_CHECK(cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(ptr), dims, strides, box,
                                   es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+                                  promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return m;
 }
 
@@ -130,7 +131,7 @@ struct Launch {
 Launch plan(const Cfg& c, const bf16* x, const bf16* w, bf16* y, int m, int n, int k) {
   Launch l;
   l.fn = kernel_for(c);
-  l.wm = make_map(w, k, n, 2ull * k, kStageK, c.rows);
+  l.wm = make_map(w, k, n, 2ull * k, kStageK, c.rows, CU_TENSOR_MAP_L2_PROMOTION_NONE);
   l.xm = make_map(x, k, m, 2ull * k, kStageK, c.tile_m);
   const Grid g = c.cluster >= 1 ? cluster_grid_for(n, k, c.rows, c.boxes, c.cluster)
                  : c.is_lead()  ? lead_split_grid_for(n, k, c.rows, c.boxes, c.ctas_per_sm, c.lead, g_sms)

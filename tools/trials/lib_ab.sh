@@ -3,6 +3,8 @@
 # change); A is a libskinnygemm.so.0 built here from the revision before it and carried (carry: build/ab/a), selected
 # by LD_LIBRARY_PATH (the CLI's RUNPATH gives way to it). Each item of ITEMS ("a" or "b") runs the fused step at MS,
 # then, where SHAPES is set, `bench` of those shapes at BENCH_M without baselines. GpuTma.* of B first.
+# Both read this tree's data (SKINNYGEMM_DATA_DIR: tables, models), so A/B a library change, not a table change; A's
+# library must export what B's CLI and lab call (a change to the library's internal interface breaks the pairing).
 # Here, before the call (A's revision checked out in a worktree at $A_TREE, configured in $A_BUILD):
 #   ninja -C $A_BUILD skinnygemm && mkdir -p build/ab/a && cp -L $A_BUILD/libskinnygemm.so.0 build/ab/a/
 # There (carry build/ab/a):

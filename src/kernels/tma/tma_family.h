@@ -88,7 +88,8 @@ struct TraceLaunch {
 void set_trace(unsigned long long* device_words, long long capacity_words);  // null: off
 std::vector<TraceLaunch> take_trace();  // the launches since set_trace, in launch order; resets the list
 // The lab's ablation, timing only (lab/cuda/step.cu, lab/cuda/measure.cu): launches made while set carry
-// TmaParams::ablate's bits (wrong results); 0, the library's value, restores them.
+// TmaParams::ablate's bits (bits 1-16: wrong results; 32: the old L2 promotion, correct); 0, the library's value,
+// restores them.
 void set_ablate(int bits);
 // set_ablate(bits) for a scope (0: nothing set), restored to 0 at its end, also when a launch in it throws.
 struct AblateScope {

@@ -48,8 +48,8 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 // The project's tensor maps: 16-bit elements, 64-wide boxes along the row (one 128-byte line) with the 128-byte
 // swizzle, zeros past the edges; `rank` dims, the strides of dims 1.. in bytes.
 // The L2 promotion: none for the weights, which are read once in whole 128-byte lines (every line of a box is
-// requested anyway). With 256-byte promotion, the map of every earlier session, the family's ring alone ran 6-8% slower
-// than the dependent-chain floor from 90 MB and the kernel 0.2-3.5 us slower per launch on the Kimi-K3 shapes at M = 1
+// requested anyway). With 256-byte promotion, the map of every earlier session, the family's ring alone ran 8.5% (205 MB)
+// and 9.9% (90 MB) slower than the dependent-chain floor and the kernel 0.2-3.5 us slower per launch on the Kimi-K3 shapes at M = 1
 // (tools/probes/ring_ladder.cu, session 31, call 3: 7168 x 14336 50.48 -> 46.95 us, 6288 x 7168 23.02 -> 21.92, 3648 x
 // 7168 14.85 -> 14.36; the ring alone 48.65 -> 45.14 against the chain floor's 44.85; the same with 128-byte
 // promotion; docs/kernels.md "Session 31"). x keeps 256 bytes: its lines are read by every CTA from the L2.
