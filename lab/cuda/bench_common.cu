@@ -120,22 +120,19 @@ std::string ChainRing::name() const {
          (streamed ? "_streamed" : "");
 }
 
-int ChainRing::smem_bytes() const {
+int ChainRing::smem_bytes(int smem_per_sm, int reserved_per_cta) const {
   const int ring = 1024 + slots * slot_bytes;
   if (!streamed) return ring;
   // One byte more than ctas_per_sm + 1 CTAs can each have of the SM's shared memory (after the driver's reserve per
   // CTA): at most ctas_per_sm fit. chain_state() checks the occupancy.
-  int per_sm = 0, reserved = 0, dev = 0;
-  SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
-  SKINNYGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-  SKINNYGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
-  return std::max(ring, per_sm / (ctas_per_sm + 1) - reserved + 1);
+  return std::max(ring, smem_per_sm / (ctas_per_sm + 1) - reserved_per_cta + 1);
 }
 
 namespace {
 struct ChainState {
   uint32_t* words = nullptr;  // two arrays of kChainMaxCtas, one per parity of the launch index
   int max_smem = 0;
+  int smem_per_sm = 0, reserved_per_cta = 0;  // ChainRing::smem_bytes's device facts
 };
 // One per process, made on the device current at the first call: the step's chain floor runs on one GPU (it is refused
 // across ranks), the bench on the one it measures.
@@ -144,16 +141,21 @@ const ChainState& chain_state() {
     ChainState c;
     SKINNYGEMM_CUDA_CHECK(cudaMalloc(&c.words, 2 * kChainMaxCtas * sizeof(uint32_t)));
     SKINNYGEMM_CUDA_CHECK(cudaMemset(c.words, 0, 2 * kChainMaxCtas * sizeof(uint32_t)));
-    for (const ChainRing& r : chain_rings()) c.max_smem = std::max(c.max_smem, r.smem_bytes());
+    int dev = 0;
+    SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
+    SKINNYGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&c.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    SKINNYGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&c.reserved_per_cta, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+    auto smem = [&](const ChainRing& r) { return r.smem_bytes(c.smem_per_sm, c.reserved_per_cta); };
+    for (const ChainRing& r : chain_rings()) c.max_smem = std::max(c.max_smem, smem(r));
     SKINNYGEMM_CUDA_CHECK(
         cudaFuncSetAttribute(chain_floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, c.max_smem));
     for (const ChainRing& r : chain_rings()) {
       if (!r.streamed) continue;
       int resident = 0;
       SKINNYGEMM_CUDA_CHECK(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, chain_floor_kernel, kChainThreads, r.smem_bytes()));
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, chain_floor_kernel, kChainThreads, smem(r)));
       SKINNYGEMM_CHECK(resident == r.ctas_per_sm, "chain ring " << r.name() << ": " << resident << " CTAs per SM fit with "
-                                                                << r.smem_bytes() << " bytes of shared memory; expected "
+                                                                << smem(r) << " bytes of shared memory; expected "
                                                                 << r.ctas_per_sm);
     }
     return c;
@@ -168,7 +170,7 @@ void launch_chain(cudaStream_t stream, const ChainRing& r, const void* w, int64_
   const ChainState& c = chain_state();
   uint32_t* words = c.words;
   const int max_smem = c.max_smem;
-  const int ctas = r.ctas_per_sm * sms, smem = r.smem_bytes();
+  const int ctas = r.ctas_per_sm * sms, smem = r.smem_bytes(c.smem_per_sm, c.reserved_per_cta);
   SKINNYGEMM_CHECK(ctas <= kChainMaxCtas && smem <= max_smem && r.slots <= kChainMaxSlots,
                    "chain ring " << r.name() << " on " << sms << " SMs: " << ctas << " CTAs and " << smem
                                  << " bytes; expected at most " << kChainMaxCtas << " CTAs, " << max_smem << " bytes and "

@@ -51,7 +51,9 @@ struct ChainRing {
   int ctas_per_sm = 2, slots = 6, slot_bytes = 16384;
   bool streamed = false;  // even split, slots freed unfolded, footprint padded (chain_floor.cuh)
   std::string name() const;  // "c2_6x16KB", "c2_4x16KB_streamed"
-  int smem_bytes() const;
+  // Dynamic shared memory of a launch, given the SM's shared memory and the driver's reserve per CTA (device facts
+  // that chain_state() reads once).
+  int smem_bytes(int smem_per_sm, int reserved_per_cta) const;
 };
 // The configurations the probe is timed with (rings of 48-96 KB, 1-4 CTAs per SM; folding and streamed).
 const std::vector<ChainRing>& chain_rings();

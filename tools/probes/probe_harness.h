@@ -1,7 +1,8 @@
-// What the probes share: an error check, PDL launches, and the timing of 40 back-to-back launches captured in
+// What the probes share: error checks (runtime and driver), PDL launches, and the timing of 40 back-to-back launches captured in
 // one CUDA graph (median of 7 trials of 5 replays) over rotating cold weight copies.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,6 +18,16 @@
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
       std::exit(1);                                                                           \
     }                                                                                         \
+  } while (0)
+
+// A driver call (tensor maps); the probes link -lcuda.
+#define CU_CHECK(x)                                                                      \
+  do {                                                                                   \
+    CUresult r_ = (x);                                                                   \
+    if (r_ != CUDA_SUCCESS) {                                                            \
+      std::fprintf(stderr, "%s:%d %s: CUresult %d\n", __FILE__, __LINE__, #x, (int)r_); \
+      std::exit(1);                                                                      \
+    }                                                                                    \
   } while (0)
 
 namespace probe {

@@ -31,15 +31,6 @@ using namespace skinnygemm::tma;
 using probe::launch_pdl;
 using probe::time_launches;
 
-#define CU_CHECK(x)                                                                          \
-  do {                                                                                       \
-    CUresult r_ = (x);                                                                       \
-    if (r_ != CUDA_SUCCESS) {                                                                \
-      std::fprintf(stderr, "%s:%d %s: CUresult %d\n", __FILE__, __LINE__, #x, (int)r_);      \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
-
 constexpr int kUnitBytes = 16384;  // one stage of the family's r64_b2 configs: 64 rows x 2 boxes x 128 bytes
 
 struct LadderParams {

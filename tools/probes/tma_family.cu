@@ -26,14 +26,6 @@ using namespace skinnygemm::tma;
 using probe::launch_pdl;
 using probe::time_launches;
 
-#define CU_CHECK(x)                                                         \
-  do {                                                                      \
-    CUresult r_ = (x);                                                      \
-    if (r_ != CUDA_SUCCESS) {                                               \
-      std::fprintf(stderr, "%s:%d %s: CUresult %d\n", __FILE__, __LINE__, #x, (int)r_); \
-      std::exit(1);                                                         \
-    }                                                                       \
-  } while (0)
 #define LT_CHECK(x)                                                         \
   do {                                                                      \
     cublasStatus_t s_ = (x);                                                \
