@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Session 32: a build made here, carried to the GPU machine, so that a call spends no device time on the build
+# (120-150 s of a 600 s call there). The binaries hold this checkout's absolute paths (RUNPATH, the tests' CLI path,
+# CTest's files), so the GPU machine gets a link from the same path to its copy of the tree.
+#   here:  ninja -C build/gpu skinnygemm_cli skinnygemm_gpu_tests && tools/trials/prebuilt.sh pack
+#   there (carry build/carry):  tools/trials/prebuilt.sh unpack && SKIP_BUILD=1 SKINNYGEMM_REVISION=... scripts/judge
+# The pack is the library, the CLI, the GPU test binary and CTest's files (about 23 MB: the tree and the carry share
+# the call's 64 MiB).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+PACK="$ROOT/build/carry/gpu"
+case "${1:-}" in
+  pack)
+    built="$ROOT/build/gpu"
+    rm -rf "$PACK" && mkdir -p "$PACK/tests" "$PACK/lab"
+    cp -a "$built"/skinnygemm "$built"/libskinnygemm.so* "$built"/CTestTestfile.cmake "$PACK/"
+    [ -f "$built"/lab/CTestTestfile.cmake ] && cp -a "$built"/lab/CTestTestfile.cmake "$PACK/lab/"
+    cp -a "$built"/tests/CTestTestfile.cmake "$built"/tests/skinnygemm_gpu_tests "$built"/tests/*_include.cmake \
+      "$built"/tests/skinnygemm_gpu_tests*_tests.cmake "$PACK/tests/"
+    echo "$ROOT" > "$PACK/built-at"
+    git -C "$ROOT" rev-parse --short HEAD > "$PACK/revision"
+    git -C "$ROOT" status --porcelain -- src include lab cli tests CMakeLists.txt cmake | grep -q . &&
+      echo "prebuilt: the sources differ from HEAD; the pack is of the working tree" >&2
+    du -sh "$PACK"
+    ;;
+  unpack)
+    [ -f "$PACK/built-at" ] || { echo "prebuilt: no $PACK (carry build/carry)" >&2; exit 1; }
+    built_at="$(cat "$PACK/built-at")"
+    if [ "$(cd "$built_at" 2>/dev/null && pwd -P)" != "$(pwd -P)" ]; then
+      [ -e "$built_at" ] && { echo "prebuilt: $built_at exists and is not this tree" >&2; exit 1; }
+      mkdir -p "$(dirname "$built_at")" && ln -s "$ROOT" "$built_at"
+    fi
+    mkdir -p "$ROOT/build/gpu" && cp -a "$PACK/." "$ROOT/build/gpu/"
+    echo "prebuilt: $(cat "$PACK/revision") built at $built_at, unpacked into $ROOT/build/gpu"
+    ;;
+  *) echo "usage: $0 pack|unpack" >&2; exit 2 ;;
+esac
