@@ -13,7 +13,8 @@ case "${1:-}" in
   pack)
     built="$ROOT/build/gpu"
     rm -rf "$PACK" && mkdir -p "$PACK/tests" "$PACK/lab"
-    cp -a "$built"/skinnygemm "$built"/libskinnygemm.so* "$built"/CTestTestfile.cmake "$PACK/"
+    # The library once, under its soname (a link travels as a link: the call would carry the 16 MB file three times).
+    cp -a "$built"/skinnygemm "$built"/CTestTestfile.cmake "$PACK/" && cp -L "$built"/libskinnygemm.so.0 "$PACK/"
     [ -f "$built"/lab/CTestTestfile.cmake ] && cp -a "$built"/lab/CTestTestfile.cmake "$PACK/lab/"
     cp -a "$built"/tests/CTestTestfile.cmake "$built"/tests/skinnygemm_gpu_tests "$built"/tests/*_include.cmake \
       "$built"/tests/skinnygemm_gpu_tests*_tests.cmake "$PACK/tests/"
