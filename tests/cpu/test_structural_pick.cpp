@@ -92,6 +92,8 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
   Config pick;
   std::string why;
   EXPECT_FALSE(tma::structural_pick(Problem{17, 2112, 7168, DType::BF16}, h200, &pick, &why));
+  // ... and no structural pick above 64 tokens, misaligned rows or not (no token tile holds them).
+  EXPECT_FALSE(tma::structural_pick(Problem{65, 19401, 8192, DType::BF16}, h200, &pick, &why));
   // Narrow rows: 3 row tiles x a cluster of 8 is 24 CTAs on 132 SMs (2 MiB of weights): the stage ring decides.
   EXPECT_FALSE(tma::structural_pick(Problem{1, 144, 7168, DType::BF16}, h200, &pick, &why));
   EXPECT_EQ(pick_on(h200, 1, 144, 7168).config.family, Family::Bulk) << pick_on(h200, 1, 144, 7168).config.name();
@@ -109,6 +111,36 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
   EXPECT_FALSE(tma::structural_pick(Problem{0, 2112, 7168, DType::BF16}, h200, &pick, &why));
   Choice empty;  // and the GPU heuristic leaves it to the fallback (its scored models divide by N)
   EXPECT_FALSE(heuristic_choice_among(Problem{1, 0, 128, DType::BF16}, h200, [](const Config&) { return true; }, &empty));
+}
+
+// Session 32 (held-out sets sixteen and seventeen, call 3): where y's rows are not 16-byte aligned, cuBLASLt ran
+// 1.8-4.9x slower than the family's first cut at M = 17-64 on all 15 odd-N shapes, so the first cut is the pick there up
+// to 64 tokens, with the 32- and 64-token tiles; 16-byte aligned rows (N % 8 == 0, or a padded row stride) keep the
+// scored heuristic.
+TEST(StructuralPick, MisalignedOutputRowsKeepTheFamilyUpTo64Tokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {17, 19401, 8192, "tma_m32_r64_b2_s4_c2_u1"}, {32, 14851, 8192, "tma_m32_r64_b2_s4_c2_u1"},
+      {48, 49155, 4096, "tma_m64_r64_b2_s3_c2_u1"}, {64, 25013, 10240, "tma_m64_r64_b2_s3_c2_u1"},
+      {24, 1337, 16384, "tma_m32_r64_b2_s4_x8"},    {64, 1009, 12288, "tma_m64_r64_b1_s4_x8"},
+      {24, 5003, 1024, "tma_m32_r64_b2_s4_x2"},     {48, 6013, 1280, "tma_m64_r64_b1_s4_x2"},
+      // N even but not a multiple of 8: rows of 4 or 8 bytes past 16, misaligned all the same.
+      {32, 19402, 8192, "tma_m32_r64_b2_s4_c2_u1"}, {32, 19404, 8192, "tma_m32_r64_b2_s4_c2_u1"},
+  });
+  EXPECT_THAT(pick_on(h200, 24, 19401, 8192).reason.str(),
+              HasSubstr("y's rows of 38802 bytes are not 16-byte aligned"));
+  Config pick;
+  std::string why;
+  // 16-byte aligned rows: N % 8 == 0, or an odd N written into rows padded to a multiple of 8 elements.
+  EXPECT_FALSE(tma::structural_pick(Problem{24, 19400, 8192, DType::BF16}, h200, &pick, &why));
+  Problem padded{24, 19401, 8192, DType::BF16};
+  padded.ldy = 19408;
+  EXPECT_FALSE(tma::structural_pick(padded, h200, &pick, &why));
+  Problem fp16{24, 19401, 8192, DType::FP16};
+  EXPECT_TRUE(tma::structural_pick(fp16, h200, &pick, &why));
+  EXPECT_EQ(pick.tile_m, 32);
+  // At M <= 16 nothing changes (the reason carries no alignment clause).
+  EXPECT_THAT(pick_on(h200, 16, 19401, 8192).reason.str(), ::testing::Not(HasSubstr("16-byte aligned")));
 }
 
 // Under 1 MiB a narrow grid stays with the family only while each CTA's share of K fits its ring (tma_family.cpp):

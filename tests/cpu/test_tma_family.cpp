@@ -151,6 +151,22 @@ TEST(TmaFamily, SupportsChecksTheShape) {
   EXPECT_FALSE(tma::fits(Config::parse("tma_m8_r64_b4_s3_x1"), Problem{1, 2112, 7168, DType::BF16}, dev, &why));
   EXPECT_THAT(why, HasSubstr("16- and 32-row tiles"));
   for (const Config& c : listed_configs(Family::Tma)) EXPECT_LE(c.boxes, 2) << c.name();
+  // The launcher's workspace (session 32): 49155 rows in 32-row tiles are 1537 lead-split CTAs of one part each, whole
+  // tiles with no partials, so they launch (the launcher threw before, while supports() said yes); every listed config
+  // on that shape fits, and a grid of polled shares beyond the workspace would not.
+  for (const Config& c : listed_configs(Family::Tma)) {
+    const Problem p{std::min<int64_t>(c.tile_m, 24), 49155, 4096, DType::BF16};
+    EXPECT_TRUE(tma::fits(c, p, dev, &why)) << c.name() << ": " << why;
+  }
+  tma::Grid shares;  // stream-K's polled shares: one rows x tile_m slot per CTA
+  shares.ctas = 2 * dev.sms, shares.parts = 0;
+  EXPECT_TRUE(tma::partials_fit(shares, 128, 64, 0, false, dev.sms));
+  shares.ctas = 2 * dev.sms + 1;
+  EXPECT_FALSE(tma::partials_fit(shares, 128, 64, 0, false, dev.sms));
+  shares.parts = 1;  // a lead split of one part per tile: whole tiles, no slot
+  EXPECT_TRUE(tma::partials_fit(shares, 128, 64, 0, true, dev.sms));
+  shares.parts = 2;
+  EXPECT_FALSE(tma::partials_fit(shares, 128, 64, 0, true, dev.sms));
 }
 
 TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesLeadSplitWhereOnlyTwoFitStreamKForWide) {

@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <string>
 
 #include "kernels/tma/tma_shape.h"
 
@@ -30,6 +31,17 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
                              " than the " + std::to_string(c.cluster) + " CTAs of " + c.name() + " splitting it");
   if (smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0) > dev.smem_per_block_optin)
     return fail(why_not, c.name() + " needs more shared memory than the device allows per block");
+  if (dev.sms > 0) {  // the launcher's workspace (tma_launch.cu), so that what supports() accepts also launches
+    const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster > 1 ? c.cluster : 1)
+                   : c.lead >= 0  ? lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, dev.sms)
+                                  : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, dev.sms);
+    if (g.tiles > kMaxCounters)
+      return fail(why_not, "N=" + std::to_string(p.n) + " needs " + std::to_string(g.tiles) + " row tiles of " +
+                               std::to_string(c.rows) + "; the workspace holds " + std::to_string(kMaxCounters));
+    if (!partials_fit(g, c.rows, c.tile_m, c.cluster, c.lead >= 0, dev.sms))
+      return fail(why_not, c.name() + ": " + std::to_string(g.ctas) + " CTAs exceed the partials workspace of " +
+                               std::to_string(dev.sms) + " SMs");
+  }
   return true;
 }
 
@@ -225,7 +237,10 @@ GridShape grid_shape(const Config& c, const Problem& p, int sms) {
 
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason) {
   if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || dev.sms <= 0) return false;
-  if (p.m < 1 || p.m > 16 || p.n < 1 || p.k < 1) return false;  // empty problems launch nothing (no grid to divide)
+  if (p.m < 1 || p.n < 1 || p.k < 1) return false;  // empty problems launch nothing (no grid to divide)
+  // Above 16 tokens only where y's rows are not 16-byte aligned (tma_family.h: cuBLASLt 1.8-4.9x slower there).
+  const bool y_rows_misaligned = p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype)) % 16 != 0;
+  if (p.m > 64 || (p.m > 16 && !y_rows_misaligned)) return false;
   const Config first = first_cut_config(p, dev.sms);
   const GridShape g = grid_shape(first, p, dev.sms);
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows over
@@ -252,6 +267,9 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
                   "two-per-SM slots, %.0f KiB of weights per CTA", pick->name().c_str(), g.tiles, pick->rows, g.split,
                   g.ctas, 2 * dev.sms, kib_per_cta);
   *reason = text;
+  if (p.m > 16)
+    *reason += "; y's rows of " + std::to_string(p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype))) +
+               " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";
   return true;
 }
 

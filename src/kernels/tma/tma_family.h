@@ -50,10 +50,15 @@ Config first_cut_config(const Problem& p, int sms, int lead = -1);
 // The heuristic's pick of the family (issue 18): the first cut at M <= 16 on sm_90, with a reason naming the grid it
 // gives (row tiles, the split, CTAs against two-per-SM slots, weight bytes per CTA). False where that grid has fewer
 // CTAs than a quarter of the SMs and 1 MiB or more of weights, or less but more K stages per CTA than its ring holds
-// (narrow rows; one-tile shapes such as 1 x 8192 and 24 x 16384: tma_family.cpp), and at M > 16: the 32- and
-// 64-token tiles lose to cuBLASLt alone on every Kimi-K3 TP8 shape but two (M = 32, best of ~205 configs each:
-// 2112 x 7168 12.88 vs 12.53 us, 7168 x 1536 9.22 vs 8.06; 3648 x 7168 17.25 vs 18.48; tune at 9d9b7ef) and in the
-// whole step (0.86 and 0.65 of cuBLASLt at M = 32 and 64, docs/step.md), so the scored heuristic decides there.
+// (narrow rows; one-tile shapes such as 1 x 8192 and 24 x 16384: tma_family.cpp), and at M > 16 where y's rows are
+// 16-byte aligned: there the 32- and 64-token tiles lose to cuBLASLt alone on every Kimi-K3 TP8 shape but two (M = 32,
+// best of ~205 configs each: 2112 x 7168 12.88 vs 12.53 us, 7168 x 1536 9.22 vs 8.06; 3648 x 7168 17.25 vs 18.48;
+// tune at 9d9b7ef) and in the whole step (0.86 and 0.65 of cuBLASLt at M = 32 and 64, docs/step.md), so the scored
+// heuristic decides. Where y's rows are not 16-byte aligned (N % 8 != 0 in BF16/FP16, packed) the first cut is the
+// pick up to M = 64: cuBLASLt (the library's configuration, its best listed algorithm and torch's alike) ran 1.8-4.9x
+// slower than the first cut on all 15 odd-N shapes of held-out sets sixteen and seventeen at M = 17-64 (19401 x 8192
+// at M = 24: 80.2 us against 345.2, 4.8x the stream-read time; 5003 x 1024: 6.56 against 16.69; session 32, call 3,
+// docs/tuning.md "Session 32"), while the scored heuristic picked cuBLASLt at every one of those points.
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason);
 
 }  // namespace skinnygemm::tma

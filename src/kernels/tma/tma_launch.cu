@@ -112,7 +112,6 @@ struct Workspace {
   unsigned* counters = nullptr;
   float* lead_partials = nullptr;  // the lead split's polled partials: every word the sentinel between launches
 };
-constexpr int kMaxCounters = 1 << 20;
 
 Workspace workspace(cudaStream_t stream, int sms) {
   static std::mutex mutex;
@@ -269,8 +268,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // call's margin: not taken. M = 5-8 were not measured (docs/kernels.md "Session 28").
   params.handoff = c.tile_m <= 16 && (c.lead >= 0 || c.cluster != 0 || p.m <= streamk_polled_max_m()) ? 1 : 0;
   params.lead_partials = ws.lead_partials;
-  SKINNYGEMM_CHECK((g.parts <= 1 && c.cluster != 0) ||
-                       static_cast<std::size_t>(g.ctas) * c.rows * c.tile_m <= lead_partial_floats(sms),
+  SKINNYGEMM_CHECK(partials_fit(g, c.rows, c.tile_m, c.cluster, c.lead >= 0, sms),
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;

@@ -112,6 +112,15 @@ inline Grid lead_split_grid_for(long long n, long long k, int rows, int boxes, i
 // The lead split's partials: one slot of rows x tile_m per CTA at most (tiles x (parts - 1) < ctas), for grids of up
 // to 2 CTAs per SM: lead_partial_floats(sms) holds every listed lead config.
 inline std::size_t lead_partial_floats(int sms) { return static_cast<std::size_t>(2) * sms * 128 * 64; }
+constexpr int kMaxCounters = 1 << 20;  // row tiles of one launch (one counter each)
+// Whether a launch's polled partials fit that workspace: stream-K's shares and the lead split's other parts take one
+// rows x tile_m slot per CTA at most; clusters (reduced in shared memory) and a lead split of one part (whole tiles,
+// like x1: N over two row tiles per slot) take none. 49155 rows in 32-row tiles are 1537 such CTAs: 1537 x 32 x 64
+// floats exceed the 132-SM workspace, and supports() said yes to them before session 32 (the launch threw).
+inline bool partials_fit(const Grid& g, int rows, int tile_m, int cluster, bool lead_split, int sms) {
+  if (cluster != 0 || (lead_split && g.parts <= 1)) return true;
+  return static_cast<std::size_t>(g.ctas) * rows * tile_m <= lead_partial_floats(sms);
+}
 inline std::size_t partial_floats(int ctas, int rows, int tile_m) {
   return static_cast<std::size_t>(ctas) * 2 * rows * tile_m;
 }
