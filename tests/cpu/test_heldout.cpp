@@ -60,7 +60,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_eleventh:tp1", "model:heldout_twelfth:tp1",
                                         "model:heldout_thirteenth:tp1", "model:heldout_fourteenth:tp1",
                                         "model:heldout_fifteenth:tp1", "model:heldout_sixteenth:tp1",
-                                        "model:heldout_seventeenth:tp1"};
+                                        "model:heldout_seventeenth:tp1", "model:heldout_eighteenth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -180,6 +180,14 @@ TEST(Heldout, SixteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // as fast as on 64-row tiles from 1.76 waves of 64-row tiles), with shapes on both sides of that line and well over it.
 TEST(Heldout, SeventeenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_seventeenth:tp1");
+}
+
+// Set eighteen (session 32): written after set seventeen's finished run and the rule of 6491d4d (the TMA family up to
+// M = 64 where y's rows are not 16-byte aligned), before any run: the next blind judgment of the heuristic and of that
+// rule's hypothesis (cuBLASLt several times slower than the weight stream at M = 17-64 wherever N % 8 != 0), with 13
+// shapes of N % 8 != 0 (five odd N, eight even N not a multiple of 8) and 16 controls with N % 8 == 0.
+TEST(Heldout, EighteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_eighteenth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
