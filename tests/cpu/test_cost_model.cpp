@@ -73,6 +73,15 @@ TEST(HeuristicModel, CublasltSlowsDownOnRowsThatAreNotSixteenByteAligned) {
   const double aligned = predicted_us(lt, Problem{1, 10000, 2048, DType::BF16}, dev);
   const double odd = predicted_us(lt, Problem{1, 9999, 2048, DType::BF16}, dev);
   EXPECT_GT(odd, 1.4 * aligned);
+  // It is the rows' alignment, not N: an odd N written into rows padded to 16 bytes runs as aligned, and an even N in
+  // rows of a stride that is not a multiple of 8 elements does not (session 32).
+  Problem padded{1, 9999, 2048, DType::BF16};
+  padded.ldy = 10000;
+  EXPECT_NEAR(predicted_us(lt, padded, dev), predicted_us(lt, Problem{1, 9999, 2048, DType::BF16, 0, 0, 0}, dev) / 1.5,
+              1e-9);
+  Problem strided{1, 10000, 2048, DType::BF16};
+  strided.ldy = 10004;
+  EXPECT_GT(predicted_us(lt, strided, dev), 1.4 * aligned);
 }
 
 }  // namespace

@@ -148,7 +148,9 @@ CostBreakdown lt_estimate(const Config&, const Problem& p, const DeviceInfo&) {
   b.us = c.fixed_us + c.mb_us * mb + c.k2048_short_us * (p.k >= 2048 ? small : 0.0) +
          c.k4096_us * (p.k >= 4096 ? 1.0 : 0.0) + c.m64_us * m64 + c.mb_m64_us * mb * m64 +
          c.log2_k_short_us * std::min(std::log2(k / 128), 7.0) * small;
-  b.us = std::max(b.us, 0.05) * (p.n % 8 != 0 ? c.misaligned_factor : 1.0);
+  // Rows of y that are not 16-byte aligned (N % 8 != 0 packed, or a stride that is not): cuBLASLt's slower kernels.
+  const bool misaligned = p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype)) % 16 != 0;
+  b.us = std::max(b.us, 0.05) * (misaligned ? c.misaligned_factor : 1.0);
   return b;
 }
 

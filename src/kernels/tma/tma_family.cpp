@@ -31,13 +31,15 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
                              " than the " + std::to_string(c.cluster) + " CTAs of " + c.name() + " splitting it");
   if (smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0) > dev.smem_per_block_optin)
     return fail(why_not, c.name() + " needs more shared memory than the device allows per block");
-  if (dev.sms > 0) {  // the launcher's workspace (tma_launch.cu), so that what supports() accepts also launches
+  // The launcher's workspace (tma_launch.cu), so that what supports() accepts also launches.
+  if ((p.n + c.rows - 1) / c.rows > kMaxCounters)
+    return fail(why_not, "N=" + std::to_string(p.n) + " needs " + std::to_string((p.n + c.rows - 1) / c.rows) +
+                             " row tiles of " + std::to_string(c.rows) + "; the workspace holds " +
+                             std::to_string(kMaxCounters));
+  if (dev.sms > 0) {
     const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster > 1 ? c.cluster : 1)
                    : c.lead >= 0  ? lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, dev.sms)
                                   : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, dev.sms);
-    if (g.tiles > kMaxCounters)
-      return fail(why_not, "N=" + std::to_string(p.n) + " needs " + std::to_string(g.tiles) + " row tiles of " +
-                               std::to_string(c.rows) + "; the workspace holds " + std::to_string(kMaxCounters));
     if (!partials_fit(g, c.rows, c.tile_m, c.cluster, c.lead >= 0, dev.sms))
       return fail(why_not, c.name() + ": " + std::to_string(g.ctas) + " CTAs exceed the partials workspace of " +
                                std::to_string(dev.sms) + " SMs");

@@ -57,7 +57,7 @@ Config first_cut_config(const Problem& p, int sms, int lead = -1);
 // heuristic decides. Where y's rows are not 16-byte aligned (N % 8 != 0 in BF16/FP16, packed) the first cut is the
 // pick up to M = 64: cuBLASLt (the library's configuration, its best listed algorithm and torch's alike) ran 1.8-4.9x
 // slower than the first cut on all 15 odd-N shapes of held-out sets sixteen and seventeen at M = 17-64 (19401 x 8192
-// at M = 24: 80.2 us against 345.2, 4.8x the stream-read time; 5003 x 1024: 6.56 against 16.69; session 32, call 3,
+// at M = 24: 80.2 us against 345.2, 5.3x the stream-read time; 5003 x 1024: 6.56 against 16.69; session 32, call 3,
 // docs/tuning.md "Session 32"), while the scored heuristic picked cuBLASLt at every one of those points.
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason);
 
