@@ -37,9 +37,7 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
                              " row tiles of " + std::to_string(c.rows) + "; the workspace holds " +
                              std::to_string(kMaxCounters));
   if (dev.sms > 0) {
-    const Grid g = c.cluster >= 1 ? cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster > 1 ? c.cluster : 1)
-                   : c.lead >= 0  ? lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, dev.sms)
-                                  : grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, dev.sms);
+    const Grid g = launch_grid(c, p, dev.sms);
     if (!partials_fit(g, c.rows, c.tile_m, c.cluster, c.lead >= 0, dev.sms))
       return fail(why_not, c.name() + ": " + std::to_string(g.ctas) + " CTAs exceed the partials workspace of " +
                                std::to_string(dev.sms) + " SMs");
@@ -211,6 +209,12 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
   return c;
 }
 
+Grid launch_grid(const Config& c, const Problem& p, int sms) {
+  if (c.cluster >= 1) return cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster > 1 ? c.cluster : 1);
+  if (c.lead >= 0) return lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms);
+  return grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
+}
+
 namespace {
 
 // The grid a config gives on p: {row tiles, CTAs per row tile, CTAs} and the split's name.
@@ -221,17 +225,15 @@ struct GridShape {
 };
 
 GridShape grid_shape(const Config& c, const Problem& p, int sms) {
+  const Grid g = launch_grid(c, p, sms);
   GridShape s;
-  if (c.lead >= 0) {
-    const Grid g = lead_split_grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.lead, sms);
-    s.tiles = g.tiles, s.per_tile = g.parts, s.ctas = g.ctas, s.units = g.units, s.split = "lead-split parts";
-  } else if (c.cluster >= 1) {
-    const Grid g = cluster_grid_for(p.n, p.k, c.rows, c.boxes, c.cluster);
-    s.tiles = g.tiles, s.per_tile = c.cluster, s.ctas = g.ctas, s.units = g.units, s.split = "cluster CTAs";
-  } else {
-    const Grid g = grid_for(p.n, p.k, c.rows, c.boxes, c.ctas_per_sm, c.min_units, sms);
-    s.tiles = g.tiles, s.per_tile = 0, s.ctas = g.ctas, s.units = g.units, s.split = "stream-K";
-  }
+  s.tiles = g.tiles, s.ctas = g.ctas, s.units = g.units;
+  if (c.cluster >= 1)
+    s.per_tile = c.cluster, s.split = "cluster CTAs";
+  else if (c.lead >= 0)
+    s.per_tile = g.parts, s.split = "lead-split parts";
+  else
+    s.per_tile = 0, s.split = "stream-K";
   return s;
 }
 
@@ -241,8 +243,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || dev.sms <= 0) return false;
   if (p.m < 1 || p.n < 1 || p.k < 1) return false;  // empty problems launch nothing (no grid to divide)
   // Above 16 tokens only where y's rows are not 16-byte aligned (tma_family.h: cuBLASLt 1.8-4.9x slower there).
-  const bool y_rows_misaligned = p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype)) % 16 != 0;
-  if (p.m > 64 || (p.m > 16 && !y_rows_misaligned)) return false;
+  const int64_t y_row_bytes = p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype));
+  if (p.m > 64 || (p.m > 16 && y_row_bytes % 16 == 0)) return false;
   const Config first = first_cut_config(p, dev.sms);
   const GridShape g = grid_shape(first, p, dev.sms);
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows over
@@ -270,7 +272,7 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
                   g.ctas, 2 * dev.sms, kib_per_cta);
   *reason = text;
   if (p.m > 16)
-    *reason += "; y's rows of " + std::to_string(p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype))) +
+    *reason += "; y's rows of " + std::to_string(y_row_bytes) +
                " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";
   return true;
 }

@@ -47,6 +47,10 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 // - otherwise stream-K over two CTAs per SM.
 Config first_cut_config(const Problem& p, int sms, int lead = -1);
 
+// The grid a config launches on p with sms SMs: clusters (x1: one CTA per row tile over the whole K), the lead split or
+// stream-K. One function for the launcher, supports() and the heuristic's reasons, so that they agree.
+Grid launch_grid(const Config& c, const Problem& p, int sms);
+
 // The heuristic's pick of the family (issue 18): the first cut at M <= 16 on sm_90, with a reason naming the grid it
 // gives (row tiles, the split, CTAs against two-per-SM slots, weight bytes per CTA). False where that grid has fewer
 // CTAs than a quarter of the SMs and 1 MiB or more of weights, or less but more K stages per CTA than its ring holds
