@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 
 #include "gpu/gpu_util.h"
 #include "kernels/tma/tma_family.h"
@@ -187,29 +188,39 @@ TEST(GpuTma, PerSegmentOutputs) {
 // part per tile (the whole-tile path).
 TEST(GpuTma, TheStagedEpilogueStoresEveryRowOnceWhereverItsChunkFalls) {
   SKIP_WITHOUT_GPU();
+  // Two layouts of y: rows 16-byte aligned (y's stride 1008, segments from row 0 and 304 with strides 304 and 712), where
+  // the lead split stages y (M >= 2) and its chunks of 8 rows cross N and the segments' ends; and rows that are not
+  // (stride 1007; segments from row 300, strides 300 and 709), where it stores y per element (session 32).
+  struct Layout { int64_t ldy, split, lda, ldb; };
+  for (const Layout lay : {Layout{1008, 304, 304, 712}, Layout{1007, 300, 300, 709}})
   for (const char* config : {"tma_m8_r64_b2_s4_c2_d6", "tma_m16_r64_b2_s4_c2_d6"})
     for (int64_t k : {2048, 768})
       for (int64_t m : {2, 5, 8, 13, 16}) {
         if (m > Config::parse(config).tile_m) continue;
+        const std::string at = std::string(config) + " m=" + std::to_string(m) + " k=" + std::to_string(k) +
+                               " ldy=" + std::to_string(lay.ldy);
         Problem p{m, 1003, k, DType::BF16};
-        p.ldy = 1003 + 4;
+        p.ldy = lay.ldy;
         const HostOperands h = random_operands(p, 40 + static_cast<uint32_t>(m + k), /*small_ints=*/true);
         const std::vector<uint16_t> want = naive(p, h);
         const std::vector<uint16_t> y = run_tma(p, h, config);
-        ASSERT_TRUE(bitwise_equal(p, y.data(), want.data())) << config << " m=" << m << " k=" << k;
-        ASSERT_TRUE(padding_untouched(p, y.data())) << config << " m=" << m << " k=" << k;
+        ASSERT_TRUE(bitwise_equal(p, y.data(), want.data())) << at;
+        ASSERT_TRUE(padding_untouched(p, y.data())) << at;
         const Problem q{m, 1003, k, DType::BF16};  // the same x and w (their strides are p's), y dense
         const std::vector<uint16_t> dense = naive(q, h);
-        DeviceArray x(h.x), w(h.w), a(std::vector<uint16_t>(m * 300, kPoison)), b(std::vector<uint16_t>(m * 709, kPoison));
-        const OutputSegment segs[2] = {{0, 300, a.get(), 300}, {300, 703, b.get(), 709}};
+        const int64_t rows_b = 1003 - lay.split;
+        DeviceArray x(h.x), w(h.w), a(std::vector<uint16_t>(m * lay.lda, kPoison)),
+            b(std::vector<uint16_t>(m * lay.ldb, kPoison));
+        const OutputSegment segs[2] = {{0, lay.split, a.get(), lay.lda}, {lay.split, rows_b, b.get(), lay.ldb}};
         cuda::gemm_segments(q, x.get(), w.get(), segs, 2, Config::parse(config), nullptr);
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        const std::vector<uint16_t> ya = a.download(m * 300), yb = b.download(m * 709);
+        const std::vector<uint16_t> ya = a.download(m * lay.lda), yb = b.download(m * lay.ldb);
         for (int64_t t = 0; t < m; ++t) {
-          for (int64_t r = 0; r < 300; ++r) ASSERT_EQ(ya[t * 300 + r], dense[t * 1003 + r]) << config << " " << t << "," << r;
-          for (int64_t r = 0; r < 703; ++r)
-            ASSERT_EQ(yb[t * 709 + r], dense[t * 1003 + 300 + r]) << config << " " << t << "," << r;
-          for (int64_t r = 703; r < 709; ++r) ASSERT_EQ(yb[t * 709 + r], kPoison) << "padding " << t << "," << r;
+          for (int64_t r = 0; r < lay.split; ++r) ASSERT_EQ(ya[t * lay.lda + r], dense[t * 1003 + r]) << at << " " << t << "," << r;
+          for (int64_t r = lay.split; r < lay.lda; ++r) ASSERT_EQ(ya[t * lay.lda + r], kPoison) << at << " padding a " << t << "," << r;
+          for (int64_t r = 0; r < rows_b; ++r)
+            ASSERT_EQ(yb[t * lay.ldb + r], dense[t * 1003 + lay.split + r]) << at << " " << t << "," << r;
+          for (int64_t r = rows_b; r < lay.ldb; ++r) ASSERT_EQ(yb[t * lay.ldb + r], kPoison) << at << " padding b " << t << "," << r;
         }
       }
 }

@@ -58,6 +58,8 @@ struct TmaParams {
   int lead_stages;    // lead split: the stages of part 0 (the others share the rest equally)
   int handoff;        // lead split: 0 = partials then a released counter; 1 = partials polled for a sentinel
   int box3d;          // 1: both maps are 3D views [K / 64][rows][64], a copy per stage; 0: 2D, a copy per box
+  int y_rows16;       // 1: y's rows (or every output segment's) start 16-byte aligned: the staged epilogue's y stores
+                      // are 16-byte stores; 0: they would fall back to one store per element after the staging
   float* lead_partials;  // handoff 1: [tile (parts - 1) + part - 1][token][row], every word the sentinel between launches
   float* partials;    // [ctas][2][rows * tile_m]: a CTA's first and last row tile when it has only part of them
   unsigned* counters; // [tiles]: CTAs done with their part of the tile; reset to 0 by the reducing CTA
@@ -629,6 +631,13 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   // -16 / -20 at M = 2, +5 / -9 at M = 8; at M = 1 staged +45, so not there (docs/kernels.md "Session 19"). Built for
   // the token tiles of M <= 16 only (at 64 tokens the added path spilled the 16-row instances, ptxas -v).
   const bool staged = kTileM <= 16 && kAblate == 0 && p.parts >= 1 && p.m >= 2;
+  // y through the staging area only where its rows take 16-byte stores. On rows that are not 16-byte aligned (N % 8 != 0,
+  // packed) store_output8 falls back to eight single stores, so the staging is pure cost: the 32-row lead split of one
+  // part per tile ran 0.6-0.8 us slower than the same ring as one CTA per tile (x1, the per-element stores) at M = 2-16
+  // on 5003 x 1024, 9001 x 1024 and (3.9 us over six waves) 51866 x 1280, and equal at M = 1, where nothing is staged
+  // (held-out sets sixteen to eighteen; docs/kernels.md "Session 32"). The partials keep their staging (the workspace
+  // is aligned).
+  const bool staged_y = staged && p.y_rows16 != 0;
   float* stage = others_sum;
   auto stage_acc = [&] { for_each_output([&](int token, int rloc, float v) { stage[token * kRows + rloc] = v; }); };
   auto store_staged = [&](int tile) {  // after a consumers_sync that follows the area's last write
@@ -743,7 +752,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
         return;
       }
       mbar_wait(others_ready, 0);
-      if (staged) {  // the tile's sums into the staging area (each thread its own words), then 16-byte stores
+      if (staged_y) {  // the tile's sums into the staging area (each thread its own words), then 16-byte stores
         for_each_output([&](int token, int rloc, float v) {
           float& sum = stage[token * kRows + rloc];
           sum = v + sum;
@@ -824,7 +833,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       return;
     }
     if (kAblate == 1 || no_reduction || (seg_first_stage == 0 && u.ks == p.k_stages - 1)) {  // the whole tile: store y
-      if (staged) {  // a lead-split grid of one part per tile: one tile per CTA, so the area is not reused
+      if (staged_y) {  // a lead-split grid of one part per tile: one tile per CTA, so the area is not reused
         stage_acc();
         consumers_sync();
         store_staged(tile);

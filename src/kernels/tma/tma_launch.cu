@@ -3,6 +3,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -200,6 +201,20 @@ unsigned long long* trace_words(const Problem& p, const Config& c, int ctas) {
   return w;
 }
 
+// Whether every row of y, or of each output segment, starts 16-byte aligned (the staged epilogue's 16-byte stores,
+// tma_gemm.cuh): the base, the row stride in bytes and, for segments, the first row (stores cover 8 rows from a
+// multiple of 8).
+bool y_rows_aligned16(const Problem& p, const void* y, const cuda::OutputSegments& seg) {
+  const long long elem = static_cast<long long>(dtype_size(p.dtype));
+  auto aligned = [&](const void* base, long long ld) {
+    return (reinterpret_cast<std::uintptr_t>(base) & 15) == 0 && (ld * elem) % 16 == 0;
+  };
+  if (seg.count == 0) return aligned(y, p.y_stride());
+  for (int s = 0; s < seg.count; ++s)
+    if (!aligned(seg.y[s], seg.ldy[s]) || seg.begin[s] % 8 != 0) return false;
+  return true;
+}
+
 }  // namespace
 
 void set_ablate(int bits) { g_ablate.store(bits, std::memory_order_relaxed); }
@@ -271,6 +286,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.partials = ws.partials;
   params.counters = ws.counters;
   params.seg = cuda::output_segments(p, segments, count);
+  params.y_rows16 = y_rows_aligned16(p, y, params.seg) ? 1 : 0;
   params.ablate = g_ablate.load(std::memory_order_relaxed);
   CUtensorMap w_map, x_map;
   const Reads w_reads = weight_reads(params.ablate);
