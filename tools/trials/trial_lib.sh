@@ -4,9 +4,11 @@
 trial_start=$(date +%s)
 cli=build/gpu/skinnygemm
 trial_elapsed() { echo "$(( $(date +%s) - trial_start ))s"; }
-# scripts/gpu-check's build, its log kept out of $OUT (the tool's file count is limited); its tail on a failure.
+# scripts/gpu-check's build, its log kept out of $OUT (the tool's file count is limited); its tail on a failure. SKIP_BUILD=1:
+# none (a build carried here, tools/trials/prebuilt.sh).
 trial_build() {
   local log_dir
+  if [ "${SKIP_BUILD:-0}" = 1 ]; then echo "no build: SKIP_BUILD=1 (tools/trials/prebuilt.sh unpack)"; return; fi
   log_dir=$(mktemp -d)
   OUT="$log_dir" scripts/gpu-check build > /dev/null || { echo "build failed"; tail -30 "$log_dir/build.log"; exit 1; }
   echo "built after $(trial_elapsed)"

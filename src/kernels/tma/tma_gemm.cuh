@@ -77,6 +77,8 @@ struct TmaParams {
   // copy of a [N K / 64][64] view; the launcher builds that map): what the row-strided copy costs against the chain
   // floor's contiguous copies (docs/kernels.md "Session 30"). Bit 5 (value 32; the launcher's only, correct results): the
   // weight maps promote L2 fills to 256 bytes as before session 31 (tma_launch.cu).
+  // Bits 6 and 7 (64, 128; correct results): the lead split's reducers first / last in CTA order (below). Bit 8 (256; the
+  // launcher's only, correct results): y_rows16 set on every layout, the staged y stores of before session 33.
   // (No MMAs as a runtime branch around them made ptxas serialize the wgmma of every instance: not built.)
   int ablate;
 };
@@ -318,7 +320,22 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   // Lead split: part 0 of tile g / parts has stages [0, lead_stages), part j > 0 its share of the rest.
   const int rank = g % p.cluster;
   // (Placing the reducers after all other parts in CTA order measured no better: docs/kernels.md "Session 7".)
-  const int part = p.parts > 1 ? g % p.parts : 0, lead_tile = p.parts > 1 ? g / p.parts : 0;
+  // The lab's ablation bits 64 / 128 (correct results): the reducers (part 0) take the first / last `tiles` CTAs of the
+  // grid, the other parts the rest in tile order, instead of each tile's parts side by side. The hardware places CTAs in
+  // index order, so this decides which parts start late, behind the predecessor's exits (docs/kernels.md "Session 33").
+  int part = 0, lead_tile = 0;
+  if (p.parts > 1) {
+    const int others = p.tiles * (p.parts - 1);
+    const int reducers_at = (p.ablate & 64) ? 0 : (p.ablate & 128) ? others : -1;
+    if (reducers_at < 0) {
+      part = g % p.parts, lead_tile = g / p.parts;
+    } else if (g >= reducers_at && g < reducers_at + p.tiles) {
+      lead_tile = g - reducers_at;
+    } else {
+      const int h = g < reducers_at ? g : g - p.tiles;
+      lead_tile = h / (p.parts - 1), part = 1 + h % (p.parts - 1);
+    }
+  }
   // The partial slot of part j > 0 of the lead split's tile.
   auto lead_slot = [&](int j) { return static_cast<long long>(lead_tile) * (p.parts - 1) + j - 1; };
   auto lead_split_stage = [&](int j) {  // first stage of part j (j = parts: the end)
