@@ -77,8 +77,6 @@ struct TmaParams {
   // copy of a [N K / 64][64] view; the launcher builds that map): what the row-strided copy costs against the chain
   // floor's contiguous copies (docs/kernels.md "Session 30"). Bit 5 (value 32; the launcher's only, correct results): the
   // weight maps promote L2 fills to 256 bytes as before session 31 (tma_launch.cu).
-  // Bits 6 and 7 (64, 128; correct results): the lead split's reducers first / last in CTA order (below). Bit 8 (256; the
-  // launcher's only, correct results): y_rows16 set on every layout, the staged y stores of before session 33.
   // (No MMAs as a runtime branch around them made ptxas serialize the wgmma of every instance: not built.)
   int ablate;
 };
@@ -319,23 +317,11 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   // its CTA of rank g % cluster the rank-th share of the tile's stages.
   // Lead split: part 0 of tile g / parts has stages [0, lead_stages), part j > 0 its share of the rest.
   const int rank = g % p.cluster;
-  // (Placing the reducers after all other parts in CTA order measured no better: docs/kernels.md "Session 7".)
-  // The lab's ablation bits 64 / 128 (correct results): the reducers (part 0) take the first / last `tiles` CTAs of the
-  // grid, the other parts the rest in tile order, instead of each tile's parts side by side. The hardware places CTAs in
-  // index order, so this decides which parts start late, behind the predecessor's exits (docs/kernels.md "Session 33").
-  int part = 0, lead_tile = 0;
-  if (p.parts > 1) {
-    const int others = p.tiles * (p.parts - 1);
-    const int reducers_at = (p.ablate & 64) ? 0 : (p.ablate & 128) ? others : -1;
-    if (reducers_at < 0) {
-      part = g % p.parts, lead_tile = g / p.parts;
-    } else if (g >= reducers_at && g < reducers_at + p.tiles) {
-      lead_tile = g - reducers_at;
-    } else {
-      const int h = g < reducers_at ? g : g - p.tiles;
-      lead_tile = h / (p.parts - 1), part = 1 + h % (p.parts - 1);
-    }
-  }
+  // Each tile's parts side by side in CTA order. The reducers placed after all other parts measured no better alone
+  // (docs/kernels.md "Session 7"). In session 33 (call 1, same binary, two rounds) they cost the fused step 120-130 us at
+  // M = 8 and 16, and placed first 325-390 us, though the reducers-last order was 0.5-0.9 us faster alone on 6288 and
+  // 6016 x 7168.
+  const int part = p.parts > 1 ? g % p.parts : 0, lead_tile = p.parts > 1 ? g / p.parts : 0;
   // The partial slot of part j > 0 of the lead split's tile.
   auto lead_slot = [&](int j) { return static_cast<long long>(lead_tile) * (p.parts - 1) + j - 1; };
   auto lead_split_stage = [&](int j) {  // first stage of part j (j = parts: the end)
@@ -652,8 +638,10 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   // packed) store_output8 falls back to eight single stores, so the staging is pure cost: the 32-row lead split of one
   // part per tile ran 0.6-0.8 us slower than the same ring as one CTA per tile (x1, the per-element stores) at M = 2-16
   // on 5003 x 1024, 9001 x 1024 and (3.9 us over six waves) 51866 x 1280, and equal at M = 1, where nothing is staged
-  // (held-out sets sixteen to eighteen; docs/kernels.md "Session 32"). The partials keep their staging (the workspace
-  // is aligned).
+  // (held-out sets sixteen to eighteen; docs/kernels.md "Session 32"). Without the staging there (session 33, call 2,
+  // against the old path in the same binary, two rounds): 5003 x 1024 4.84 -> 4.24 us at M = 2 and 8, 9001 x 1024 6.82
+  // -> 6.07, 51866 x 1280 38.0 -> 35.1 at M = 2, each within 0.06 us of x1; M = 1 and the Kimi-K3 step unchanged. The
+  // partials keep their staging (the workspace is aligned).
   const bool staged_y = staged && p.y_rows16 != 0;
   float* stage = others_sum;
   auto stage_acc = [&] { for_each_output([&](int token, int rloc, float v) { stage[token * kRows + rloc] = v; }); };

@@ -288,7 +288,6 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.seg = cuda::output_segments(p, segments, count);
   params.y_rows16 = y_rows_aligned16(p, y, params.seg) ? 1 : 0;
   params.ablate = g_ablate.load(std::memory_order_relaxed);
-  if (params.ablate & 256) params.y_rows16 = 1;
   CUtensorMap w_map, x_map;
   const Reads w_reads = weight_reads(params.ablate);
   // One 3D copy per stage where K allows it: against a 2D copy per box in the same binary (session 25, calls 1 and 6),
