@@ -60,7 +60,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_eleventh:tp1", "model:heldout_twelfth:tp1",
                                         "model:heldout_thirteenth:tp1", "model:heldout_fourteenth:tp1",
                                         "model:heldout_fifteenth:tp1", "model:heldout_sixteenth:tp1",
-                                        "model:heldout_seventeenth:tp1", "model:heldout_eighteenth:tp1"};
+                                        "model:heldout_seventeenth:tp1", "model:heldout_eighteenth:tp1",
+                                        "model:heldout_nineteenth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -188,6 +189,12 @@ TEST(Heldout, SeventeenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // shapes of N % 8 != 0 (five odd N, eight even N not a multiple of 8) and 16 controls with N % 8 == 0.
 TEST(Heldout, EighteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_eighteenth:tp1");
+}
+
+// Set nineteen (session 33), written blind after set eighteen's run: 22 real decode projections of models no earlier set
+// used (6 of them vocabularies with N % 8 != 0) and 6 synthetic odd.* shapes, K 1024-16384, four K not multiples of 64.
+TEST(Heldout, NineteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_nineteenth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
