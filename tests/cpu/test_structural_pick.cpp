@@ -61,9 +61,9 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
       {16, 1536, 128, "tma_m16_r64_b2_s4_c2_d6"}, {9, 896, 128, "tma_m16_r64_b2_s4_c2_d6"},
       {16, 20480, 128, "tma_m16_r64_b2_s4_c2_u1"},
       // The rules held-out set six corrected (docs/tuning.md, session 9): a cluster CTA keeps 1.75 stages or more
-      // (12 stages: 4 CTAs, not 8); a cluster below one CTA per SM with > 192 KiB each is stream-K; where no cluster
-      // fits, one CTA per row tile (64 rows where that fills 9/10 of the slots, 32 where K is short).
-      {1, 1536, 1536, "tma_m8_r64_b2_s4_x4"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
+      // (12 stages: 4 CTAs, not 8); a cluster below one CTA per SM with > 192 KiB each was stream-K (at M <= 32 a
+      // cluster of 8 again since session 33); where no cluster fits, one CTA per row tile (64 rows where that fills 9/10 of the slots, 32 where K is short).
+      {1, 1536, 1536, "tma_m8_r64_b2_s4_x4"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
       {1, 16032, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {8, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},
       {16, 5128, 1024, "tma_m16_r32_b2_s6_c2_d6"}, {1, 9216, 7168, "tma_m8_r64_b2_s4_c2_u1"},
       // Set seven's (session 12): a cluster of four on 64-row tiles just over one CTA per SM with 5+ stages each is
@@ -194,7 +194,8 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 //    stages, 2.95 us against 3.61 with 4 at M = 1), 4 with fewer CTAs than SMs (128 x 2048: 16 CTAs);
 //  - and from set ten: clusters that fill the slots with CTAs of at most 2 stages halve (4000 x 1000: fours to twos
 //    with a 4-stage ring, 3.45 us against 4.56 at M = 1); a cluster with > 192 KiB per CTA goes to stream-K only
-//    where that gives each row tile at most 32 CTAs (1000 x 16384: 16 tiles); one tile (60 x 16384, 128 CTAs'
+//    where that gives each row tile at most 32 CTAs (1000 x 16384: 16 tiles; since session 33 at the 64-token tile
+//    only: the test below); one tile (60 x 16384, 128 CTAs'
 //    partials into one reducer: up to 3.5x the best measured) keeps its cluster, a narrow grid, so the scored
 //    families take it.
 TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
@@ -206,7 +207,7 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
       {16, 3072, 12288, "tma_m16_r32_b2_s4_x2"},  {4, 2560, 10240, "tma_m8_r32_b2_s4_x4"},
       {4, 2816, 4096, "tma_m8_r32_b2_s4_x4"},
       {1, 1280, 2048, "tma_m8_r64_b2_s3_x8"},     {16, 1280, 2048, "tma_m16_r64_b2_s3_x8"},
-      {1, 128, 2048, "tma_m8_r64_b2_s4_x8"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
+      {1, 128, 2048, "tma_m8_r64_b2_s4_x8"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
       // The boundaries: 33 stages over a cluster of 8 (more than 4 each) keep 4; 180 CTAs of a 32-row cluster of
       // four (2.73 per SM) stay in fours, 184 (2.79) go to twos.
       {1, 1280, 4160, "tma_m8_r64_b2_s4_x8"},     {4, 2880, 12288, "tma_m8_r32_b2_s4_x4"},
@@ -263,6 +264,27 @@ TEST(StructuralPick, TheLeadSplitOfLongPartsRunsAFiveStageRing) {
       {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {1, 13000, 2048, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 5128, 1024, "tma_m8_r32_b2_s6_c2_d6"},
   });
+}
+
+// Session 33, rule 1 (held-out set eighteen, heuristic-eighteenth-eeae1f9.json, the rule's own data): on 16 row
+// tiles of 64 with K = 16384 (128 cluster CTAs of 16 stages, > 192 KiB each, fewer than the SMs) the cluster of 8 is
+// the pick up to 32 tokens, where it beat the stream-K of before at every measured point (1002 x 16384: 11.96-12.34 us
+// against 12.48-14.47 at M = 1-16, 13.56 / 13.94 against 18.70 / 19.36 at M = 24 / 32). The counter-examples: the
+// 64-token tile keeps stream-K (its cluster not measured), and K = 12288 (192 KiB per CTA, outside the band) was a
+// cluster of 8 before and is one still (1009 x 12288).
+TEST(StructuralPick, NarrowLongKClustersOfEightUpTo32Tokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 1002, 16384, "tma_m8_r64_b2_s4_x8"},   {8, 1002, 16384, "tma_m8_r64_b2_s4_x8"},
+      {16, 1002, 16384, "tma_m16_r64_b2_s4_x8"}, {24, 1002, 16384, "tma_m32_r64_b2_s4_x8"},
+      {32, 1002, 16384, "tma_m32_r64_b2_s4_x8"}, {1, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
+      // Counter-examples.
+      {48, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"}, {64, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"},
+      {4, 1009, 12288, "tma_m8_r64_b2_s4_x8"},
+  });
+  EXPECT_THAT(pick_on(h200, 16, 1002, 16384).reason.str(), HasSubstr("a cluster of 8 per tile, not stream-K"));
+  EXPECT_THAT(pick_on(h200, 48, 1002, 16384).reason.str(), ::testing::Not(HasSubstr("not stream-K")));
+  EXPECT_THAT(pick_on(h200, 4, 1009, 12288).reason.str(), ::testing::Not(HasSubstr("not stream-K")));
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

@@ -45,7 +45,8 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
   return true;
 }
 
-Config first_cut_config(const Problem& p, int sms, int lead) {
+Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) {
+  if (note) note->clear();
   Config c;
   c.family = Family::Tma;
   c.tile_m = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
@@ -91,7 +92,18 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       // all go to one reducer, 5.3-23.8 us at M = 1-16 against 4.6-6.9 for the best tma config measured (held-out set
       // ten at 2eaefeb); with the cluster kept, the grid is narrow and the scored families decide (104 x 16384 on
       // the stage ring: 2.9-4.3 us at M = 1-16, sets one and two).
-      if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) break;
+      // Session 33: stream-K here only at the 64-token tile. The measurements above ran with the old maps' 256-byte L2
+      // promotion (set six: 1000 x 16384 in clusters of 8 12.79-13.28 us at M = 1-4 in 516a0f1's run, stream-K
+      // 11.39-12.69 in 4eaa78f's, level at M = 5-8, 13.83-13.90 against 14.70-14.75 at 12-16). Under the new maps
+      // (session 31) the cluster of 8 beat stream-K at every measured point up to 32 tokens on 1002 x 16384 (16 tiles
+      // of 64, 16 stages per CTA; held-out set eighteen, heuristic-eighteenth-eeae1f9.json): 11.96-12.33 us against
+      // 12.48-13.47 at M = 1-5, 12.09-12.34 against 13.07-14.47 at M = 8-16, 13.56 / 13.94 against 18.70 / 19.36 at
+      // M = 24 / 32. This band holds 9-16 row tiles of 64 with K over 12288 only; the 64-token tile's cluster (one box
+      // per stage) was not measured there, so it keeps stream-K.
+      if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) {
+        if (c.tile_m == 64) break;
+        if (note) *note = "a cluster of 8 per tile, not stream-K, on fewer CTAs than SMs of > 192 KiB each (set eighteen)";
+      }
       // A cluster that puts two CTAs of at most 2 stages on more than a quarter of the SMs: clusters of half the size
       // instead, half the CTAs, each with its whole range (at most 4 stages) in a 4-stage ring. 4000 x 1000 and 4104 x
       // 1024 (8 stages; 252 CTAs in fours with 3 stages, 4.35-4.97 us at M <= 8) ran 3.41-4.06 in twos with 4, and the
@@ -245,7 +257,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // Above 16 tokens only where y's rows are not 16-byte aligned (tma_family.h: cuBLASLt 1.8-4.9x slower there).
   const int64_t y_row_bytes = p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype));
   if (p.m > 64 || (p.m > 16 && y_row_bytes % 16 == 0)) return false;
-  const Config first = first_cut_config(p, dev.sms);
+  std::string note;
+  const Config first = first_cut_config(p, dev.sms, -1, &note);
   const GridShape g = grid_shape(first, p, dev.sms);
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows over
   // more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
@@ -271,6 +284,7 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
                   "two-per-SM slots, %.0f KiB of weights per CTA", pick->name().c_str(), g.tiles, pick->rows, g.split,
                   g.ctas, 2 * dev.sms, kib_per_cta);
   *reason = text;
+  if (!note.empty()) *reason += "; " + note;
   if (p.m > 16)
     *reason += "; y's rows of " + std::to_string(y_row_bytes) +
                " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";
