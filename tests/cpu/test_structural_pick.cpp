@@ -287,12 +287,33 @@ TEST(StructuralPick, NarrowLongKClustersOfEightUpTo32Tokens) {
   EXPECT_THAT(pick_on(h200, 4, 1009, 12288).reason.str(), ::testing::Not(HasSubstr("not stream-K")));
 }
 
+// Session 33, rule 2 (the rule's own data, all reports): clusters of four that fill the two-per-SM slots (over 231
+// CTAs) with 10 or more stages per CTA are clusters of two on a 4-stage ring up to 32 tokens (4002 x 8192: 19.13-19.92
+// us -> 17.73-18.73 at M <= 16, 26.79 / 27.79 -> 20.20 / 20.79 at M = 24 / 32; 4096 x 12288 0.88x; 3840 x 5120, 10
+// stages, 0.97x). The counter-examples: 8 stages per CTA keep the fours' 3-stage ring (4000 x 4096: twos 1.05x the
+// time), as do clusters of eight (2048 x 16384: fours 1.19x), the few-stage rings (2560 x 1024) and the 64-token tile.
+TEST(StructuralPick, FilledClustersOfFourWithLongKHalveOnAFourStageRing) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 4002, 8192, "tma_m8_r64_b2_s4_x2"},    {16, 4002, 8192, "tma_m16_r64_b2_s4_x2"},
+      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {1, 4096, 12288, "tma_m8_r64_b2_s4_x2"},
+      {8, 3840, 5120, "tma_m8_r64_b2_s4_x2"},
+      // Counter-examples.
+      {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},    {16, 3840, 2560, "tma_m16_r64_b2_s3_x4"},
+      {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},   {4, 2560, 1024, "tma_m8_r64_b2_s3_x4"},
+      {48, 4002, 8192, "tma_m64_r64_b1_s3_x4"},
+  });
+  EXPECT_THAT(pick_on(h200, 1, 4002, 8192).reason.str(), HasSubstr("clusters of two on a 4-stage ring"));
+  EXPECT_THAT(pick_on(h200, 1, 4000, 4096).reason.str(), ::testing::Not(HasSubstr("clusters of two")));
+}
+
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
-  half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits)
+  half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits) fill them with 14
+                  // stages each, so clusters of two on a 4-stage ring (session 33)
   const Choice c = pick_on(half, 1, 2112, 7168);
-  EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s3_x4");
-  EXPECT_THAT(c.reason.str(), HasSubstr("= 132 CTAs on 132 two-per-SM slots"));
+  EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s4_x2");
+  EXPECT_THAT(c.reason.str(), HasSubstr("= 66 CTAs on 132 two-per-SM slots"));
   // The scored heuristic alone (what `skinnygemm heuristic` dumps as scored_pick) never takes the structural family.
   Choice scored;
   const Problem p{1, 2112, 7168, DType::BF16};

@@ -126,6 +126,23 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
       c.stages = ctas > slots - sms / 4 || few_stages_doubled || big_ring ? 3 : 4;
       c.cluster = x;
+      // Session 33: clusters of four on (nearly) every two-per-SM slot with 10 or more stages per CTA, at token tiles
+      // up to 32: clusters of two on a 4-stage ring instead (about one CTA per SM, each with its half of the tile's K
+      // streaming through the ring). On every such shape measured the twos were faster (the rule's own data; x4 s3 ->
+      // x2 s4, median per shape at M <= 16): 4002 x 8192 19.13-19.92 us -> 17.73-18.73 (0.935x; and 26.79 / 27.79 ->
+      // 20.20 / 20.79 at M = 24 / 32; heuristic-eighteenth-eeae1f9.json), 4000 x 8192 0.933x (fifteenth-9bdc087),
+      // 4096 x 8192 0.943x and 4096 x 6848 0.964x (sixteenth-4e746d5), 4096 x 7168 0.932x (sixth-516a0f1), 4096 x
+      // 6144 0.968x and 3840 x 5120 (10 stages) 0.974x (tenth-2eaefeb), 4096 x 12288 0.884x (fourteenth-fbbcfa9),
+      // 3840 x 15360 0.862x (fifteenth-9bdc087). With 8 or fewer stages per CTA the fours stay, 5-14% faster: 4000 x
+      // 4096 (8: 1.053x in twos, sixteenth), 4096 x 3584 (7), 4096 x 3200 (6.25), 4096 x 2560 and 3840 x 2560 (5:
+      // 1.13-1.14x). Not for clusters of eight (2048 x 16384: fours 1.185x the eights' time, thirteenth-48ba1b1; 1984 x
+      // 14848 0.937x) nor the 64-token tile (4002 x 8192 at M = 48 / 64: twos 1.02-1.10x).
+      if (x == 4 && c.tile_m <= 32 && ctas > slots - sms / 4 && g.k_stages >= 10 * x) {
+        c.cluster = 2, c.stages = 4;
+        if (note) *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with 10+ "
+                          "stages each (session 33)";
+        return c;
+      }
       // Clusters of eight at 32 tokens on (nearly) every two-per-SM slot: a ring of four one-box stages (61 KB with the
       // receive buffer) fits three CTAs per SM, so the next launch finds room beside them. 2112 x 7168 (264 CTAs) at
       // M = 32: 11.99-12.03 us against 16.90 for the two-box 3-stage ring (85 KB), cuBLASLt 12.42-12.71. With fewer
