@@ -61,9 +61,9 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
       {16, 1536, 128, "tma_m16_r64_b2_s4_c2_d6"}, {9, 896, 128, "tma_m16_r64_b2_s4_c2_d6"},
       {16, 20480, 128, "tma_m16_r64_b2_s4_c2_u1"},
       // The rules held-out set six corrected (docs/tuning.md, session 9): a cluster CTA keeps 1.75 stages or more
-      // (12 stages: 4 CTAs, not 8); a cluster below one CTA per SM with > 192 KiB each is stream-K; where no cluster
-      // fits, one CTA per row tile (64 rows where that fills 9/10 of the slots, 32 where K is short).
-      {1, 1536, 1536, "tma_m8_r64_b2_s4_x4"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
+      // (12 stages: 4 CTAs, not 8); a cluster below one CTA per SM with > 192 KiB each was stream-K (at M <= 32 a
+      // cluster of 8 again since session 33); where no cluster fits, one CTA per row tile (64 rows where that fills 9/10 of the slots, 32 where K is short).
+      {1, 1536, 1536, "tma_m8_r64_b2_s4_x4"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
       {1, 16032, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {8, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},
       {16, 5128, 1024, "tma_m16_r32_b2_s6_c2_d6"}, {1, 9216, 7168, "tma_m8_r64_b2_s4_c2_u1"},
       // Set seven's (session 12): a cluster of four on 64-row tiles just over one CTA per SM with 5+ stages each is
@@ -194,7 +194,8 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 //    stages, 2.95 us against 3.61 with 4 at M = 1), 4 with fewer CTAs than SMs (128 x 2048: 16 CTAs);
 //  - and from set ten: clusters that fill the slots with CTAs of at most 2 stages halve (4000 x 1000: fours to twos
 //    with a 4-stage ring, 3.45 us against 4.56 at M = 1); a cluster with > 192 KiB per CTA goes to stream-K only
-//    where that gives each row tile at most 32 CTAs (1000 x 16384: 16 tiles); one tile (60 x 16384, 128 CTAs'
+//    where that gives each row tile at most 32 CTAs (1000 x 16384: 16 tiles; since session 33 at the 64-token tile
+//    only: the test below); one tile (60 x 16384, 128 CTAs'
 //    partials into one reducer: up to 3.5x the best measured) keeps its cluster, a narrow grid, so the scored
 //    families take it.
 TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
@@ -206,7 +207,7 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
       {16, 3072, 12288, "tma_m16_r32_b2_s4_x2"},  {4, 2560, 10240, "tma_m8_r32_b2_s4_x4"},
       {4, 2816, 4096, "tma_m8_r32_b2_s4_x4"},
       {1, 1280, 2048, "tma_m8_r64_b2_s3_x8"},     {16, 1280, 2048, "tma_m16_r64_b2_s3_x8"},
-      {1, 128, 2048, "tma_m8_r64_b2_s4_x8"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_c2_u1"},
+      {1, 128, 2048, "tma_m8_r64_b2_s4_x8"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
       // The boundaries: 33 stages over a cluster of 8 (more than 4 each) keep 4; 180 CTAs of a 32-row cluster of
       // four (2.73 per SM) stay in fours, 184 (2.79) go to twos.
       {1, 1280, 4160, "tma_m8_r64_b2_s4_x8"},     {4, 2880, 12288, "tma_m8_r32_b2_s4_x4"},
@@ -265,12 +266,54 @@ TEST(StructuralPick, TheLeadSplitOfLongPartsRunsAFiveStageRing) {
   });
 }
 
+// Session 33, rule 1 (held-out set eighteen, heuristic-eighteenth-eeae1f9.json, the rule's own data): on 16 row
+// tiles of 64 with K = 16384 (128 cluster CTAs of 16 stages, > 192 KiB each, fewer than the SMs) the cluster of 8 is
+// the pick up to 32 tokens, where it beat the stream-K of before at every measured point (1002 x 16384: 11.96-12.34 us
+// against 12.48-14.47 at M = 1-16, 13.56 / 13.94 against 18.70 / 19.36 at M = 24 / 32). The counter-examples: the
+// 64-token tile keeps stream-K (its cluster not measured), and K = 12288 (192 KiB per CTA, outside the band) was a
+// cluster of 8 before and is one still (1009 x 12288).
+TEST(StructuralPick, NarrowLongKClustersOfEightUpTo32Tokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 1002, 16384, "tma_m8_r64_b2_s4_x8"},   {8, 1002, 16384, "tma_m8_r64_b2_s4_x8"},
+      {16, 1002, 16384, "tma_m16_r64_b2_s4_x8"}, {24, 1002, 16384, "tma_m32_r64_b2_s4_x8"},
+      {32, 1002, 16384, "tma_m32_r64_b2_s4_x8"}, {1, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
+      // Counter-examples.
+      {48, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"}, {64, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"},
+      {4, 1009, 12288, "tma_m8_r64_b2_s4_x8"},
+  });
+  EXPECT_THAT(pick_on(h200, 16, 1002, 16384).reason.str(), HasSubstr("a cluster of 8 per tile, not stream-K"));
+  EXPECT_THAT(pick_on(h200, 48, 1002, 16384).reason.str(), ::testing::Not(HasSubstr("not stream-K")));
+  EXPECT_THAT(pick_on(h200, 4, 1009, 12288).reason.str(), ::testing::Not(HasSubstr("not stream-K")));
+}
+
+// Session 33, rule 2 (the rule's own data, all reports): clusters of four that fill the two-per-SM slots (over 231
+// CTAs) with 10 or more stages per CTA are clusters of two on a 4-stage ring up to 32 tokens (4002 x 8192: 19.13-19.92
+// us -> 17.73-18.73 at M <= 16, 26.79 / 27.79 -> 20.20 / 20.79 at M = 24 / 32; 4096 x 12288 0.88x; 3840 x 5120, 10
+// stages, 0.97x). The counter-examples: 8 stages per CTA keep the fours' 3-stage ring (4000 x 4096: twos 1.05x the
+// time), as do clusters of eight (2048 x 16384: fours 1.19x), the few-stage rings (2560 x 1024) and the 64-token tile.
+TEST(StructuralPick, FilledClustersOfFourWithLongKHalveOnAFourStageRing) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 4002, 8192, "tma_m8_r64_b2_s4_x2"},    {16, 4002, 8192, "tma_m16_r64_b2_s4_x2"},
+      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {1, 4096, 12288, "tma_m8_r64_b2_s4_x2"},
+      {8, 3840, 5120, "tma_m8_r64_b2_s4_x2"},
+      // Counter-examples.
+      {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},    {16, 3840, 2560, "tma_m16_r64_b2_s3_x4"},
+      {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},   {4, 2560, 1024, "tma_m8_r64_b2_s3_x4"},
+      {48, 4002, 8192, "tma_m64_r64_b1_s3_x4"},
+  });
+  EXPECT_THAT(pick_on(h200, 1, 4002, 8192).reason.str(), HasSubstr("clusters of two on a 4-stage ring"));
+  EXPECT_THAT(pick_on(h200, 1, 4000, 4096).reason.str(), ::testing::Not(HasSubstr("clusters of two")));
+}
+
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
-  half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits)
+  half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits) fill them with 14
+                  // stages each, so clusters of two on a 4-stage ring (session 33)
   const Choice c = pick_on(half, 1, 2112, 7168);
-  EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s3_x4");
-  EXPECT_THAT(c.reason.str(), HasSubstr("= 132 CTAs on 132 two-per-SM slots"));
+  EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s4_x2");
+  EXPECT_THAT(c.reason.str(), HasSubstr("= 66 CTAs on 132 two-per-SM slots"));
   // The scored heuristic alone (what `skinnygemm heuristic` dumps as scored_pick) never takes the structural family.
   Choice scored;
   const Problem p{1, 2112, 7168, DType::BF16};

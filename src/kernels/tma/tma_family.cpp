@@ -45,7 +45,8 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
   return true;
 }
 
-Config first_cut_config(const Problem& p, int sms, int lead) {
+Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) {
+  if (note) note->clear();
   Config c;
   c.family = Family::Tma;
   c.tile_m = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
@@ -91,7 +92,18 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       // all go to one reducer, 5.3-23.8 us at M = 1-16 against 4.6-6.9 for the best tma config measured (held-out set
       // ten at 2eaefeb); with the cluster kept, the grid is narrow and the scored families decide (104 x 16384 on
       // the stage ring: 2.9-4.3 us at M = 1-16, sets one and two).
-      if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) break;
+      // Session 33: stream-K here only at the 64-token tile. The measurements above ran with the old maps' 256-byte L2
+      // promotion (set six: 1000 x 16384 in clusters of 8 12.79-13.28 us at M = 1-4 in 516a0f1's run, stream-K
+      // 11.39-12.69 in 4eaa78f's, level at M = 5-8, 13.83-13.90 against 14.70-14.75 at 12-16). Under the new maps
+      // (session 31) the cluster of 8 beat stream-K at every measured point up to 32 tokens on 1002 x 16384 (16 tiles
+      // of 64, 16 stages per CTA; held-out set eighteen, heuristic-eighteenth-eeae1f9.json): 11.96-12.33 us against
+      // 12.48-13.47 at M = 1-5, 12.09-12.34 against 13.07-14.47 at M = 8-16, 13.56 / 13.94 against 18.70 / 19.36 at
+      // M = 24 / 32. This band holds 9-16 row tiles of 64 with K over 12288 only; the 64-token tile's cluster (one box
+      // per stage) was not measured there, so it keeps stream-K.
+      if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) {
+        if (c.tile_m == 64) break;
+        if (note) *note = "a cluster of 8 per tile, not stream-K, on fewer CTAs than SMs of > 192 KiB each (set eighteen)";
+      }
       // A cluster that puts two CTAs of at most 2 stages on more than a quarter of the SMs: clusters of half the size
       // instead, half the CTAs, each with its whole range (at most 4 stages) in a 4-stage ring. 4000 x 1000 and 4104 x
       // 1024 (8 stages; 252 CTAs in fours with 3 stages, 4.35-4.97 us at M <= 8) ran 3.41-4.06 in twos with 4, and the
@@ -114,6 +126,23 @@ Config first_cut_config(const Problem& p, int sms, int lead) {
       const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
       c.stages = ctas > slots - sms / 4 || few_stages_doubled || big_ring ? 3 : 4;
       c.cluster = x;
+      // Session 33: clusters of four on (nearly) every two-per-SM slot with 10 or more stages per CTA, at token tiles
+      // up to 32: clusters of two on a 4-stage ring instead (about one CTA per SM, each with its half of the tile's K
+      // streaming through the ring). On every such shape measured the twos were faster (the rule's own data; x4 s3 ->
+      // x2 s4, median per shape at M <= 16): 4002 x 8192 19.13-19.92 us -> 17.73-18.73 (0.935x; and 26.79 / 27.79 ->
+      // 20.20 / 20.79 at M = 24 / 32; heuristic-eighteenth-eeae1f9.json), 4000 x 8192 0.933x (fifteenth-9bdc087),
+      // 4096 x 8192 0.943x and 4096 x 6848 0.964x (sixteenth-4e746d5), 4096 x 7168 0.932x (sixth-516a0f1), 4096 x
+      // 6144 0.968x and 3840 x 5120 (10 stages) 0.974x (tenth-2eaefeb), 4096 x 12288 0.884x (fourteenth-fbbcfa9),
+      // 3840 x 15360 0.862x (fifteenth-9bdc087). With 8 or fewer stages per CTA the fours stay, 5-14% faster: 4000 x
+      // 4096 (8: 1.053x in twos, sixteenth), 4096 x 3584 (7), 4096 x 3200 (6.25), 4096 x 2560 and 3840 x 2560 (5:
+      // 1.13-1.14x). Not for clusters of eight (2048 x 16384: fours 1.185x the eights' time, thirteenth-48ba1b1; 1984 x
+      // 14848 0.937x) nor the 64-token tile (4002 x 8192 at M = 48 / 64: twos 1.02-1.10x).
+      if (x == 4 && c.tile_m <= 32 && ctas > slots - sms / 4 && g.k_stages >= 10 * x) {
+        c.cluster = 2, c.stages = 4;
+        if (note) *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with 10+ "
+                          "stages each (session 33)";
+        return c;
+      }
       // Clusters of eight at 32 tokens on (nearly) every two-per-SM slot: a ring of four one-box stages (61 KB with the
       // receive buffer) fits three CTAs per SM, so the next launch finds room beside them. 2112 x 7168 (264 CTAs) at
       // M = 32: 11.99-12.03 us against 16.90 for the two-box 3-stage ring (85 KB), cuBLASLt 12.42-12.71. With fewer
@@ -245,7 +274,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // Above 16 tokens only where y's rows are not 16-byte aligned (tma_family.h: cuBLASLt 1.8-4.9x slower there).
   const int64_t y_row_bytes = p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype));
   if (p.m > 64 || (p.m > 16 && y_row_bytes % 16 == 0)) return false;
-  const Config first = first_cut_config(p, dev.sms);
+  std::string note;
+  const Config first = first_cut_config(p, dev.sms, -1, &note);
   const GridShape g = grid_shape(first, p, dev.sms);
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows over
   // more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
@@ -271,6 +301,7 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
                   "two-per-SM slots, %.0f KiB of weights per CTA", pick->name().c_str(), g.tiles, pick->rows, g.split,
                   g.ctas, 2 * dev.sms, kib_per_cta);
   *reason = text;
+  if (!note.empty()) *reason += "; " + note;
   if (p.m > 16)
     *reason += "; y's rows of " + std::to_string(y_row_bytes) +
                " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";

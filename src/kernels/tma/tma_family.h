@@ -27,12 +27,15 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9 alike; step-lead*-38281141.json);
 // - otherwise 64-row tiles and, under 128 MiB of weights, split-K by the largest cluster (8, 4, 2) whose clusters
 //   all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the 64-token tile; 4 stages, 3 when the grid
-//   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each). Where that
+//   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each; where clusters
+//   of four leave the next kernel little room with 10 or more stages per CTA, at token tiles up to 32, clusters of two
+//   on a 4-stage ring instead: session 33, 4002 x 8192 and eight shapes of earlier sets). Where that
 //   cluster is four 64-row CTAs per tile and gives more CTAs than SMs but at most 1.5 x as many, each with 5 or more
 //   stages, at M <= 16: the 64-row lead split at M <= 2 and, with 7 or more stages, 32-row tiles at M >= 3 instead,
 //   in clusters of four, or of two where four would put more than 2.75 CTAs on an SM (held-out shapes, sessions 12
-//   and 16: tma_family.cpp). A cluster of CTAs with more than 192 KiB each on fewer CTAs than SMs becomes stream-K
-//   (below) where that gives each row tile at most 32 CTAs.
+//   and 16: tma_family.cpp). At the 64-token tile a cluster of CTAs with more than 192 KiB each on fewer CTAs than SMs
+//   becomes stream-K (below) where that gives each row tile at most 32 CTAs (below 64 tokens the cluster of 8 stays
+//   there since session 33: 1002 x 16384, set eighteen).
 //   Where only a cluster of two fits, at M <= 16, the 64-row lead split with a lead of 6 stages (or the lead asked
 //   for) instead: judged in the whole step (step --search-table at 717be70), it was faster than the cluster of two
 //   on every such shape the step launches more than once, at M = 1, 4 and 16 (per launch 0.2-0.9, 0.1-1.3 and
@@ -45,7 +48,9 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 // - at 128 MiB or more and M <= 16, one CTA per 64-row tile where the tiles fill nine tenths of the slots and no more
 //   (session 17);
 // - otherwise stream-K over two CTAs per SM.
-Config first_cut_config(const Problem& p, int sms, int lead = -1);
+// With note, the rules of session 33 on name themselves there (one line; empty where none fired), for the
+// structural pick's reason.
+Config first_cut_config(const Problem& p, int sms, int lead = -1, std::string* note = nullptr);
 
 // The grid a config launches on p with sms SMs: clusters (x1: one CTA per row tile over the whole K), the lead split or
 // stream-K. One function for the launcher, supports() and the heuristic's reasons, so that they agree.
