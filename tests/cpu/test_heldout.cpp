@@ -61,7 +61,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_thirteenth:tp1", "model:heldout_fourteenth:tp1",
                                         "model:heldout_fifteenth:tp1", "model:heldout_sixteenth:tp1",
                                         "model:heldout_seventeenth:tp1", "model:heldout_eighteenth:tp1",
-                                        "model:heldout_nineteenth:tp1"};
+                                        "model:heldout_nineteenth:tp1", "model:heldout_twentieth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -195,6 +195,13 @@ TEST(Heldout, EighteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // used (6 of them vocabularies with N % 8 != 0) and 6 synthetic odd.* shapes, K 1024-16384, four K not multiples of 64.
 TEST(Heldout, NineteenthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_nineteenth:tp1");
+}
+
+// Set twenty (session 33), written blind after set nineteen's run by a helper that read no measurement: 22 real decode
+// projections of models and sizes no earlier set used (3 of them with N % 8 != 0) and 6 synthetic odd.* shapes (2 with
+// N % 8 != 0), K 1024-16384, six K not multiples of 64.
+TEST(Heldout, TwentiethSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twentieth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
