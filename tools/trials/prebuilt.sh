@@ -18,6 +18,8 @@ case "${1:-}" in
     [ -f "$built"/lab/CTestTestfile.cmake ] && cp -a "$built"/lab/CTestTestfile.cmake "$PACK/lab/"
     cp -a "$built"/tests/CTestTestfile.cmake "$built"/tests/skinnygemm_gpu_tests "$built"/tests/*_include.cmake \
       "$built"/tests/skinnygemm_gpu_tests*_tests.cmake "$PACK/tests/"
+    # Symbols the binaries do not need at run time (session 33: 23.1 -> 21.3 MB, the tree having grown to 45 MB).
+    strip --strip-unneeded "$PACK/libskinnygemm.so.0" "$PACK/skinnygemm" "$PACK/tests/skinnygemm_gpu_tests"
     echo "$ROOT" > "$PACK/built-at"
     git -C "$ROOT" rev-parse --short HEAD > "$PACK/revision"
     git -C "$ROOT" status --porcelain -- src include lab cli tests CMakeLists.txt cmake | grep -q . &&
