@@ -307,6 +307,26 @@ TEST(StructuralPick, FilledClustersOfFourWithLongKHalveOnAFourStageRing) {
   EXPECT_THAT(pick_on(h200, 1, 4000, 4096).reason.str(), ::testing::Not(HasSubstr("clusters of two")));
 }
 
+// Session 33, rule 4 (the rule's own data, all reports): where no cluster fits and K is at most 3072, 64-row tiles
+// that give 1.5x the two-per-SM slots or more (396+ on H200, under 128 MiB) are one CTA per 64-row tile, not per 32-row
+// tile (32768 x 1024: 18.87-20.35 us -> 16.71-17.71 at M = 1-16; 51866 x 1280 0.89-0.94x; 25600 x 2048, 400 tiles,
+// 0.93-0.96x). The counter-examples keep their 32-row tiles: 21888 x 2048 (342 tiles of 64; the two-box 64-row split
+// 1.04-1.06x), 24576 x 1536 (384; not measured in it), 9001 x 1024 (141); from 128 MiB on stream-K as before (65536 x
+// 1024).
+TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 32768, 1024, "tma_m8_r64_b2_s4_c2_d6"},  {16, 32768, 1024, "tma_m16_r64_b2_s4_c2_d6"},
+      {4, 51866, 1280, "tma_m8_r64_b2_s4_c2_d6"},  {8, 25600, 2048, "tma_m8_r64_b2_s4_c2_d6"},
+      {12, 65534, 1024, "tma_m16_r64_b2_s4_c2_d6"},
+      // Counter-examples.
+      {1, 24576, 1536, "tma_m8_r32_b2_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r32_b2_s4_c2_d6"},
+      {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
+  });
+  EXPECT_THAT(pick_on(h200, 1, 32768, 1024).reason.str(), HasSubstr("one CTA per 64-row tile, not 32-row"));
+  EXPECT_THAT(pick_on(h200, 1, 24576, 1536).reason.str(), ::testing::Not(HasSubstr("not 32-row")));
+}
+
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
   half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits) fill them with 14

@@ -202,8 +202,24 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
     // 2056 at M = 2-16, whose 17th stage holds 8 of K (32-row tiles 17.3-23.4 us against stream-K's 17.2-20.9).
     const bool medium_k = g.k_stages * c.boxes <= 48;
     const bool wide_tiles_fill = 4 * int64_t{g.tiles} >= 3 * slots && g.tiles <= slots;
-    if (c.tile_m <= 16 && g.k_stages >= 2 && (medium_k || 10 * int64_t{g.tiles} >= 9 * slots))
-      return lead_split(medium_k && !wide_tiles_fill, true);
+    // Session 33 (rule 4): 64-row tiles again where they give one and a half times the slots or more (32-row tiles
+    // three waves or more; N over 25280 on H200, under 128 MiB). There the 32-row one-part split lost at every point
+    // measured, M = 1-16, to the one-part split of 64-row tiles (the rule's own data; 64-row time / 32-row time):
+    // 25600 x 2048 0.933-0.964 (heuristic-sixteenth-4e746d5.json), 32000 x 2048 0.907-0.931, 32064 x 2048
+    // 0.900-0.930, 32768 x 1024 0.858-0.886 (18.87-20.35 us -> 16.2-17.9), 50265 x 1024 0.908-0.940, 51865 x 1024
+    // 0.920-0.944, 65534 x 1024 0.924-0.959 (heuristic-nineteenth-d6706fb.json), 51866 x 1280 0.888-0.935
+    // (heuristic-eighteenth-eeae1f9.json). 128-row tiles summed the same (1830 against 1831 us over these 64
+    // points) but lost 0-3.5% on 25600 x 2048; 64-row stream-K summed 1848. Below the line the 32-row tiles stay:
+    // 9001 x 1024 to 12600 x 2560 (1.07-1.49 waves of 32-row tiles) 3-23% ahead of every 64- and 128-row config
+    // measured; between two and three waves no one config won throughout (16941 x 3072 and 18432 x 3072: 64-row
+    // one-part 0.99-1.07x, stream-K 0.86-0.99x; 20000 x 1536, 21888 x 2048 and 24576 x 1536: one-box 64-row tiles
+    // 0.92-0.96x, two-box 1.04-1.14x where measured, 128-row 1.14-1.19x, one-box 64-row 1.08-1.10x on 25600 x 2048).
+    const bool many_wide_tiles = 2 * int64_t{g.tiles} >= 3 * slots;
+    if (c.tile_m <= 16 && g.k_stages >= 2 && (medium_k || 10 * int64_t{g.tiles} >= 9 * slots)) {
+      if (medium_k && many_wide_tiles && note)
+        *note = "one CTA per 64-row tile, not 32-row, where the 64-row tiles give 1.5x the slots or more (session 33)";
+      return lead_split(medium_k && !wide_tiles_fill && !many_wide_tiles, true);
+    }
     // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid is stream-K's (one part per
     // tile, the same CTAs), with the lead split's staged epilogue (16-byte output stores). f_b_proj 1536 x 128 (69
     // launches) in the step at M = 16: -39 / -48 us (trial FB, session 19 call 3; +-10 us at M <= 8, where it stays

@@ -44,7 +44,7 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   stages than the lead plus one (7168 x 768: 6 stages) every tile is one part, i.e. one CTA per 64-row tile.
 //   Where no cluster fits, at M <= 16: one CTA per row tile where that fills nine tenths of the slots or K is at most
 //   3072 (session 17), in 32-row tiles where K is at most 3072 unless the 64-row ones fill three quarters of the
-//   slots and no more (session 16);
+//   slots and no more (session 16) or give 1.5 x the slots or more (session 33: 32768 x 1024 and six shapes more);
 // - at 128 MiB or more and M <= 16, one CTA per 64-row tile where the tiles fill nine tenths of the slots and no more
 //   (session 17);
 // - otherwise stream-K over two CTAs per SM.
