@@ -131,6 +131,9 @@ Launch plan(const Cfg& c, const bf16* x, const bf16* w, bf16* y, int m, int n, i
   std::memset(&l.p, 0, sizeof l.p);
   l.p.y = y;
   l.p.m = m, l.p.n = n, l.p.k = k, l.p.ldy = n;
+  // As the launcher sets it (tma_launch.cu, y_rows_aligned16; y is a cudaMalloc'd row-major [m][n]): the staged epilogue
+  // stores y where its rows are 16-byte aligned.
+  l.p.y_rows16 = (reinterpret_cast<uintptr_t>(y) % 16 == 0 && n % 8 == 0) ? 1 : 0;
   l.p.k_stages = g.k_stages, l.p.tiles = g.tiles, l.p.units = g.units, l.p.stages = c.stages;
   l.p.cluster = c.cluster > 1 ? c.cluster : 1;
   l.p.parts = g.parts, l.p.lead_stages = g.lead_stages;

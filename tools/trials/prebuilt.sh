@@ -21,9 +21,12 @@ case "${1:-}" in
     # Symbols the binaries do not need at run time (session 33: 23.1 -> 21.3 MB, the tree having grown to 45 MB).
     strip --strip-unneeded "$PACK/libskinnygemm.so.0" "$PACK/skinnygemm" "$PACK/tests/skinnygemm_gpu_tests"
     echo "$ROOT" > "$PACK/built-at"
-    git -C "$ROOT" rev-parse --short HEAD > "$PACK/revision"
-    git -C "$ROOT" status --porcelain -- src include lab cli tests CMakeLists.txt cmake | grep -q . &&
+    rev="$(git -C "$ROOT" rev-parse --short HEAD)"
+    if [ -n "$(git -C "$ROOT" status --porcelain -- src include lab cli tests CMakeLists.txt cmake)" ]; then
       echo "prebuilt: the sources differ from HEAD; the pack is of the working tree" >&2
+      rev="$rev-dirty"
+    fi
+    echo "$rev" > "$PACK/revision"
     # One gzip file (session 33: 21 MB -> 5.4 MB; the tree is 45 MB and a call carries 64 MiB in all).
     tar -czf "$PACK.tgz" -C "$(dirname "$PACK")" gpu && rm -rf "$PACK"
     du -sh "$PACK.tgz"
