@@ -322,6 +322,8 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
       // Counter-examples.
       {1, 24576, 1536, "tma_m8_r32_b2_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r32_b2_s4_c2_d6"},
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
+      // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64.
+      {1, 25280, 1024, "tma_m8_r32_b2_s4_c2_d6"},  {1, 25281, 1024, "tma_m8_r64_b2_s4_c2_d6"},
   });
   EXPECT_THAT(pick_on(h200, 1, 32768, 1024).reason.str(), HasSubstr("one CTA per 64-row tile, not 32-row"));
   EXPECT_THAT(pick_on(h200, 1, 24576, 1536).reason.str(), ::testing::Not(HasSubstr("not 32-row")));
