@@ -181,6 +181,17 @@ std::vector<Config> near_heuristic_candidates(const Problem& p, const DeviceInfo
     if ((near || c.family == Family::Cublaslt) && name != pick_name && supports(c, p, dev, kCandidateAlignment))
       out.push_back(c);
   }
+  // The first cut of every other family that has one (the tma family), where it can run: without it a held-out run
+  // never timed the family at a point the heuristic sends elsewhere (through session 33 no run had timed a tma
+  // config at an aligned point with M > 16, docs/tuning.md "Session 34"), so a report could not say whether the
+  // family should have been picked there. One candidate per family and point.
+  for (const FamilyDescriptor* f : families()) {
+    if (!f->first_cut || f->gpu == dev.is_cpu || &family(pick.family) == f) continue;
+    const Config cut = f->first_cut(p, dev);
+    const bool listed_already =
+        std::any_of(out.begin(), out.end(), [&](const Config& c) { return c.name() == cut.name(); });
+    if (!listed_already && supports(cut, p, dev, kCandidateAlignment)) out.push_back(cut);
+  }
   return out;
 }
 

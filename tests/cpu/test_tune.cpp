@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/family.h"
 #include "lab/device_presets.h"
 #include "lab/models.h"
 #include "common/test_util.h"
@@ -336,6 +338,27 @@ TEST(TuneCandidates, NearTheHeuristicsPick) {
       EXPECT_EQ(pick.name(), "cublaslt");
       EXPECT_EQ(near.size(), 1u + kCublasltAlgos);
     }
+  }
+}
+
+// Where the heuristic picks another family (cuBLASLt at 7168 x 7168, M = 48), the tma family's first cut is measured
+// too, once and last, so that a held-out report says whether the family should have been picked there; where it cannot
+// run (a build without kernels) it is left out.
+TEST(TuneCandidates, TheFirstCutOfAFamilyThePickIsNotOf) {
+  const DeviceInfo gpu = tune::device_preset("h200");
+  const Problem q{48, 7168, 7168, DType::BF16};
+  const Config pick = select(q, gpu, nullptr, 16).config;
+  ASSERT_EQ(pick.name(), "cublaslt") << "the point no longer tests a pick of another family; choose one";
+  const Config cut = family(Family::Tma).first_cut(q, gpu);
+  const bool runs = supports(cut, q, gpu, 16);
+  for (const int distance : {0, 2}) {
+    const std::vector<Config> near = tune::tune_candidates(q, gpu, "cublaslt*", distance);
+    const auto cuts = std::count_if(near.begin(), near.end(), [&](const Config& c) { return c.name() == cut.name(); });
+    EXPECT_EQ(cuts, runs ? 1 : 0) << cut.name();
+    if (runs) {
+      EXPECT_EQ(near.back().name(), cut.name());
+    }
+    EXPECT_EQ(near.size(), 1u + kCublasltAlgos + (runs ? 1 : 0));
   }
 }
 
