@@ -9,7 +9,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <utility>
 
 #include "gpu/gpu_util.h"
 #include "kernels/tma/tma_family.h"
@@ -252,33 +251,6 @@ TEST(GpuTma, TheLeadSplitOfTwoPartsPerTileIsBitwiseExact) {
         ASSERT_TRUE(bitwise_equal(p, y.data(), naive(p, h).data())) << config << " m=" << m << " k=" << k;
         ASSERT_TRUE(bitwise_equal(p, run_tma(p, h, config).data(), y.data())) << config << " m=" << m << " k=" << k;
       }
-}
-
-// Stream-K with the tile owners' ranges lengthened (the lab's ablation bits 6-8, tma_gemm.cuh first_unit; session 34):
-// every range still covers the units once, the owner still gathers every share of its tile, at the polled gather (M <= 2)
-// and the released counter (M = 3 and the token tile): bitwise on small integers, for tiles over 2-16 CTAs and tiles
-// inside one CTA's range, 64- and 128-row tiles, one and two CTAs per SM, shifts of 1, 2 and 7 stages.
-TEST(GpuTma, StreamKWithLongerOwnerRangesIsBitwiseExact) {
-  SKIP_WITHOUT_GPU();
-  for (const auto& [n, k] : {std::pair<int64_t, int64_t>{7168, 14336}, {1000, 8192}, {100, 8200}, {20000, 1024}})
-    for (int64_t m : {1, 2, 3, 8, 16}) {
-      const Problem p{m, n, k, DType::BF16};
-      const HostOperands h = random_operands(p, 80 + static_cast<uint32_t>(m), /*small_ints=*/true);
-      const std::vector<uint16_t> want = naive(p, h);
-      for (const char* config : {"tma_m8_r64_b2_s4_c2_u1", "tma_m16_r64_b2_s4_c2_u1", "tma_m8_r128_b1_s4_c2_u1",
-                                 "tma_m8_r64_b2_s4_c1_u1"}) {
-        if (m > Config::parse(config).tile_m) continue;
-        for (int shift : {1, 2, 7}) {
-          std::vector<uint16_t> y;
-          {
-            tma::AblateScope scope(64 * shift);
-            y = run_tma(p, h, config);
-          }
-          ASSERT_TRUE(bitwise_equal(p, y.data(), want.data()))
-              << config << " " << n << "x" << k << " m=" << m << " shift=" << shift;
-        }
-      }
-    }
 }
 
 // The lab's timeline (tma::set_trace, `step --trace-tma`): each launch gets its own words, every CTA writes entry <=

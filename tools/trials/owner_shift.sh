@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Ran once, session 34 call 2, at cb3fec8; the ablation bits 6-8 it sets were deleted after it: the shift lost.)
 # Session 34: stream-K with the tile owners' ranges lengthened by SHIFT stages (the lab's ablation bits 6-8, value 64 x
 # shift; tma_gemm.cuh first_unit), so that the shares an owner gathers are published before it needs them (call 1's
 # ablation: the split reduction is 2.3-3.7 us of the wide shapes' time over their chain floor). First the bitwise test of

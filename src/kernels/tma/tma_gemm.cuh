@@ -257,25 +257,11 @@ __device__ __forceinline__ uint32_t swizzled(uint32_t base, int row, int chunk) 
   return base + row * 128 + ((chunk ^ (row & 7)) << 4);
 }
 
-// Stream-K's ranges: CTA g holds units [first_unit(g), first_unit(g + 1)), equal ranges [g * units / ctas, ...) whose
-// start moves `shift` units later (never past its tile's last unit, never to its range's end) where the CTA before
-// holds a tile's first unit and ends inside that tile: that CTA owns the tile and gathers the shares of the CTAs after
-// it, so it gets `shift` more units and a CTA lying inside the tile `shift` fewer, and the shares it waits for are
-// published before it needs them (lab trial, session 34: TmaParams::ablate bits 6-8; 0 in the library).
-__device__ __forceinline__ long long equal_first_unit(int g, long long units, int ctas) { return g * units / ctas; }
-__device__ __forceinline__ long long first_unit(int g, long long units, int ctas, int k_stages, int shift) {
-  const long long b = equal_first_unit(g, units, ctas);
-  if (shift == 0 || g <= 0 || g >= ctas || b % k_stages == 0) return b;
-  const long long tile_u0 = b / k_stages * k_stages;
-  if (tile_u0 < equal_first_unit(g - 1, units, ctas)) return b;  // the CTA before holds no tile's first unit
-  const long long cap = min(tile_u0 + k_stages - 1, equal_first_unit(g + 1, units, ctas) - 1);
-  return min(b + shift, cap);
+// The CTA whose range of units holds unit u (ranges: [g * units / ctas, (g + 1) * units / ctas)).
+__device__ __forceinline__ int owner_cta(long long u, long long units, int ctas) {
+  return static_cast<int>(((u + 1) * ctas - 1) / units);
 }
-// The CTA whose range of units holds unit u.
-__device__ __forceinline__ int owner_cta(long long u, long long units, int ctas, int k_stages, int shift) {
-  const int g = static_cast<int>(((u + 1) * ctas - 1) / units);  // of the equal ranges
-  return u < first_unit(g, units, ctas, k_stages, shift) ? g - 1 : g;
-}
+__device__ __forceinline__ long long first_unit(int g, long long units, int ctas) { return g * units / ctas; }
 
 // Register caps: 128 per thread (3 CTAs of 160 threads per SM: ours, and room for the next kernel's) for token
 // tiles 8 and 16, and for 32 and 64 on 64-row tiles, which fit since wgmma (124 / 128 registers, no spills, ptxas -v);
@@ -341,7 +327,6 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   auto lead_split_stage = [&](int j) {  // first stage of part j (j = parts: the end)
     return j == 0 ? 0 : p.lead_stages + (j - 1) * (p.k_stages - p.lead_stages) / (p.parts - 1);
   };
-  const int streamk_shift = p.parts <= 1 && p.cluster == 1 ? (p.ablate >> 6) & 7 : 0;  // first_unit
   long long u0, u1;
   if (p.parts > 1) {
     const long long base = static_cast<long long>(lead_tile) * p.k_stages;
@@ -351,8 +336,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
     u0 = base + static_cast<long long>(rank) * p.k_stages / p.cluster;
     u1 = base + static_cast<long long>(rank + 1) * p.k_stages / p.cluster;
   } else {
-    u0 = first_unit(g, p.units, ctas, p.k_stages, streamk_shift);
-    u1 = first_unit(g + 1, p.units, ctas, p.k_stages, streamk_shift);
+    u0 = first_unit(g, p.units, ctas), u1 = first_unit(g + 1, p.units, ctas);
   }
   const int count = static_cast<int>(u1 - u0);
   // The CTAs whose partials this CTA adds to its last tile, itself included (0: none), and the workspace slot of the
@@ -364,6 +348,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   // waiting. Session 24's probe (tools/probes/tma_family.cu, ring alone / without the split reduction / whole): the
   // released counter at every tile end cost stream-K 2.2-2.7 us on 7168 x 14336 and 20480 x 7168, 2.3 on 6288 x 7168
   // and 2.4 on 2112 x 7168 at M = 1, 3.9 at M = 16 (the consumers wait for an L2 round trip per tile end, the ring full).
+  // The owners' ranges lengthened by 1-4 stages so that the shares they gather are published earlier (session 34, call 2,
+  // a lab bit since deleted) lost: 7168 x 14336 +0.1-0.3 us at M = 1-2 and +1.0-1.6 at M = 16, 20480 x 7168 +0.5-0.7; only
+  // 6288 x 7168 at M = 1 gained 0.2 (docs/kernels.md "Session 34"): the late share is not what the reduction costs.
   // Built for whole-stage warps (the K warps' reduce buffer sits where the gathered sums go) at the token tiles of the
   // polled handoff (<= 16; in the 32-token 128-row instance it added spills, ptxas -v).
   constexpr bool kPolledStreamK = kKWarps == 1 && kTileM <= 16;
@@ -374,7 +361,7 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
   } else if (kPolledStreamK && p.handoff == 1 && p.cluster == 1 && u1 % p.k_stages != 0 &&
              (u1 - 1) / p.k_stages * p.k_stages >= u0) {
     const long long tail_u0 = (u1 - 1) / p.k_stages * p.k_stages;  // the last tile's first stage is ours
-    gather_parts = owner_cta(tail_u0 + p.k_stages - 1, p.units, ctas, p.k_stages, streamk_shift) - g + 1;
+    gather_parts = owner_cta(tail_u0 + p.k_stages - 1, p.units, ctas) - g + 1;
     gather_base = g + 1;
   }
   // Lead split: the other parts' sums [token][row] (tokens < M), added by the producer warp in part order.
@@ -883,8 +870,8 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       for_each_output([&](int token, int rloc, float v) { __stcg(mine + token * kRows + rloc, v); });
       consumers_sync();
       const long long tile_u0 = static_cast<long long>(tile) * p.k_stages;
-      const int g_first = owner_cta(tile_u0, p.units, ctas, p.k_stages, streamk_shift);
-      const int parts = owner_cta(tile_u0 + p.k_stages - 1, p.units, ctas, p.k_stages, streamk_shift) - g_first + 1;
+      const int g_first = owner_cta(tile_u0, p.units, ctas);
+      const int parts = owner_cta(tile_u0 + p.k_stages - 1, p.units, ctas) - g_first + 1;
       // Thread 0's release covers the partials every consumer stored before the barrier (cumulativity); its
       // acquire, with the barrier after it, orders the reducer's reads of the other CTAs' partials.
       if (tid == 0) *last_flag = arrive_acq_rel(p.counters + tile) == static_cast<unsigned>(parts - 1);
@@ -892,8 +879,9 @@ __global__ void __launch_bounds__(kThreads, kTileM >= 32 && kRows != 64 ? 2 : 3)
       if (*last_flag) {
         // Part c (0 = CTA g_first) of the tile: CTAs after g_first start inside it (their slot 0); g_first's
         // slot is 0 only if its range starts at the tile.
-        const bool g_first_starts_tile = first_unit(g_first, p.units, ctas, p.k_stages, streamk_shift) == tile_u0;
-        const float* part0 = p.partials + (static_cast<long long>(g_first) * 2 + (g_first_starts_tile ? 0 : 1)) * kTileFloats;
+        const float* part0 = p.partials +
+                             (static_cast<long long>(g_first) * 2 + (first_unit(g_first, p.units, ctas) == tile_u0 ? 0 : 1)) *
+                                 kTileFloats;
         const float* part1 = p.partials + static_cast<long long>(g_first) * 2 * kTileFloats;  // + c * 2 * kTileFloats
         auto part = [&](int c) -> const float4* {
           return reinterpret_cast<const float4*>(c == 0 ? part0 : part1 + static_cast<long long>(c) * 2 * kTileFloats);
