@@ -290,15 +290,38 @@ TEST(StructuralPick, TheLeadSplitOfLongPartsRunsAFiveStageRing) {
 TEST(StructuralPick, NarrowLongKClustersOfEightUpTo32Tokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {1, 1002, 16384, "tma_m8_r64_b2_s4_x8"},   {8, 1002, 16384, "tma_m8_r64_b2_s4_x8"},
+      {3, 1002, 16384, "tma_m8_r64_b2_s4_x8"},   {8, 1002, 16384, "tma_m8_r64_b2_s4_x8"},
       {16, 1002, 16384, "tma_m16_r64_b2_s4_x8"}, {24, 1002, 16384, "tma_m32_r64_b2_s4_x8"},
-      {32, 1002, 16384, "tma_m32_r64_b2_s4_x8"}, {1, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
+      {32, 1002, 16384, "tma_m32_r64_b2_s4_x8"}, {5, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
       // Counter-examples.
       {48, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"}, {64, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"},
       {4, 1009, 12288, "tma_m8_r64_b2_s4_x8"},
   });
   expect_rule_note(h200, "a cluster of 8 per tile, not stream-K", "not stream-K", {{16, 1002, 16384}},
                    {{48, 1002, 16384}, {4, 1009, 12288}});
+}
+
+// Session 34, rule A (held-out sets eighteen to twenty, each shape blind when measured): in rule 1's band, at M <= 2,
+// stream-K at one CTA per SM instead of the cluster of 8 (1002 x 16384: 10.74 / 11.18 us at M = 1 / 2 against 11.96 /
+// 12.15; 1024 x 16384 0.89 / 0.93x; 1000 x 15000 0.91 / 0.93x). The line: M = 3 keeps the cluster (the two split at
+// M = 3-4, the cluster won from M = 5); outside the band the cluster stays at M = 1 (1009 x 12288: 192 KiB per CTA;
+// 1500 x 16376: 24 row tiles, 192 CTAs, more than the SMs) and 9 row tiles of 64 are in it (513 x 16384), 8 not
+// (512 x 16384: stream-K would give each row tile more than 32 CTAs); the 64-token tile keeps two CTAs per SM.
+TEST(StructuralPick, NarrowLongKStreamKAtOneCtaPerSmAtOneOrTwoTokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 1002, 16384, "tma_m8_r64_b2_s4_c1_u1"},  {2, 1002, 16384, "tma_m8_r64_b2_s4_c1_u1"},
+      {1, 1024, 16384, "tma_m8_r64_b2_s4_c1_u1"},  {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},
+      {1, 513, 16384, "tma_m8_r64_b2_s4_c1_u1"},
+      // Counter-examples.
+      {3, 1002, 16384, "tma_m8_r64_b2_s4_x8"},     {1, 1009, 12288, "tma_m8_r64_b2_s4_x8"},
+      {1, 1500, 16376, "tma_m8_r64_b2_s4_x8"},     {1, 512, 16384, "tma_m8_r64_b2_s4_x8"},
+      {64, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"},
+  });
+  expect_rule_note(h200, "stream-K at one CTA per SM, not a cluster of 8, at M <= 2", "one CTA per SM",
+                   {{1, 1002, 16384}, {2, 1000, 15000}}, {{3, 1002, 16384}, {1, 1009, 12288}, {1, 1500, 16376}});
+  // The reason names the grid: stream-K over 132 CTAs.
+  EXPECT_THAT(pick_on(h200, 1, 1002, 16384).reason.str(), HasSubstr("16 row tiles of 64, stream-K over 132 CTAs"));
 }
 
 // Session 33, rule 2 (the rule's own data, all reports): clusters of four that fill the two-per-SM slots (over 231

@@ -102,6 +102,22 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // per stage) was not measured there, so it keeps stream-K.
       if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) {
         if (c.tile_m == 64) break;
+        // Session 34 (rule A): at M <= 2 in this band, stream-K at one CTA per SM (one share of the tiles' stages per
+        // SM, 132 CTAs on H200 where the clusters launch 72-128) instead. On all three shapes of the band measured with
+        // it, blind each time, stream-K at one CTA per SM (min units 1, 2 or 8: the same grid, within 0.3%) was the
+        // fastest tma config at M = 1-2 (c1_u1 / cluster of 8, us): 1002 x 16384 10.74 / 11.96 and 11.18 / 12.15
+        // (heuristic-eighteenth-eeae1f9.json), 1024 x 16384 10.87 / 12.16 and 11.29 / 12.11 (nineteenth-d6706fb),
+        // 1000 x 15000 10.92 / 11.97 and 11.27 / 12.16 (twentieth-e5e10d2): 0.89-0.93x. Its times grow with M where
+        // the cluster's do not (1002 x 16384: 10.74 / 11.59 / 12.19 at M = 1 / 4 / 8, the cluster 11.96 / 12.07 /
+        // 12.09): at M = 3-4 they split (3-4% ahead on 1002 and 1024 x 16384, 2-5% behind on 1000 x 15000: 12.52 /
+        // 12.73 against 12.29 / 12.11), from M = 5 the cluster won on all three. Stream-K at two CTAs per SM, the pick
+        // before session 33, stays out (12.48 / 13.47 at M = 1 / 2 on 1002 x 16384).
+        if (p.m <= 2) {
+          c.cluster = 0, c.stages = 4, c.ctas_per_sm = 1, c.min_units = 1;
+          if (note) *note = "stream-K at one CTA per SM, not a cluster of 8, at M <= 2 on fewer cluster CTAs than SMs "
+                            "of > 192 KiB each (session 34)";
+          return c;
+        }
         if (note) *note = "a cluster of 8 per tile, not stream-K, on fewer CTAs than SMs of > 192 KiB each (set eighteen)";
       }
       // A cluster that puts two CTAs of at most 2 stages on more than a quarter of the SMs: clusters of half the size

@@ -35,7 +35,8 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   in clusters of four, or of two where four would put more than 2.75 CTAs on an SM (held-out shapes, sessions 12
 //   and 16: tma_family.cpp). At the 64-token tile a cluster of CTAs with more than 192 KiB each on fewer CTAs than SMs
 //   becomes stream-K (below) where that gives each row tile at most 32 CTAs (below 64 tokens the cluster of 8 stays
-//   there since session 33: 1002 x 16384, set eighteen).
+//   there since session 33: 1002 x 16384, set eighteen; at M <= 2 stream-K at one CTA per SM instead, session 34:
+//   1002 / 1024 x 16384 and 1000 x 15000).
 //   Where only a cluster of two fits, at M <= 16, the 64-row lead split with a lead of 6 stages (or the lead asked
 //   for) instead: judged in the whole step (step --search-table at 717be70), it was faster than the cluster of two
 //   on every such shape the step launches more than once, at M = 1, 4 and 16 (per launch 0.2-0.9, 0.1-1.3 and
