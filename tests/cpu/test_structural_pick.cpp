@@ -115,8 +115,11 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
   // ... but under 1 MiB the family's lower fixed cost wins: 1536 x 128 is 24 CTAs (stream-K at M <= 8, one-part lead
   // split at 9-16).
   EXPECT_TRUE(tma::structural_pick(Problem{1, 1536, 128, DType::BF16}, h200, &pick, &why));
-  // K % 8 != 0: the copy engine cannot take the rows, so the pick does not fit and the scored heuristic decides.
+  // K % 8 != 0: the copy engine cannot take the rows, so the pick does not fit and the scored heuristic decides (at M
+  // >= 9 too, where rule B of session 34 would take K % 64 != 0 to cuBLASLt: not its case).
   EXPECT_NE(pick_on(h200, 1, 2112, 7170).config.family, Family::Tma);
+  EXPECT_THAT(pick_on(h200, 12, 2112, 7170).reason.str(), ::testing::Not(HasSubstr("not a multiple of 64")));
+  EXPECT_THAT(pick_on(h200, 2, 40000, 1100).reason.str(), ::testing::Not(HasSubstr("structural")));
   DeviceInfo ada = h200;
   ada.cc_major = 8, ada.cc_minor = 9;  // the family is built for sm_90a only
   EXPECT_FALSE(tma::structural_pick(Problem{1, 2112, 7168, DType::BF16}, ada, &pick, &why));
@@ -364,6 +367,39 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
   });
   expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{1, 32768, 1024}},
                    {{1, 24576, 1536}});
+}
+
+// Session 34, rule B (held-out sets ten, twelve, nineteen and twenty): K not a multiple of 64 on 16-byte aligned y
+// rows, where the first cut splits K without a cluster, is cuBLASLt's default at M >= 9 and, where more 64-row tiles
+// than SMs leave no cluster, from M = 2 (12000 x 2056: first cut 16.54-23.55 us at M = 2-16, cuBLASLt 15.51-15.85;
+// 40000 x 1096 28.17-30.86 against 25.39-28.61; 5120 x 1712 at M = 12 / 16 8.38 / 8.30 against 7.27). The lines: M = 1
+// keeps the first cut (12000 x 2056: 13.94 against 15.71), the lead split with parts keeps it to M = 8 (5128 x 3000:
+// 4-19% ahead of cuBLASLt there), 132 row tiles of 64 (8448 x 2056) are not past the SMs and 133 (8456 x 2056) are;
+// clusters (2048 x 2736, 1000 x 15000), K % 64 == 0 (12000 x 2048) and misaligned y rows (12345 x 2056, where cuBLASLt
+// ran 2-3x slower) keep the family, as does rule A's stream-K at M = 2 (1000 x 15000).
+TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  const std::vector<Shape3> lt_points = {{2, 12000, 2056}, {16, 12000, 2056}, {2, 40000, 1096}, {12, 40000, 1096},
+                                         {2, 70000, 2000}, {9, 5120, 1712},   {16, 5128, 3000}, {9, 8448, 2056},
+                                         {2, 8456, 2056}};
+  for (const Shape3& s : lt_points) {
+    const Choice c = pick_on(h200, s.m, s.n, s.k);
+    EXPECT_EQ(c.config.name(), "cublaslt") << s.n << "x" << s.k << " m=" << s.m << ": " << c.reason.str();
+    EXPECT_EQ(c.source, Source::Heuristic);
+    EXPECT_THAT(c.reason.str(), HasSubstr("is not a multiple of 64"));
+    // The first cut is still the family's (a forced "tma" runs it): the rule is the pick's, not the cut's.
+    EXPECT_EQ(tma::first_cut_config(Problem{s.m, s.n, s.k, DType::BF16}, h200.sms).family, Family::Tma);
+  }
+  EXPECT_THAT(pick_on(h200, 2, 12000, 2056).reason.str(),
+              HasSubstr("not the tma first cut tma_m8_r32_b2_s4_c2_d6 (375 row tiles of 32, one CTA per row tile)"));
+  expect_structural_picks(h200, {
+      {1, 12000, 2056, "tma_m8_r32_b2_s4_c2_d6"},  {1, 40000, 1096, "tma_m8_r64_b2_s4_c2_d6"},
+      {8, 5120, 1712, "tma_m8_r64_b2_s4_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s4_c2_d6"},
+      {8, 8448, 2056, "tma_m8_r64_b2_s4_c2_d6"},   {16, 2048, 2736, "tma_m16_r64_b2_s3_x8"},
+      {16, 1000, 15000, "tma_m16_r64_b2_s4_x8"},   {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},
+      {16, 12000, 2048, "tma_m16_r32_b2_s4_c2_d6"}, {4, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
+      {16, 12345, 2056, "tma_m16_r32_b2_s4_c2_d6"},
+  });
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

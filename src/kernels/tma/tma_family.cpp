@@ -321,8 +321,39 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // tma config measured lost to the stage ring's 2.38 (heuristic-train-fourth-9d9b7ef.json).
   const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;
   if (g.ctas < dev.sms / 4 && (p.weight_bytes() >= (int64_t{1} << 20) || stages_per_cta > first.stages)) return false;
-  *pick = first;
   char text[256];
+  // Session 34 (rule B): K not a multiple of 64 on 16-byte aligned y rows, where the first cut splits K without a
+  // cluster (the lead split or stream-K): cuBLASLt's default at M >= 9, and from M = 2 where no cluster fits (more
+  // 64-row tiles than SMs: one CTA per row tile, or stream-K). There the launcher copies every 64-wide box of a stage
+  // on its own (the one-copy 3D view needs K % 64 == 0: tma_launch.cu) and x's rows, 2K bytes apart, are not 128-byte
+  // aligned. On the wide such shapes the family's best time at M = 2 sat 10-20% above its M = 1 time (12000 x 2056
+  // 13.68 -> 14.98 us, 12345 x 2056 14.47 -> 17.37, 40000 x 1096 24.54 -> 27.47), against 0-7% on wide shapes with
+  // K % 64 == 0. Measured (first cut / cuBLASLt's
+  // default, us): one CTA per row tile, 12000 x 2056 at M = 2-16 16.54-23.55 / 15.51-15.85 (heuristic-nineteenth-
+  // d6706fb.json) and 40000 x 1096 28.17-30.86 / 25.39-28.61 (twentieth-e5e10d2); stream-K, 70000 x 2000 at M = 2-16
+  // 73.93-77.56 / 73.22-75.65 (twentieth: cuBLASLt 0.6-2.8% ahead at 5 of 7 Ms, 0.5-0.8% behind at M = 5 and 8); lead
+  // splits with parts at M = 12 / 16, 5120 x 1712 8.38 / 8.30 against 7.27 / 7.27 (tenth-2eaefeb), 5120 x 3424 11.97 /
+  // 11.86 against 11.28 / 11.31 (twelfth-c942f9d), 5128 x 3000 13.22 / 13.17 against 10.87 / 11.00 (twentieth), while
+  // up to M = 8 those splits beat cuBLASLt by 4-19% and stay. The counter-example the rule takes with it: 5128 x 8200
+  // (parts of 20+ stages on a 5-stage ring) 25.06 / 25.48 against 25.85 / 25.66 at M = 12 / 16. Clusters keep the
+  // family (2048 x 2736: 0.76-0.77x cuBLASLt at M = 12-16; 1000 x 15000 0.96-0.97x). At M = 1 the first cut stays
+  // everywhere (12000 x 2056 13.94 against 15.71; 40000 x 1096 26.92 against 28.47). Misaligned y rows keep the family:
+  // cuBLASLt runs several times slower there (12345 x 2056: 44.7-65.0 us at M = 4-16 against 17.2-20.9).
+  const bool no_cluster_fits = (p.n + 63) / 64 > dev.sms;  // two CTAs per 64-row tile exceed the two-per-SM slots
+  // K % 8 != 0 is not this rule's: the family cannot run it at all, and the scored heuristic decides (as before).
+  if (p.k % kStageK != 0 && p.k % 8 == 0 && y_row_bytes % 16 == 0 && first.cluster == 0 && p.m >= 2 &&
+      (p.m > 8 || no_cluster_fits)) {
+    const Config lt = Config::parse("cublaslt");
+    std::snprintf(text, sizeof text, "cuBLASLt, not the tma first cut %s (%lld row tiles of %d, %s): K = %lld is not a "
+                  "multiple of 64 (each box copied alone, x's rows not 128-byte aligned), M = %lld (session 34)",
+                  first.name().c_str(), g.tiles, first.rows, g.per_tile > 1 ? "lead-split parts" :
+                  g.per_tile == 1 ? "one CTA per row tile" : "stream-K", static_cast<long long>(p.k),
+                  static_cast<long long>(p.m));
+    *pick = lt;
+    *reason = text;
+    return true;
+  }
+  *pick = first;
   const double kib_per_cta = static_cast<double>(p.weight_bytes()) / static_cast<double>(g.ctas) / 1024.0;
   if (g.per_tile > 0)
     std::snprintf(text, sizeof text, "tma structural pick %s: %lld row tiles of %d x %lld %s = %lld CTAs on %d "

@@ -69,6 +69,9 @@ Grid launch_grid(const Config& c, const Problem& p, int sms);
 // slower than the first cut on all 15 odd-N shapes of held-out sets sixteen and seventeen at M = 17-64 (19401 x 8192
 // at M = 24: 80.2 us against 345.2, 5.3x the stream-read time; 5003 x 1024: 6.56 against 16.69; session 32, call 3,
 // docs/tuning.md "Session 32"), while the scored heuristic picked cuBLASLt at every one of those points.
+// The pick is cuBLASLt's default instead of the first cut (session 34, rule B) where K % 64 != 0 (each 64-wide box
+// copied alone, x's rows not 128-byte aligned) on 16-byte aligned y rows and the first cut has no cluster: at M >= 9,
+// and from M = 2 where more 64-row tiles than SMs leave no cluster (12000 x 2056, 40000 x 1096: tma_family.cpp).
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason);
 
 }  // namespace skinnygemm::tma
