@@ -335,16 +335,36 @@ TEST(StructuralPick, NarrowLongKStreamKAtOneCtaPerSmAtOneOrTwoTokens) {
 TEST(StructuralPick, FilledClustersOfFourWithLongKHalveOnAFourStageRing) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {1, 4002, 8192, "tma_m8_r64_b2_s4_x2"},    {16, 4002, 8192, "tma_m16_r64_b2_s4_x2"},
-      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {1, 4096, 12288, "tma_m8_r64_b2_s4_x2"},
+      {5, 4002, 8192, "tma_m8_r64_b2_s4_x2"},    {16, 4002, 8192, "tma_m16_r64_b2_s4_x2"},
+      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {8, 4096, 12288, "tma_m8_r64_b2_s4_x2"},
       {8, 3840, 5120, "tma_m8_r64_b2_s4_x2"},
       // Counter-examples.
       {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},    {16, 3840, 2560, "tma_m16_r64_b2_s3_x4"},
       {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},   {4, 2560, 1024, "tma_m8_r64_b2_s3_x4"},
       {48, 4002, 8192, "tma_m64_r64_b1_s3_x4"},
   });
-  expect_rule_note(h200, "clusters of two on a 4-stage ring", "clusters of two", {{1, 4002, 8192}},
-                   {{1, 4000, 4096}});
+  expect_rule_note(h200, "clusters of two on a 4-stage ring", "clusters of two on", {{8, 4002, 8192}},
+                   {{1, 4000, 4096}, {1, 4002, 8192}});
+}
+
+// Session 34, rule C (held-out sets nineteen and twenty, blind, and set fourteen outside the band): in rule 2's band,
+// at M <= 4, the 64-row lead split on a 4-stage ring instead of clusters of two (4002 x 5120: 10.86-11.50 us against
+// 12.52-12.68 at M = 1-4; 4096 x 10240 20.15-20.81 against 21.81-21.99); from M = 5 it was even and at 12-16 behind,
+// so M = 5 keeps the twos. Outside the band (8 stages per CTA of four: 4000 x 4096; clusters of eight) nothing changes.
+TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 4002, 5120, "tma_m8_r64_b2_s4_c2_d6"},  {4, 4002, 5120, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 4096, 10240, "tma_m8_r64_b2_s4_c2_d6"}, {3, 4002, 8192, "tma_m8_r64_b2_s4_c2_d6"},
+      // Counter-examples.
+      {5, 4002, 5120, "tma_m8_r64_b2_s4_x2"},     {5, 4096, 10240, "tma_m8_r64_b2_s4_x2"},
+      {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},     {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},
+  });
+  expect_rule_note(h200, "the 64-row lead split at M <= 4, not clusters of two", "lead split at M <= 4",
+                   {{1, 4002, 5120}, {4, 4096, 10240}}, {{5, 4002, 5120}, {1, 4000, 4096}});
+  // Four parts per row tile: about as many CTAs as the clusters of four.
+  EXPECT_THAT(pick_on(h200, 1, 4002, 5120).reason.str(),
+              HasSubstr("63 row tiles of 64 x 4 lead-split parts = 252 CTAs"));
 }
 
 // Session 33, rule 4 (the rule's own data, all reports): where no cluster fits and K is at most 3072, 64-row tiles
@@ -405,10 +425,13 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
   half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits) fill them with 14
-                  // stages each, so clusters of two on a 4-stage ring (session 33)
-  const Choice c = pick_on(half, 1, 2112, 7168);
+                  // stages each, so clusters of two on a 4-stage ring from M = 5 (sessions 33 and 34)
+  const Choice c = pick_on(half, 8, 2112, 7168);
   EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s4_x2");
   EXPECT_THAT(c.reason.str(), HasSubstr("= 66 CTAs on 132 two-per-SM slots"));
+  // ... and at M <= 4 the lead split's four parts per tile (session 34).
+  EXPECT_THAT(pick_on(half, 1, 2112, 7168).reason.str(),
+              HasSubstr("33 row tiles of 64 x 4 lead-split parts = 132 CTAs"));
   // The scored heuristic alone (what `skinnygemm heuristic` dumps as scored_pick) never takes the structural family.
   Choice scored;
   const Problem p{1, 2112, 7168, DType::BF16};

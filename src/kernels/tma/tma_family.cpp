@@ -153,7 +153,25 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // 4096 (8: 1.053x in twos, sixteenth), 4096 x 3584 (7), 4096 x 3200 (6.25), 4096 x 2560 and 3840 x 2560 (5:
       // 1.13-1.14x). Not for clusters of eight (2048 x 16384: fours 1.185x the eights' time, thirteenth-48ba1b1; 1984 x
       // 14848 0.937x) nor the 64-token tile (4002 x 8192 at M = 48 / 64: twos 1.02-1.10x).
+      // Session 34 (rule C): at M <= 4 in this band, the 64-row lead split (four parts per tile, about as many CTAs as
+      // the fours, two 4-stage rings per SM) instead. On both band shapes it was measured on, blind, it beat the twos
+      // at M = 1-4 (lead split / twos, us): 4002 x 5120 10.86-11.50 / 12.52-12.68, 0.87-0.91x (10 stages per CTA of
+      // four; heuristic-twentieth-e5e10d2.json), 4096 x 10240 20.15-20.81 / 21.81-21.99, 0.92-0.95x (20;
+      // nineteenth-d6706fb); from M = 5 it was even (0.99-1.01x at M = 5-8) and 6-12% behind at M = 12-16. 4096 x
+      // 16384 (32 stages, over 128 MiB and outside the band: stream-K there) showed the same line, 0.96-0.98x the twos
+      // at M <= 4 and 1.01-1.05x above (heuristic-fourteenth-fbbcfa9.json): the gain shrinks as the stages per CTA
+      // grow. The
+      // 4-stage ring is the one measured on the band (the 5-stage ring the long-parts rule below would give was
+      // measured on 4096 x 16384 only, 1.5% faster there). The band's other shapes (4002 x 8192, 4096 x 6144-12288,
+      // 3840 x 5120 / 15360) never had the lead split measured: a blind set will say.
       if (x == 4 && c.tile_m <= 32 && ctas > slots - sms / 4 && g.k_stages >= 10 * x) {
+        if (p.m <= 4) {
+          lead_split(false, false);
+          c.stages = 4;
+          if (note) *note = "the 64-row lead split at M <= 4, not clusters of two, where fours fill the slots with 10+ "
+                            "stages each (session 34)";
+          return c;
+        }
         c.cluster = 2, c.stages = 4;
         if (note) *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with 10+ "
                           "stages each (session 33)";
