@@ -389,6 +389,30 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
                    {{1, 24576, 1536}});
 }
 
+// Session 34, rule D (set thirteen's 4096 x 1376, then set twenty's two shapes blind): clusters of four that fill the
+// two-per-SM slots (over 231 CTAs) with at most 2.75 stages per CTA (11 stages per tile) halve to twos on a 4-stage
+// ring at M <= 16, as those of at most 2 stages did since session 16 (3840 x 1280: 4.21-4.70 us against 4.54-5.07 at
+// M = 1-12; 4096 x 1408 0.91-0.95x; 4096 x 1376 0.89-0.97x). The lines: 12 stages per tile (4096 x 1472) and more
+// (4096 x 1600: twos 1.01-1.05x; 3840 x 1920: 1.10-1.17x) keep the fours, as do 228 CTAs (3648 x 1408) where 232
+// (3712 x 1408) halve, and 224 (3584 x 1792).
+TEST(StructuralPick, FilledClustersOfFourWithFewStagesHalveOnAFourStageRing) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 3840, 1280, "tma_m8_r64_b2_s4_x2"},    {12, 3840, 1280, "tma_m16_r64_b2_s4_x2"},
+      {4, 4096, 1408, "tma_m8_r64_b2_s4_x2"},    {16, 4096, 1376, "tma_m16_r64_b2_s4_x2"},
+      {1, 3712, 1408, "tma_m8_r64_b2_s4_x2"},
+      // Counter-examples.
+      {1, 4096, 1472, "tma_m8_r64_b2_s3_x4"},    {1, 4096, 1600, "tma_m8_r64_b2_s3_x4"},
+      {16, 3840, 1920, "tma_m16_r64_b2_s3_x4"},  {1, 3648, 1408, "tma_m8_r64_b2_s3_x4"},
+      {1, 3584, 1792, "tma_m8_r64_b2_s3_x4"},
+  });
+  expect_rule_note(h200, "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most",
+                   "at most 2.75", {{1, 3840, 1280}, {8, 4096, 1408}},
+                   {{1, 4096, 1472}, {1, 3648, 1408}, {1, 4000, 1000}});
+  // The clusters of session 16's halving (at most 2 stages per CTA) carry no note, as before.
+  EXPECT_EQ(pick_on(h200, 1, 4000, 1000).config.name(), "tma_m8_r64_b2_s4_x2");
+}
+
 // Session 34, rule B (held-out sets ten, twelve, nineteen and twenty): K not a multiple of 64 on 16-byte aligned y
 // rows, where the first cut splits K without a cluster, is cuBLASLt's default at M >= 9 and, where more 64-row tiles
 // than SMs leave no cluster, from M = 2 (12000 x 2056: first cut 16.54-23.55 us at M = 2-16, cuBLASLt 15.51-15.85;

@@ -127,8 +127,21 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // fewer CTAs: 3072 x 1024 (192 CTAs in fours) 4.18-4.45 us at M <= 4 against 3.64-3.88 in twos, 1536 x 2048 (192
       // in eights) 4.24-4.47 against 3.67-3.91 in fours; 1280 x 2048 (160 in eights, set nine at 581d850) kept its
       // eights: 2.94-3.20 us against 3.24-3.54 in fours.
-      if (c.tile_m <= 16 && x >= 4 && ctas > sms + sms / 4 && g.k_stages <= 2 * x) {
+      // Session 34 (rule D): the same for clusters of four that fill the two-per-SM slots (over 231 CTAs on H200) with
+      // at most 2.75 stages per CTA (11 stages of 128 per tile): there each CTA's share is little more than the fill of
+      // its 3-stage ring and the four-way reduction, and twos of 5-6 stages on a 4-stage ring were 3-11% faster at M =
+      // 1-12 on all three such shapes measured (x2 s4 / x4 s3, us): 4096 x 1376 4.91-5.36 / 5.19-5.72 at M = 1-8
+      // (heuristic-thirteenth-48ba1b1.json, where session 33 noted it), and blind in set twenty 3840 x 1280 4.21-4.70 /
+      // 4.54-5.07 and 4096 x 1408 4.71-5.37 / 5.01-5.76 (heuristic-twentieth-e5e10d2.json); at M = 16 0.97-1.01x. With
+      // more stages per CTA the fours stay: 4096 x 1600 (3.25; twos 1.01-1.05x, eleventh-partial-e2c09d8), 4096 x 1712
+      // and 4096 x 1792 (3.5; 0.95-1.05x), 3840 x 1920 (3.75; 1.10-1.17x, twelfth-c942f9d), and so do 224 CTAs (3584 x
+      // 1792: 1.00-1.12x).
+      const bool few_stage_fours = x == 4 && ctas > slots - sms / 4 && 4 * g.k_stages <= 11 * x;
+      if (c.tile_m <= 16 && x >= 4 && ((ctas > sms + sms / 4 && g.k_stages <= 2 * x) || few_stage_fours)) {
         c.cluster = x / 2, c.stages = 4;
+        if (note && g.k_stages > 2 * x)
+          *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most 2.75 "
+                  "stages each (session 34)";
         return c;
       }
       // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early

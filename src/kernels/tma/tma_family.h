@@ -30,7 +30,9 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each; where clusters
 //   of four leave the next kernel little room with 10 or more stages per CTA, at token tiles up to 32, clusters of two
 //   on a 4-stage ring instead: session 33, 4002 x 8192 and eight shapes of earlier sets; at M <= 4 the 64-row lead
-//   split on a 4-stage ring there: session 34, 4002 x 5120 and 4096 x 10240). Where that
+//   split on a 4-stage ring there: session 34, 4002 x 5120 and 4096 x 10240; clusters of half the size on a 4-stage
+//   ring at M <= 16 where the CTAs have at most 2 stages each and more than 1.25 per SM, session 16, or are fours
+//   that fill the slots with at most 2.75 stages each, session 34: 3840 x 1280, 4096 x 1376 / 1408). Where that
 //   cluster is four 64-row CTAs per tile and gives more CTAs than SMs but at most 1.5 x as many, each with 5 or more
 //   stages, at M <= 16: the 64-row lead split at M <= 2 and, with 7 or more stages, 32-row tiles at M >= 3 instead,
 //   in clusters of four, or of two where four would put more than 2.75 CTAs on an SM (held-out shapes, sessions 12
