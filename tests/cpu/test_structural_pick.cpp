@@ -115,8 +115,11 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
   // ... but under 1 MiB the family's lower fixed cost wins: 1536 x 128 is 24 CTAs (stream-K at M <= 8, one-part lead
   // split at 9-16).
   EXPECT_TRUE(tma::structural_pick(Problem{1, 1536, 128, DType::BF16}, h200, &pick, &why));
-  // K % 8 != 0: the copy engine cannot take the rows, so the pick does not fit and the scored heuristic decides.
+  // K % 8 != 0: the copy engine cannot take the rows, so the pick does not fit and the scored heuristic decides (at M
+  // >= 9 too, where rule B of session 34 would take K % 64 != 0 to cuBLASLt: not its case).
   EXPECT_NE(pick_on(h200, 1, 2112, 7170).config.family, Family::Tma);
+  EXPECT_THAT(pick_on(h200, 12, 2112, 7170).reason.str(), ::testing::Not(HasSubstr("not a multiple of 64")));
+  EXPECT_THAT(pick_on(h200, 2, 40000, 1100).reason.str(), ::testing::Not(HasSubstr("structural")));
   DeviceInfo ada = h200;
   ada.cc_major = 8, ada.cc_minor = 9;  // the family is built for sm_90a only
   EXPECT_FALSE(tma::structural_pick(Problem{1, 2112, 7168, DType::BF16}, ada, &pick, &why));
@@ -290,15 +293,38 @@ TEST(StructuralPick, TheLeadSplitOfLongPartsRunsAFiveStageRing) {
 TEST(StructuralPick, NarrowLongKClustersOfEightUpTo32Tokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {1, 1002, 16384, "tma_m8_r64_b2_s4_x8"},   {8, 1002, 16384, "tma_m8_r64_b2_s4_x8"},
+      {3, 1002, 16384, "tma_m8_r64_b2_s4_x8"},   {8, 1002, 16384, "tma_m8_r64_b2_s4_x8"},
       {16, 1002, 16384, "tma_m16_r64_b2_s4_x8"}, {24, 1002, 16384, "tma_m32_r64_b2_s4_x8"},
-      {32, 1002, 16384, "tma_m32_r64_b2_s4_x8"}, {1, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
+      {32, 1002, 16384, "tma_m32_r64_b2_s4_x8"}, {5, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
       // Counter-examples.
       {48, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"}, {64, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"},
       {4, 1009, 12288, "tma_m8_r64_b2_s4_x8"},
   });
   expect_rule_note(h200, "a cluster of 8 per tile, not stream-K", "not stream-K", {{16, 1002, 16384}},
                    {{48, 1002, 16384}, {4, 1009, 12288}});
+}
+
+// Session 34, rule A (held-out sets eighteen to twenty, each shape blind when measured): in rule 1's band, at M <= 2,
+// stream-K at one CTA per SM instead of the cluster of 8 (1002 x 16384: 10.74 / 11.18 us at M = 1 / 2 against 11.96 /
+// 12.15; 1024 x 16384 0.89 / 0.93x; 1000 x 15000 0.91 / 0.93x). The line: M = 3 keeps the cluster (the two split at
+// M = 3-4, the cluster won from M = 5); outside the band the cluster stays at M = 1 (1009 x 12288: 192 KiB per CTA;
+// 1500 x 16376: 24 row tiles, 192 CTAs, more than the SMs) and 9 row tiles of 64 are in it (513 x 16384), 8 not
+// (512 x 16384: stream-K would give each row tile more than 32 CTAs); the 64-token tile keeps two CTAs per SM.
+TEST(StructuralPick, NarrowLongKStreamKAtOneCtaPerSmAtOneOrTwoTokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 1002, 16384, "tma_m8_r64_b2_s4_c1_u1"},  {2, 1002, 16384, "tma_m8_r64_b2_s4_c1_u1"},
+      {1, 1024, 16384, "tma_m8_r64_b2_s4_c1_u1"},  {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},
+      {1, 513, 16384, "tma_m8_r64_b2_s4_c1_u1"},
+      // Counter-examples.
+      {3, 1002, 16384, "tma_m8_r64_b2_s4_x8"},     {1, 1009, 12288, "tma_m8_r64_b2_s4_x8"},
+      {1, 1500, 16376, "tma_m8_r64_b2_s4_x8"},     {1, 512, 16384, "tma_m8_r64_b2_s4_x8"},
+      {64, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"},
+  });
+  expect_rule_note(h200, "stream-K at one CTA per SM, not a cluster of 8, at M <= 2", "one CTA per SM",
+                   {{1, 1002, 16384}, {2, 1000, 15000}}, {{3, 1002, 16384}, {1, 1009, 12288}, {1, 1500, 16376}});
+  // The reason names the grid: stream-K over 132 CTAs.
+  EXPECT_THAT(pick_on(h200, 1, 1002, 16384).reason.str(), HasSubstr("16 row tiles of 64, stream-K over 132 CTAs"));
 }
 
 // Session 33, rule 2 (the rule's own data, all reports): clusters of four that fill the two-per-SM slots (over 231
@@ -309,16 +335,36 @@ TEST(StructuralPick, NarrowLongKClustersOfEightUpTo32Tokens) {
 TEST(StructuralPick, FilledClustersOfFourWithLongKHalveOnAFourStageRing) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {1, 4002, 8192, "tma_m8_r64_b2_s4_x2"},    {16, 4002, 8192, "tma_m16_r64_b2_s4_x2"},
-      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {1, 4096, 12288, "tma_m8_r64_b2_s4_x2"},
+      {5, 4002, 8192, "tma_m8_r64_b2_s4_x2"},    {16, 4002, 8192, "tma_m16_r64_b2_s4_x2"},
+      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {8, 4096, 12288, "tma_m8_r64_b2_s4_x2"},
       {8, 3840, 5120, "tma_m8_r64_b2_s4_x2"},
       // Counter-examples.
       {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},    {16, 3840, 2560, "tma_m16_r64_b2_s3_x4"},
       {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},   {4, 2560, 1024, "tma_m8_r64_b2_s3_x4"},
       {48, 4002, 8192, "tma_m64_r64_b1_s3_x4"},
   });
-  expect_rule_note(h200, "clusters of two on a 4-stage ring", "clusters of two", {{1, 4002, 8192}},
-                   {{1, 4000, 4096}});
+  expect_rule_note(h200, "clusters of two on a 4-stage ring", "clusters of two on", {{8, 4002, 8192}},
+                   {{1, 4000, 4096}, {1, 4002, 8192}});
+}
+
+// Session 34, rule C (held-out sets nineteen and twenty, blind, and set fourteen outside the band): in rule 2's band,
+// at M <= 4, the 64-row lead split on a 4-stage ring instead of clusters of two (4002 x 5120: 10.86-11.50 us against
+// 12.52-12.68 at M = 1-4; 4096 x 10240 20.15-20.81 against 21.81-21.99); from M = 5 it was even and at 12-16 behind,
+// so M = 5 keeps the twos. Outside the band (8 stages per CTA of four: 4000 x 4096; clusters of eight) nothing changes.
+TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 4002, 5120, "tma_m8_r64_b2_s4_c2_d6"},  {4, 4002, 5120, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 4096, 10240, "tma_m8_r64_b2_s4_c2_d6"}, {3, 4002, 8192, "tma_m8_r64_b2_s4_c2_d6"},
+      // Counter-examples.
+      {5, 4002, 5120, "tma_m8_r64_b2_s4_x2"},     {5, 4096, 10240, "tma_m8_r64_b2_s4_x2"},
+      {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},     {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},
+  });
+  expect_rule_note(h200, "the 64-row lead split at M <= 4, not clusters of two", "lead split at M <= 4",
+                   {{1, 4002, 5120}, {4, 4096, 10240}}, {{5, 4002, 5120}, {1, 4000, 4096}});
+  // Four parts per row tile: about as many CTAs as the clusters of four.
+  EXPECT_THAT(pick_on(h200, 1, 4002, 5120).reason.str(),
+              HasSubstr("63 row tiles of 64 x 4 lead-split parts = 252 CTAs"));
 }
 
 // Session 33, rule 4 (the rule's own data, all reports): where no cluster fits and K is at most 3072, 64-row tiles
@@ -343,13 +389,73 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
                    {{1, 24576, 1536}});
 }
 
+// Session 34, rule D (set thirteen's 4096 x 1376, then set twenty's two shapes blind): clusters of four that fill the
+// two-per-SM slots (over 231 CTAs) with at most 2.75 stages per CTA (11 stages per tile) halve to twos on a 4-stage
+// ring at M <= 16, as those of at most 2 stages did since session 16 (3840 x 1280: 4.21-4.70 us against 4.54-5.07 at
+// M = 1-12; 4096 x 1408 0.91-0.95x; 4096 x 1376 0.89-0.97x). The lines: 12 stages per tile (4096 x 1472) and more
+// (4096 x 1600: twos 1.01-1.05x; 3840 x 1920: 1.10-1.17x) keep the fours, as do 228 CTAs (3648 x 1408) where 232
+// (3712 x 1408) halve, and 224 (3584 x 1792).
+TEST(StructuralPick, FilledClustersOfFourWithFewStagesHalveOnAFourStageRing) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 3840, 1280, "tma_m8_r64_b2_s4_x2"},    {12, 3840, 1280, "tma_m16_r64_b2_s4_x2"},
+      {4, 4096, 1408, "tma_m8_r64_b2_s4_x2"},    {16, 4096, 1376, "tma_m16_r64_b2_s4_x2"},
+      {1, 3712, 1408, "tma_m8_r64_b2_s4_x2"},
+      // Counter-examples.
+      {1, 4096, 1472, "tma_m8_r64_b2_s3_x4"},    {1, 4096, 1600, "tma_m8_r64_b2_s3_x4"},
+      {16, 3840, 1920, "tma_m16_r64_b2_s3_x4"},  {1, 3648, 1408, "tma_m8_r64_b2_s3_x4"},
+      {1, 3584, 1792, "tma_m8_r64_b2_s3_x4"},
+  });
+  expect_rule_note(h200, "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most",
+                   "at most 2.75", {{1, 3840, 1280}, {8, 4096, 1408}},
+                   {{1, 4096, 1472}, {1, 3648, 1408}, {1, 4000, 1000}});
+  // The clusters of session 16's halving (at most 2 stages per CTA) carry no note, as before.
+  EXPECT_EQ(pick_on(h200, 1, 4000, 1000).config.name(), "tma_m8_r64_b2_s4_x2");
+}
+
+// Session 34, rule B (held-out sets ten, twelve, nineteen and twenty): K not a multiple of 64 on 16-byte aligned y
+// rows, where the first cut splits K without a cluster, is cuBLASLt's default at M >= 9 and, where more 64-row tiles
+// than SMs leave no cluster, from M = 2 (12000 x 2056: first cut 16.54-23.55 us at M = 2-16, cuBLASLt 15.51-15.85;
+// 40000 x 1096 28.17-30.86 against 25.39-28.61; 5120 x 1712 at M = 12 / 16 8.38 / 8.30 against 7.27). The lines: M = 1
+// keeps the first cut (12000 x 2056: 13.94 against 15.71), the lead split with parts keeps it to M = 8 (5128 x 3000:
+// 4-19% ahead of cuBLASLt there), 132 row tiles of 64 (8448 x 2056) are not past the SMs and 133 (8456 x 2056) are;
+// clusters (2048 x 2736, 1000 x 15000), K % 64 == 0 (12000 x 2048) and misaligned y rows (12345 x 2056, where cuBLASLt
+// ran 2-3x slower) keep the family, as does rule A's stream-K at M = 2 (1000 x 15000).
+TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  const std::vector<Shape3> lt_points = {{2, 12000, 2056}, {16, 12000, 2056}, {2, 40000, 1096}, {12, 40000, 1096},
+                                         {2, 70000, 2000}, {9, 5120, 1712},   {16, 5128, 3000}, {9, 8448, 2056},
+                                         {2, 8456, 2056}};
+  for (const Shape3& s : lt_points) {
+    const Choice c = pick_on(h200, s.m, s.n, s.k);
+    EXPECT_EQ(c.config.name(), "cublaslt") << s.n << "x" << s.k << " m=" << s.m << ": " << c.reason.str();
+    EXPECT_EQ(c.source, Source::Heuristic);
+    EXPECT_THAT(c.reason.str(), HasSubstr("is not a multiple of 64"));
+    // The first cut is still the family's (a forced "tma" runs it): the rule is the pick's, not the cut's.
+    EXPECT_EQ(tma::first_cut_config(Problem{s.m, s.n, s.k, DType::BF16}, h200.sms).family, Family::Tma);
+  }
+  EXPECT_THAT(pick_on(h200, 2, 12000, 2056).reason.str(),
+              HasSubstr("not the tma first cut tma_m8_r32_b2_s4_c2_d6 (375 row tiles of 32, one CTA per row tile)"));
+  expect_structural_picks(h200, {
+      {1, 12000, 2056, "tma_m8_r32_b2_s4_c2_d6"},  {1, 40000, 1096, "tma_m8_r64_b2_s4_c2_d6"},
+      {8, 5120, 1712, "tma_m8_r64_b2_s4_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s4_c2_d6"},
+      {8, 8448, 2056, "tma_m8_r64_b2_s4_c2_d6"},   {16, 2048, 2736, "tma_m16_r64_b2_s3_x8"},
+      {16, 1000, 15000, "tma_m16_r64_b2_s4_x8"},   {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},
+      {16, 12000, 2048, "tma_m16_r32_b2_s4_c2_d6"}, {4, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
+      {16, 12345, 2056, "tma_m16_r32_b2_s4_c2_d6"},
+  });
+}
+
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
   half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits) fill them with 14
-                  // stages each, so clusters of two on a 4-stage ring (session 33)
-  const Choice c = pick_on(half, 1, 2112, 7168);
+                  // stages each, so clusters of two on a 4-stage ring from M = 5 (sessions 33 and 34)
+  const Choice c = pick_on(half, 8, 2112, 7168);
   EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s4_x2");
   EXPECT_THAT(c.reason.str(), HasSubstr("= 66 CTAs on 132 two-per-SM slots"));
+  // ... and at M <= 4 the lead split's four parts per tile (session 34).
+  EXPECT_THAT(pick_on(half, 1, 2112, 7168).reason.str(),
+              HasSubstr("33 row tiles of 64 x 4 lead-split parts = 132 CTAs"));
   // The scored heuristic alone (what `skinnygemm heuristic` dumps as scored_pick) never takes the structural family.
   Choice scored;
   const Problem p{1, 2112, 7168, DType::BF16};

@@ -102,6 +102,22 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // per stage) was not measured there, so it keeps stream-K.
       if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) {
         if (c.tile_m == 64) break;
+        // Session 34 (rule A): at M <= 2 in this band, stream-K at one CTA per SM (one share of the tiles' stages per
+        // SM, 132 CTAs on H200 where the clusters launch 72-128) instead. On all three shapes of the band measured with
+        // it, blind each time, stream-K at one CTA per SM (min units 1, 2 or 8: the same grid, within 0.3%) was the
+        // fastest tma config at M = 1-2 (c1_u1 / cluster of 8, us): 1002 x 16384 10.74 / 11.96 and 11.18 / 12.15
+        // (heuristic-eighteenth-eeae1f9.json), 1024 x 16384 10.87 / 12.16 and 11.29 / 12.11 (nineteenth-d6706fb),
+        // 1000 x 15000 10.92 / 11.97 and 11.27 / 12.16 (twentieth-e5e10d2): 0.89-0.93x. Its times grow with M where
+        // the cluster's do not (1002 x 16384: 10.74 / 11.59 / 12.19 at M = 1 / 4 / 8, the cluster 11.96 / 12.07 /
+        // 12.09): at M = 3-4 they split (3-4% ahead on 1002 and 1024 x 16384, 2-5% behind on 1000 x 15000: 12.52 /
+        // 12.73 against 12.29 / 12.11), from M = 5 the cluster won on all three. Stream-K at two CTAs per SM, the pick
+        // before session 33, stays out (12.48 / 13.47 at M = 1 / 2 on 1002 x 16384).
+        if (p.m <= 2) {
+          c.cluster = 0, c.stages = 4, c.ctas_per_sm = 1, c.min_units = 1;
+          if (note) *note = "stream-K at one CTA per SM, not a cluster of 8, at M <= 2 on fewer cluster CTAs than SMs "
+                            "of > 192 KiB each (session 34)";
+          return c;
+        }
         if (note) *note = "a cluster of 8 per tile, not stream-K, on fewer CTAs than SMs of > 192 KiB each (set eighteen)";
       }
       // A cluster that puts two CTAs of at most 2 stages on more than a quarter of the SMs: clusters of half the size
@@ -111,8 +127,21 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // fewer CTAs: 3072 x 1024 (192 CTAs in fours) 4.18-4.45 us at M <= 4 against 3.64-3.88 in twos, 1536 x 2048 (192
       // in eights) 4.24-4.47 against 3.67-3.91 in fours; 1280 x 2048 (160 in eights, set nine at 581d850) kept its
       // eights: 2.94-3.20 us against 3.24-3.54 in fours.
-      if (c.tile_m <= 16 && x >= 4 && ctas > sms + sms / 4 && g.k_stages <= 2 * x) {
+      // Session 34 (rule D): the same for clusters of four that fill the two-per-SM slots (over 231 CTAs on H200) with
+      // at most 2.75 stages per CTA (11 stages of 128 per tile): there each CTA's share is little more than the fill of
+      // its 3-stage ring and the four-way reduction, and twos of 5-6 stages on a 4-stage ring were 3-11% faster at M =
+      // 1-12 on all three such shapes measured (x2 s4 / x4 s3, us): 4096 x 1376 4.91-5.36 / 5.19-5.72 at M = 1-8
+      // (heuristic-thirteenth-48ba1b1.json, where session 33 noted it), and blind in set twenty 3840 x 1280 4.21-4.70 /
+      // 4.54-5.07 and 4096 x 1408 4.71-5.37 / 5.01-5.76 (heuristic-twentieth-e5e10d2.json); at M = 16 0.97-1.01x. With
+      // more stages per CTA the fours stay: 4096 x 1600 (3.25; twos 1.01-1.05x, eleventh-partial-e2c09d8), 4096 x 1712
+      // and 4096 x 1792 (3.5; 0.95-1.05x), 3840 x 1920 (3.75; 1.10-1.17x, twelfth-c942f9d), and so do 224 CTAs (3584 x
+      // 1792: 1.00-1.12x).
+      const bool few_stage_fours = x == 4 && ctas > slots - sms / 4 && 4 * g.k_stages <= 11 * x;
+      if (c.tile_m <= 16 && x >= 4 && ((ctas > sms + sms / 4 && g.k_stages <= 2 * x) || few_stage_fours)) {
         c.cluster = x / 2, c.stages = 4;
+        if (note && g.k_stages > 2 * x)
+          *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most 2.75 "
+                  "stages each (session 34)";
         return c;
       }
       // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early
@@ -137,7 +166,25 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // 4096 (8: 1.053x in twos, sixteenth), 4096 x 3584 (7), 4096 x 3200 (6.25), 4096 x 2560 and 3840 x 2560 (5:
       // 1.13-1.14x). Not for clusters of eight (2048 x 16384: fours 1.185x the eights' time, thirteenth-48ba1b1; 1984 x
       // 14848 0.937x) nor the 64-token tile (4002 x 8192 at M = 48 / 64: twos 1.02-1.10x).
+      // Session 34 (rule C): at M <= 4 in this band, the 64-row lead split (four parts per tile, about as many CTAs as
+      // the fours, two 4-stage rings per SM) instead. On both band shapes it was measured on, blind, it beat the twos
+      // at M = 1-4 (lead split / twos, us): 4002 x 5120 10.86-11.50 / 12.52-12.68, 0.87-0.91x (10 stages per CTA of
+      // four; heuristic-twentieth-e5e10d2.json), 4096 x 10240 20.15-20.81 / 21.81-21.99, 0.92-0.95x (20;
+      // nineteenth-d6706fb); from M = 5 it was even (0.99-1.01x at M = 5-8) and 6-12% behind at M = 12-16. 4096 x
+      // 16384 (32 stages, over 128 MiB and outside the band: stream-K there) showed the same line, 0.96-0.98x the twos
+      // at M <= 4 and 1.01-1.05x above (heuristic-fourteenth-fbbcfa9.json): the gain shrinks as the stages per CTA
+      // grow. The
+      // 4-stage ring is the one measured on the band (the 5-stage ring the long-parts rule below would give was
+      // measured on 4096 x 16384 only, 1.5% faster there). The band's other shapes (4002 x 8192, 4096 x 6144-12288,
+      // 3840 x 5120 / 15360) never had the lead split measured: a blind set will say.
       if (x == 4 && c.tile_m <= 32 && ctas > slots - sms / 4 && g.k_stages >= 10 * x) {
+        if (p.m <= 4) {
+          lead_split(false, false);
+          c.stages = 4;
+          if (note) *note = "the 64-row lead split at M <= 4, not clusters of two, where fours fill the slots with 10+ "
+                            "stages each (session 34)";
+          return c;
+        }
         c.cluster = 2, c.stages = 4;
         if (note) *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with 10+ "
                           "stages each (session 33)";
@@ -305,8 +352,39 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // tma config measured lost to the stage ring's 2.38 (heuristic-train-fourth-9d9b7ef.json).
   const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;
   if (g.ctas < dev.sms / 4 && (p.weight_bytes() >= (int64_t{1} << 20) || stages_per_cta > first.stages)) return false;
-  *pick = first;
   char text[256];
+  // Session 34 (rule B): K not a multiple of 64 on 16-byte aligned y rows, where the first cut splits K without a
+  // cluster (the lead split or stream-K): cuBLASLt's default at M >= 9, and from M = 2 where no cluster fits (more
+  // 64-row tiles than SMs: one CTA per row tile, or stream-K). There the launcher copies every 64-wide box of a stage
+  // on its own (the one-copy 3D view needs K % 64 == 0: tma_launch.cu) and x's rows, 2K bytes apart, are not 128-byte
+  // aligned. On the wide such shapes the family's best time at M = 2 sat 10-20% above its M = 1 time (12000 x 2056
+  // 13.68 -> 14.98 us, 12345 x 2056 14.47 -> 17.37, 40000 x 1096 24.54 -> 27.47), against 0-7% on wide shapes with
+  // K % 64 == 0. Measured (first cut / cuBLASLt's
+  // default, us): one CTA per row tile, 12000 x 2056 at M = 2-16 16.54-23.55 / 15.51-15.85 (heuristic-nineteenth-
+  // d6706fb.json) and 40000 x 1096 28.17-30.86 / 25.39-28.61 (twentieth-e5e10d2); stream-K, 70000 x 2000 at M = 2-16
+  // 73.93-77.56 / 73.22-75.65 (twentieth: cuBLASLt 0.6-2.8% ahead at 5 of 7 Ms, 0.5-0.8% behind at M = 5 and 8); lead
+  // splits with parts at M = 12 / 16, 5120 x 1712 8.38 / 8.30 against 7.27 / 7.27 (tenth-2eaefeb), 5120 x 3424 11.97 /
+  // 11.86 against 11.28 / 11.31 (twelfth-c942f9d), 5128 x 3000 13.22 / 13.17 against 10.87 / 11.00 (twentieth), while
+  // up to M = 8 those splits beat cuBLASLt by 4-19% and stay. The counter-example the rule takes with it: 5128 x 8200
+  // (parts of 20+ stages on a 5-stage ring) 25.06 / 25.48 against 25.85 / 25.66 at M = 12 / 16. Clusters keep the
+  // family (2048 x 2736: 0.76-0.77x cuBLASLt at M = 12-16; 1000 x 15000 0.96-0.97x). At M = 1 the first cut stays
+  // everywhere (12000 x 2056 13.94 against 15.71; 40000 x 1096 26.92 against 28.47). Misaligned y rows keep the family:
+  // cuBLASLt runs several times slower there (12345 x 2056: 44.7-65.0 us at M = 4-16 against 17.2-20.9).
+  const bool no_cluster_fits = (p.n + 63) / 64 > dev.sms;  // two CTAs per 64-row tile exceed the two-per-SM slots
+  // K % 8 != 0 is not this rule's: the family cannot run it at all, and the scored heuristic decides (as before).
+  if (p.k % kStageK != 0 && p.k % 8 == 0 && y_row_bytes % 16 == 0 && first.cluster == 0 && p.m >= 2 &&
+      (p.m > 8 || no_cluster_fits)) {
+    const Config lt = Config::parse("cublaslt");
+    std::snprintf(text, sizeof text, "cuBLASLt, not the tma first cut %s (%lld row tiles of %d, %s): K = %lld is not a "
+                  "multiple of 64 (each box copied alone, x's rows not 128-byte aligned), M = %lld (session 34)",
+                  first.name().c_str(), g.tiles, first.rows, g.per_tile > 1 ? "lead-split parts" :
+                  g.per_tile == 1 ? "one CTA per row tile" : "stream-K", static_cast<long long>(p.k),
+                  static_cast<long long>(p.m));
+    *pick = lt;
+    *reason = text;
+    return true;
+  }
+  *pick = first;
   const double kib_per_cta = static_cast<double>(p.weight_bytes()) / static_cast<double>(g.ctas) / 1024.0;
   if (g.per_tile > 0)
     std::snprintf(text, sizeof text, "tma structural pick %s: %lld row tiles of %d x %lld %s = %lld CTAs on %d "

@@ -29,13 +29,17 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the 64-token tile; 4 stages, 3 when the grid
 //   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each; where clusters
 //   of four leave the next kernel little room with 10 or more stages per CTA, at token tiles up to 32, clusters of two
-//   on a 4-stage ring instead: session 33, 4002 x 8192 and eight shapes of earlier sets). Where that
+//   on a 4-stage ring instead: session 33, 4002 x 8192 and eight shapes of earlier sets; at M <= 4 the 64-row lead
+//   split on a 4-stage ring there: session 34, 4002 x 5120 and 4096 x 10240; clusters of half the size on a 4-stage
+//   ring at M <= 16 where the CTAs have at most 2 stages each and more than 1.25 per SM, session 16, or are fours
+//   that fill the slots with at most 2.75 stages each, session 34: 3840 x 1280, 4096 x 1376 / 1408). Where that
 //   cluster is four 64-row CTAs per tile and gives more CTAs than SMs but at most 1.5 x as many, each with 5 or more
 //   stages, at M <= 16: the 64-row lead split at M <= 2 and, with 7 or more stages, 32-row tiles at M >= 3 instead,
 //   in clusters of four, or of two where four would put more than 2.75 CTAs on an SM (held-out shapes, sessions 12
 //   and 16: tma_family.cpp). At the 64-token tile a cluster of CTAs with more than 192 KiB each on fewer CTAs than SMs
 //   becomes stream-K (below) where that gives each row tile at most 32 CTAs (below 64 tokens the cluster of 8 stays
-//   there since session 33: 1002 x 16384, set eighteen).
+//   there since session 33: 1002 x 16384, set eighteen; at M <= 2 stream-K at one CTA per SM instead, session 34:
+//   1002 / 1024 x 16384 and 1000 x 15000).
 //   Where only a cluster of two fits, at M <= 16, the 64-row lead split with a lead of 6 stages (or the lead asked
 //   for) instead: judged in the whole step (step --search-table at 717be70), it was faster than the cluster of two
 //   on every such shape the step launches more than once, at M = 1, 4 and 16 (per launch 0.2-0.9, 0.1-1.3 and
@@ -68,6 +72,9 @@ Grid launch_grid(const Config& c, const Problem& p, int sms);
 // slower than the first cut on all 15 odd-N shapes of held-out sets sixteen and seventeen at M = 17-64 (19401 x 8192
 // at M = 24: 80.2 us against 345.2, 5.3x the stream-read time; 5003 x 1024: 6.56 against 16.69; session 32, call 3,
 // docs/tuning.md "Session 32"), while the scored heuristic picked cuBLASLt at every one of those points.
+// The pick is cuBLASLt's default instead of the first cut (session 34, rule B) where K % 64 != 0 (each 64-wide box
+// copied alone, x's rows not 128-byte aligned) on 16-byte aligned y rows and the first cut has no cluster: at M >= 9,
+// and from M = 2 where more 64-row tiles than SMs leave no cluster (12000 x 2056, 40000 x 1096: tma_family.cpp).
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason);
 
 }  // namespace skinnygemm::tma
