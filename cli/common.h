@@ -49,7 +49,7 @@ inline void add_problem_options(CLI::App* app, std::string* shapes, std::string*
   app->add_option("--m", *m, "tokens: 1:64, 1:64:2, 1,2,4,8 or 3")->required();
   app->add_option("--dtype", *dtype, "bf16 or fp16")->check(CLI::IsMember({"bf16", "fp16"}))->capture_default_str();
   app->add_option("--config", *config,
-                  "force a config by name (e.g. cpu_r4, reg_m8_w1x8_u4_sk2, tma_m8_r64_b2_s4_x8), or tma for the TMA "
+                  "force a config by name (e.g. cpu_r4, bulk_m8_w1x8_u4_sk2, tma_m8_r64_b2_s4_x8), or tma for the TMA "
                   "family's first-cut config of each problem; default: select");
 }
 

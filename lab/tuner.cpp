@@ -228,12 +228,12 @@ std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, con
     for (const Config& c : listed_configs(Family::Cublaslt)) listed.push_back(c);
   SKINNYGEMM_CHECK(!listed.empty(), "--candidates '" << globs << "' matches no listed config of " << dev.name
                                                      << " (expected globs such as "
-                                                     << (dev.is_cpu ? "cpu_r*" : "tma_m8_*,reg_m8_*") << ")");
+                                                     << (dev.is_cpu ? "cpu_r*" : "tma_m8_*,bulk_m8_*") << ")");
   if (near_heuristic) return near_heuristic_candidates(p, dev, listed, *near_heuristic);
   // Only the smallest token tile of each family that holds M (among the configs the globs name): a larger
   // tile does the same streaming with more MMAs and x traffic (every H200 sweep of 2026-11-29: best m16 /
   // best m8 = 1.5x at M <= 8), and it cuts the candidates per point ~4x (docs/kernels.md). A glob that names
-  // one tile (reg_m32_*) still gets that tile.
+  // one tile (bulk_m32_*) still gets that tile.
   auto smallest_tile = [&](Family f) {
     int best = 0;
     for (const Config& c : listed)

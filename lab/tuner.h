@@ -47,8 +47,8 @@ using MeasureFn = std::function<BenchRow(const Problem&, const BenchOptions&)>;
 
 struct TuneOptions {
   Backend backend = Backend::Auto;
-  // Comma list of globs over config names ("tma_m8_*,reg_m8_*"); empty = every listed config of the backend's
-  // families (CPU: cpu_*; GPU: every kernel family, bulk_*, reg_*, tma_*). On a GPU cuBLASLt
+  // Comma list of globs over config names ("tma_m8_*,bulk_m8_*"); empty = every listed config of the backend's
+  // families (CPU: cpu_*; GPU: every kernel family, bulk_*, tma_*). On a GPU cuBLASLt
   // (default and cublaslt_a0..a7) is always measured too: it is what the margin is measured against. A
   // cublaslt_a<i> pick is stored by its identity (measured_cublaslt_identity).
   std::string candidates;

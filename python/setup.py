@@ -147,7 +147,7 @@ ext = Extension(
 
 setup(
     name="skinnygemm_torch",
-    version="0.1.0",
+    version="0.2.0",
     description="PyTorch ops and modules over skinnygemm",
     packages=["skinnygemm_torch"],
     ext_modules=[ext],

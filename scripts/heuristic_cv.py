@@ -25,7 +25,7 @@ held-out reports (`tune --heuristic-report`: cuBLASLt's default time per point).
   (tests/data/heuristic_measured_points.inc).
 
 The model being fitted: refitting evaluates the cost formulas with other constants, so `MODELS` restates the
-library's formulas (src/kernels/bulk/family.cpp, src/kernels/reg/family.cpp, src/backends/cuda/cublaslt_family.cpp)
+library's formulas (src/kernels/bulk/family.cpp, src/backends/cuda/cublaslt_family.cpp)
 as functions of named constants, for fitting only; the device facts and each config's registers and shared memory
 are the dump's. Before fitting, the formulas with the dump's constants must give the dump's prediction of every
 scored config: a formula changed in the library alone is an error naming the config, not the fit of another model.
@@ -51,14 +51,14 @@ def cdiv(a, b):
 
 def parse(name):
     p = name.split("_")
-    if p[0] not in ("bulk", "reg"):
+    if p[0] != "bulk":  # the one scored kernel family (the register ring, reg_*, was retired in 0.2.0)
         return None
     wn, wk = p[2][1:].split("x")
     return dict(fam=p[0], tile=int(p[1][1:]), wn=int(wn), wk=int(wk), u=int(p[3][1:]), sk=int(p[4][2:]))
 
 
 def model_key(c):
-    return "bulk" if c["fam"] == "bulk" else f"reg{c['tile']}"  # the reg family has constants per token tile
+    return c["fam"]
 
 
 def load(paths):
@@ -134,27 +134,6 @@ def bulk_model(th, F):
     return gap + np.maximum(mem, chain) + split * F[:, 6] + split_lin * F[:, 7]
 
 
-def reg_features(dev, n, k, m, c, cand):
-    sms = dev["sms"]
-    threads = 32 * c["wn"] * c["wk"]
-    per_sm = resident_ctas_per_sm(dev, threads, cand["registers"], 0)
-    blocks = cdiv(cdiv(n, 16), c["wn"])
-    clusters = min(blocks, max(1, per_sm * sms // c["sk"]))
-    per_cta = cdiv(blocks, clusters)
-    ctas_per_sm = cdiv(clusters * c["sk"], sms)
-    chunks = cdiv(cdiv(k, 32), c["wk"] * c["sk"])
-    sm_bytes = ctas_per_sm * per_cta * 16 * c["wn"] * (k / c["sk"]) * 2
-    return [n * k * 2, sm_bytes, per_cta * max(1.0, chunks / c["u"]), math.log2(c["sk"]), per_cta, c["sk"] - 1,
-            chunks * per_cta, sms]
-
-
-def reg_model(th, F):
-    gap, rnd, hbm, split, burst, block, split_lin, chunk = th
-    mem = np.maximum(F[:, 0] / hbm, F[:, 1] / (burst * hbm / F[:, 7]))
-    return (gap + np.maximum(mem, F[:, 2] * rnd + F[:, 6] * chunk) + split * F[:, 3] + block * F[:, 4] +
-            split_lin * F[:, 5])
-
-
 def lt_features(n, k, m):
     mb, m64 = n * k * 2 / 1e6, m / 64
     small = 1 / (1 + mb / 20)  # fixed costs that fade once the stream dominates
@@ -169,11 +148,6 @@ MODELS = {"bulk": (bulk_features, bulk_model, [
     Param("gap_us", 1.0, 0, 5, 1), Param("hbm_bytes_per_us", 4.0, 2, 4.8, 1e6), Param("round_us", 1.0, 0, 10, 1),
     Param("stage_us", 0.5, 0, 5, 1), Param("x_row", 0.05, 0, 1, 1), Param("split_us", 0.1, 0, 5, 1),
     Param("split_lin_us", 0.05, 0, 5, 1), Param("tile_row", 0.2, 0, 2, 1)])}
-for _tile in (8, 16, 32, 64):
-    MODELS[f"reg{_tile}"] = (reg_features, reg_model, [
-        Param("gap_us", 1.5, 0, 6, 1), Param("round_us", 0.5, 0, 5, 1), Param("hbm_bytes_per_us", 4.5, 2, 7, 1e6),
-        Param("split_us", 0.5, 0, 5, 1), Param("sm_burst", 1.6, 1, 4, 1), Param("block_us", 0.2, 0, 3, 1),
-        Param("split_lin_us", 0.05, 0, 3, 1), Param("chunk_us", 0.01, 0, 1, 1)])
 LT_FITTED = ["fixed_us", "mb_us", "k2048_short_us", "k4096_us", "m64_us", "mb_m64_us", "log2_k_short_us"]
 LT_FIXED = ["misaligned_factor"]  # cuBLASLt's default where N % 8 != 0; measured on one shape, not fitted
 

@@ -3,8 +3,8 @@
 the summary, the distribution of the loss (heuristic pick / best measured - 1) and the worst points.
 
     scripts/heuristic_md.py docs/benchmarks/h200/heuristic.json > docs/benchmarks/h200/heuristic.md
-    scripts/heuristic_md.py A.json B.json --merge AB.json > AB.md   (runs of one set at different Ms, e.g. M <= 4
-                                                                     with both families, above with the register ring)
+    scripts/heuristic_md.py A.json B.json --merge AB.json > AB.md   (runs of one set at different Ms, e.g. a long
+                                                                     set cut into parts by device calls)
 """
 import json
 import sys

@@ -6,7 +6,6 @@
 //                         w = warps along N x warps along K in a CTA, u: the ring has 4 x u stages, all in flight
 //                         before the PDL wait, sk = CTAs of a cluster splitting K; one row block per CTA; only w1x4
 //                         and w1x8 layouts
-//   reg_m8_w1x4_u4_sk1    the same MMAs with w and x in a per-lane register ring (u = 32-wide K chunks in flight)
 //   tma_m8_r64_b2_s4_c2_u2  the TMA family (src/kernels/tma): r = weight rows per tile, b = 64-wide K boxes per
 //                         stage, s = ring stages (all requested before the PDL wait), c = CTAs per SM,
 //                         u = fewest (tile, stage) units per CTA of the stream-K split
@@ -37,7 +36,8 @@ namespace skinnygemm {
 
 // A family's position in the registry. The enumerators name the built-in families; a family registered after them
 // has no enumerator and is found by name (the registry's find_family), so adding one changes no public header.
-enum class Family { Bulk, Reg, Tma, Cublaslt, Cpu };
+// 0.2.0 retired the register-ring family (Reg, reg_*): a reg_* name is refused with a message that says so.
+enum class Family { Bulk, Tma, Cublaslt, Cpu };
 
 const char* family_name(Family family);
 
@@ -47,12 +47,13 @@ struct WarpLayout {
 };
 
 // Compile-time parameters (each (dtype, tile_m, unroll) is one kernel instance).
-constexpr int kSkinnyTileM[] = {8, 16, 32, 64};  // the bulk and reg families' token tiles (n8 MMA tiles)
+constexpr int kSkinnyTileM[] = {8, 16, 32, 64};  // the bulk family's token tiles (n8 MMA tiles)
 constexpr int kUnroll[] = {2, 4};
-// x fragments ride in each lane's register ring (tile_m / 2 registers per chunk for mma): past
-// tile_m x unroll = 128 the instance spills (ptxas -v: m64_u4 needs 255+ registers), so it is not built.
+// Past tile_m x unroll = 128 no instance is built: the register ring's spilled (ptxas -v: m64_u4 needed 255+
+// registers), and the stage ring's 4 x unroll slots of 16 + M rows exceed a block's shared memory at the M the
+// 64-token tile serves (M > 32).
 constexpr bool instance_listed(int tile_m, int unroll) { return tile_m * unroll <= 128; }
-// Run-time parameters.
+// Run-time parameters (the stage ring runs one warp row: w1x4, w1x8; bulk_fits_shape names the others).
 constexpr WarpLayout kWarpLayouts[] = {{1, 4}, {1, 8}, {2, 4}, {4, 2}, {2, 2}, {4, 1}, {8, 1}};
 constexpr int kSplitK[] = {1, 2, 4, 8};
 constexpr int kMaxSplitK = 8;  // portable thread-block-cluster size
@@ -86,11 +87,11 @@ bool operator==(const CublasltIdentity& a, const CublasltIdentity& b);
 
 struct Config {
   Family family = Family::Cpu;
-  int tile_m = 0;   // bulk / reg / tma: largest M this instance handles
-  int warps_n = 1;  // bulk / reg
-  int warps_k = 1;  // bulk / reg
-  int unroll = 0;   // bulk / reg
-  int split_k = 1;  // bulk / reg
+  int tile_m = 0;   // bulk / tma: largest M this instance handles
+  int warps_n = 1;  // bulk
+  int warps_k = 1;  // bulk
+  int unroll = 0;   // bulk
+  int split_k = 1;  // bulk
   int algo = -1;    // cublaslt: heuristic index, -1 = default pick (or lt_identity), kCublasltTorch = cublaslt_torch
   int rows = 0;     // cpu: weight rows per inner block; tma: weight rows per tile
   int boxes = 0;    // tma: 64-wide K boxes per stage
@@ -105,7 +106,7 @@ struct Config {
   // Throws Error naming the part that is wrong ("unknown family 'foo'", "tile m 12 is not built ...").
   static Config parse(const std::string& name);
 
-  int threads() const { return 32 * warps_n * warps_k; }  // bulk / reg CTA size
+  int threads() const { return 32 * warps_n * warps_k; }  // bulk CTA size
   int rows_per_cta() const { return 16 * warps_n; }
 };
 

@@ -66,7 +66,7 @@ bool heuristic_choice(const Problem& problem, const DeviceInfo& device, int alig
 bool heuristic_kernel(const Problem& problem, const DeviceInfo& device, int alignment, Choice* out);
 
 // Predicted time (microseconds) of config on problem by the cost model; used by the heuristic and shown
-// by SKINNYGEMM_LOG. Only for kernel families (bulk, reg, tma, cpu).
+// by SKINNYGEMM_LOG. Only for kernel families (bulk, tma, cpu).
 double predicted_us(const Config& config, const Problem& problem, const DeviceInfo& device);
 
 void clear_selection_cache();

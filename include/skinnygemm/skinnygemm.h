@@ -18,7 +18,7 @@
 
 namespace skinnygemm {
 
-const char* version();  // "0.1.0"
+const char* version();  // "0.2.0"
 
 enum class Backend {
   Auto,  // CUDA when the library was built with it and a GPU is present, else the CPU

@@ -42,7 +42,7 @@ struct FamilyDevice {
   bool writes_segments;  // the epilogue can write per-segment outputs (the fused-kernel rung)
 };
 
-// Token tile, warp layout, unroll and split-K: the parameters of the skinny families (bulk, reg).
+// Token tile, warp layout, unroll and split-K: the parameters of the skinny family (bulk).
 struct TiledTraits {
   const int* tiles;        // token tiles built
   std::size_t tile_count;

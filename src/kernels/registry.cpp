@@ -1,5 +1,5 @@
 // Every kernel family, one line each, in Family order: the enumerators of include/skinnygemm/config.h name the
-// first five, a family added later is reached by name (find_family). Each line names a descriptor <name>_family
+// first four, a family added later is reached by name (find_family). Each line names a descriptor <name>_family
 // defined in the family's own folder (docs/adding-a-family.md).
 #include "kernels/family.h"
 
@@ -9,7 +9,6 @@
 
 #define SKINNYGEMM_FAMILIES(FAMILY) \
   FAMILY(bulk)     /* src/kernels/bulk */           \
-  FAMILY(reg)      /* src/kernels/reg */            \
   FAMILY(tma)      /* src/kernels/tma */            \
   FAMILY(cublaslt) /* src/backends/cuda/cublaslt */ \
   FAMILY(cpu)      /* src/backends/cpu */

@@ -39,9 +39,9 @@ int device_count();  // visible CUDA devices (CUDA_VISIBLE_DEVICES applies); 0 w
 DeviceInfo device_info();  // the current device (cached per device id)
 int current_device();      // cudaGetDevice: what a per-call cache keys on (no DeviceInfo copy)
 bool config_is_built(const Config& config);  // an instance exists for this kernel config
-// Launches on stream (cudaStream_t). config is bulk_*, reg_*, tma_* or cublaslt*.
+// Launches on stream (cudaStream_t). config is bulk_*, tma_* or cublaslt*.
 void gemm(const Problem& problem, const void* x, const void* w, void* y, const Config& config, void* stream);
-// One skinny-kernel launch (config: bulk/reg/tma, supports() checked) whose epilogue writes each
+// One skinny-kernel launch (config: bulk/tma, supports() checked) whose epilogue writes each
 // OutputSegment's rows to its own destination (problem.ldy is ignored; 1..kMaxOutputSegments segments).
 void gemm_segments(const Problem& problem, const void* x, const void* w, const OutputSegment* segments, int count,
                    const Config& config, void* stream);

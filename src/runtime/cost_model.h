@@ -43,7 +43,7 @@ bool better_pick(double us, const Config& c, double best_us, const Config& best)
 // One fitted cost model's constants by name, in the order its family declares them: what `skinnygemm heuristic`
 // dumps, so that scripts/heuristic_cv.py refits and judges the constants the library runs.
 struct ModelConstants {
-  std::string model;  // "bulk", "reg8" (the reg family has one set per token tile), "cublaslt"
+  std::string model;  // "bulk", "cublaslt"
   std::vector<std::pair<std::string, double>> values;
 };
 // Every family's fitted constants (FamilyDescriptor::fitted_constants), in registry order.

@@ -48,7 +48,6 @@ TEST(ConfigNames, EveryFamilyIsListed) {
 // The public enumerators name the registry's first families, in its order.
 TEST(FamilyRegistry, EnumeratorsNameTheirFamilies) {
   const std::pair<Family, const char*> named[] = {{Family::Bulk, "bulk"},
-                                                  {Family::Reg, "reg"},
                                                   {Family::Tma, "tma"},
                                                   {Family::Cublaslt, "cublaslt"},
                                                   {Family::Cpu, "cpu"}};
@@ -63,15 +62,15 @@ TEST(FamilyRegistry, EnumeratorsNameTheirFamilies) {
 }
 
 TEST(ConfigNames, KnownNamesParseToTheirFields) {
-  const Config reg = Config::parse("reg_m16_w2x4_u4_sk2");
-  EXPECT_EQ(reg.family, Family::Reg);
-  EXPECT_EQ(reg.tile_m, 16);
-  EXPECT_EQ(reg.warps_n, 2);
-  EXPECT_EQ(reg.warps_k, 4);
-  EXPECT_EQ(reg.unroll, 4);
-  EXPECT_EQ(reg.split_k, 2);
-  EXPECT_EQ(reg.threads(), 256);
-  EXPECT_EQ(reg.rows_per_cta(), 32);
+  const Config bulk = Config::parse("bulk_m16_w2x4_u4_sk2");  // a name parses whether or not the shape fits it
+  EXPECT_EQ(bulk.family, Family::Bulk);
+  EXPECT_EQ(bulk.tile_m, 16);
+  EXPECT_EQ(bulk.warps_n, 2);
+  EXPECT_EQ(bulk.warps_k, 4);
+  EXPECT_EQ(bulk.unroll, 4);
+  EXPECT_EQ(bulk.split_k, 2);
+  EXPECT_EQ(bulk.threads(), 256);
+  EXPECT_EQ(bulk.rows_per_cta(), 32);
   EXPECT_EQ(Config::parse("cublaslt").algo, -1);
   EXPECT_EQ(Config::parse("cublaslt_a3").algo, 3);
   EXPECT_EQ(Config::parse("cpu_r8").rows, 8);
@@ -95,34 +94,42 @@ TEST(ConfigNames, UnknownFamily) {
   expect_rejected("", {"empty config name"});
 }
 
+// The register ring (reg_*) was retired in 0.2.0: its names, from a script or a table of an older release, say so.
+TEST(ConfigNames, RetiredRegisterRingNamesTheRetirement) {
+  for (const char* name : {"reg_m8_w1x8_u4_sk1", "reg_m32_w2x4_u2_sk8", "reg"})
+    expect_rejected(name, {"register-ring family (reg_*) was retired in 0.2.0", "bulk_*", "tma_*"});
+  Family unused{};
+  EXPECT_EQ(find_family("reg", &unused), nullptr);
+}
+
 TEST(ConfigNames, BadTile) {
-  expect_rejected("reg_m12_w1x8_u4_sk2", {"token tile m12", "not built"});
+  expect_rejected("bulk_m12_w1x8_u4_sk2", {"token tile m12", "not built"});
   expect_rejected("bulk_m1_w1x8_u4_sk2", {"token tile m1", "not built"});
-  expect_rejected("reg_x16_w1x8_u4_sk2", {"token tile", "'x16'"});
-  expect_rejected("reg_m_w1x8_u4_sk2", {"token tile", "'m'"});
+  expect_rejected("bulk_x16_w1x8_u4_sk2", {"token tile", "'x16'"});
+  expect_rejected("bulk_m_w1x8_u4_sk2", {"token tile", "'m'"});
 }
 
 TEST(ConfigNames, BadUnroll) {
-  expect_rejected("reg_m16_w1x8_u3_sk2", {"unroll u3", "not built"});
-  expect_rejected("reg_m16_w1x8_k4_sk2", {"unroll", "'k4'"});
+  expect_rejected("bulk_m16_w1x8_u3_sk2", {"unroll u3", "not built"});
+  expect_rejected("bulk_m16_w1x8_k4_sk2", {"unroll", "'k4'"});
 }
 
 TEST(ConfigNames, BadSplit) {
-  expect_rejected("reg_m16_w1x8_u4_sk16", {"split-K sk16"});
-  expect_rejected("reg_m16_w1x8_u4_sk0", {"split-K sk0"});
-  expect_rejected("reg_m16_w1x8_u4_s2", {"split-K", "'s2'"});
+  expect_rejected("bulk_m16_w1x8_u4_sk16", {"split-K sk16"});
+  expect_rejected("bulk_m16_w1x8_u4_sk0", {"split-K sk0"});
+  expect_rejected("bulk_m16_w1x8_u4_s2", {"split-K", "'s2'"});
 }
 
 TEST(ConfigNames, BadWarpLayout) {
-  expect_rejected("reg_m16_w4x4_u4_sk2", {"warp layout 4x4", "1..8 warps"});
-  expect_rejected("reg_m16_w0x8_u4_sk2", {"warp layout 0x8"});
-  expect_rejected("reg_m16_w1y8_u4_sk2", {"warp layout 'w1y8'"});
-  expect_rejected("reg_m16_w1x8x2_u4_sk2", {"warp layout 'w1x8x2'"});
+  expect_rejected("bulk_m16_w4x4_u4_sk2", {"warp layout 4x4", "1..8 warps"});
+  expect_rejected("bulk_m16_w0x8_u4_sk2", {"warp layout 0x8"});
+  expect_rejected("bulk_m16_w1y8_u4_sk2", {"warp layout 'w1y8'"});
+  expect_rejected("bulk_m16_w1x8x2_u4_sk2", {"warp layout 'w1x8x2'"});
 }
 
 TEST(ConfigNames, TrailingJunk) {
-  expect_rejected("reg_m16_w1x8_u4_sk2_pdl", {"got 6 parts"});
-  expect_rejected("reg_m16_w1x8_u4_sk2x", {"split-K", "'sk2x'"});
+  expect_rejected("bulk_m16_w1x8_u4_sk2_pdl", {"got 6 parts"});
+  expect_rejected("bulk_m16_w1x8_u4_sk2x", {"split-K", "'sk2x'"});
   expect_rejected("cpu_r4x", {"rows per block", "'r4x'"});
   expect_rejected("cpu_r4_extra", {"expected cpu_r<rows>"});
   expect_rejected("cublaslt_a1_b2", {"expected cublaslt, cublaslt_torch, cublaslt_a<index> or cublaslt_id<algo>_t<tile>"});

@@ -56,7 +56,7 @@ TEST(HeuristicModel, MeasuredPointsOfTheTuningRuns) {
   EXPECT_EQ(slower, 0) << "points where the pick is slower than cuBLASLt's default";
 }
 
-TEST(HeuristicModel, ScoresTheStageRingAtItsSmallestTileUpToM32AndTheRegisterRingAtItsSmallestTile) {
+TEST(HeuristicModel, ScoresTheStageRingAtItsSmallestTileUpToM32) {
   const Problem m4{4, 3648, 7168, DType::BF16}, m5{5, 3648, 7168, DType::BF16}, m9{9, 3648, 7168, DType::BF16},
       m17{17, 3648, 7168, DType::BF16}, m32{32, 144, 7168, DType::BF16}, m33{33, 144, 7168, DType::BF16};
   EXPECT_TRUE(heuristic_scores(Config::parse("bulk_m8_w1x8_u2_sk1"), m4));
@@ -68,10 +68,6 @@ TEST(HeuristicModel, ScoresTheStageRingAtItsSmallestTileUpToM32AndTheRegisterRin
   EXPECT_TRUE(heuristic_scores(Config::parse("bulk_m32_w1x4_u2_sk8"), m32));
   EXPECT_FALSE(heuristic_scores(Config::parse("bulk_m64_w1x4_u2_sk8"), m33));  // no bulk timing above M = 32
   EXPECT_FALSE(heuristic_scores(Config::parse("bulk_m8_w2x4_u2_sk1"), m4));
-  EXPECT_TRUE(heuristic_scores(Config::parse("reg_m8_w4x2_u4_sk2"), m5));
-  EXPECT_FALSE(heuristic_scores(Config::parse("reg_m16_w1x8_u2_sk1"), m5));
-  EXPECT_TRUE(heuristic_scores(Config::parse("reg_m32_w2x4_u2_sk1"), m17));
-  EXPECT_FALSE(heuristic_scores(Config::parse("reg_m32_w2x2_u2_sk1"), m17));
   EXPECT_FALSE(heuristic_scores(Config::parse("tma_m8_r64_b2_s4_x8"), m4));  // the TMA family: structural pick
 }
 

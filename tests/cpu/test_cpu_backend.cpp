@@ -314,11 +314,11 @@ TEST(CpuBackendEdges, DegenerateProblemsReportAParsableConfig) {
 TEST(CpuBackendEdges, RejectsOtherFamiliesAndBadProblems) {
   Operands o = make(DType::BF16, 2, 16, 32, false, false, 3);
   try {
-    cpu::gemm(o.p, o.x.data(), o.w.data(), o.y.data(), Config::parse("reg_m16_w1x8_u4_sk2"));
-    FAIL() << "expected an Error for a reg config";
+    cpu::gemm(o.p, o.x.data(), o.w.data(), o.y.data(), Config::parse("bulk_m16_w1x8_u2_sk2"));
+    FAIL() << "expected an Error for a bulk config";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("reg_m16_w1x8_u4_sk2"));
-    EXPECT_THAT(e.what(), HasSubstr("family reg"));
+    EXPECT_THAT(e.what(), HasSubstr("bulk_m16_w1x8_u2_sk2"));
+    EXPECT_THAT(e.what(), HasSubstr("family bulk"));
   }
   Config bad = cpu_config(4);
   bad.rows = 3;

@@ -312,14 +312,14 @@ TEST(HeuristicSummary, LossesAndTheCublasltCount) {
   auto point = [](int64_t m, const std::string& pick, double pick_us) {
     tune::TuneResult r;
     r.problem = Problem{m, 1000, 2048, DType::BF16};
-    r.rows = {fake_row(r.problem, "reg_m8_w1x8_u4_sk2", 8.0), fake_row(r.problem, "cublaslt", 10.0),
+    r.rows = {fake_row(r.problem, "bulk_m8_w1x8_u4_sk2", 8.0), fake_row(r.problem, "cublaslt", 10.0),
               fake_row(r.problem, "cublaslt_a1", 9.0)};
     r.rows[0].name = "odd.n1000_k2048";
     r.heuristic.choice.config = Config::parse(pick);
     r.heuristic.row = fake_row(r.problem, pick, pick_us);
     return r;
   };
-  const std::vector<tune::TuneResult> results = {point(1, "reg_m8_w1x8_u4_sk2", 8.0), point(2, "cublaslt", 10.0),
+  const std::vector<tune::TuneResult> results = {point(1, "bulk_m8_w1x8_u4_sk2", 8.0), point(2, "cublaslt", 10.0),
                                                  point(4, "cublaslt_a1", 9.0)};
   tune::HeuristicSummary s = tune::summarize_heuristic(results);
   EXPECT_EQ(s.points, 3u);
@@ -328,7 +328,7 @@ TEST(HeuristicSummary, LossesAndTheCublasltCount) {
   EXPECT_EQ(s.worst_point, "odd.n1000_k2048 1000x2048 m=2");
   EXPECT_EQ(s.cublaslt_points, 3u);
   EXPECT_EQ(s.slower_than_cublaslt, 0u);  // picking cuBLASLt's default is never slower than itself
-  s = tune::summarize_heuristic({point(8, "reg_m8_w1x8_u4_sk2", 10.5), point(16, "cublaslt", 10.0)});
+  s = tune::summarize_heuristic({point(8, "bulk_m8_w1x8_u4_sk2", 10.5), point(16, "cublaslt", 10.0)});
   EXPECT_EQ(s.slower_than_cublaslt, 1u);
   EXPECT_DOUBLE_EQ(s.median_loss, (10.5 / 8 - 1 + 10.0 / 8 - 1) / 2);  // even count: the middle two
 }

@@ -94,7 +94,7 @@ void expect_library_points(const nlohmann::ordered_json& points, const DeviceInf
 }
 
 TEST(HeuristicDump, PicksAndConstantsAreTheLibrarysForThePresetsFacts) {
-  // Both kernel families (M <= 4 and above), a cuBLASLt pick (7168x1536), N % 8 != 0 (9999) and a K no kernel
+  // The stage ring (M <= 4 and above), a cuBLASLt pick (7168x1536), N % 8 != 0 (9999) and a K no kernel
   // runs (7170: the fallback).
   const Dump d = run_dump("--device h200 --shapes 144x7168,7168x1536,9999x2048,1536x7170 --m 1,4,5,16,64");
   ASSERT_EQ(d.status, 0) << d.output;
@@ -130,7 +130,7 @@ TEST(HeuristicDump, PicksAndConstantsAreTheLibrarysForThePresetsFacts) {
       ++it;
     }
   }
-  EXPECT_THAT(models, ::testing::ElementsAre("bulk", "reg8", "reg16", "reg32", "reg64", "cublaslt"));
+  EXPECT_THAT(models, ::testing::ElementsAre("bulk", "cublaslt"));
 
   const auto& points = j.at("points");
   ASSERT_EQ(points.size(), 20u);
@@ -140,11 +140,11 @@ TEST(HeuristicDump, PicksAndConstantsAreTheLibrarysForThePresetsFacts) {
     picks.push_back(point.at("pick").get<std::string>() + "/" + point.at("source").get<std::string>());
     scored_picks.push_back(point.at("scored_pick").get<std::string>());
   }
-  // Not a vacuous comparison: the TMA family's structural pick (M <= 16), both scored families, cuBLASLt by the
-  // margin, and the fallback are among the picks.
+  // Not a vacuous comparison: the TMA family's structural pick (M <= 16), the stage ring at M <= 4 and above it (its
+  // 16-token tile, 144x7168 M = 16), cuBLASLt by the margin, and the fallback are among the picks.
   EXPECT_THAT(picks, ::testing::Contains(::testing::StartsWith("tma_")));
-  EXPECT_THAT(scored_picks, ::testing::Contains(::testing::StartsWith("bulk_")));
-  EXPECT_THAT(scored_picks, ::testing::Contains(::testing::StartsWith("reg_")));
+  EXPECT_THAT(scored_picks, ::testing::Contains(::testing::StartsWith("bulk_m8_")));
+  EXPECT_THAT(scored_picks, ::testing::Contains(::testing::StartsWith("bulk_m16_")));
   EXPECT_THAT(picks, ::testing::Contains("cublaslt/heuristic"));
   EXPECT_THAT(picks, ::testing::Contains("cublaslt/fallback"));
 }

@@ -40,7 +40,7 @@ TEST(Plan, ForcedConfigIsParsedOnceAndChecked) {
   const Plan plan(p, o);
   EXPECT_EQ(plan.choice().config.name(), "cpu_r8");
   EXPECT_EQ(plan.choice().source, Source::Forced);
-  o.config = "reg_m8_w1x8_u4_sk2";
+  o.config = "bulk_m8_w1x8_u4_sk2";
   EXPECT_THROW(Plan(p, o), Error);
 }
 

@@ -214,7 +214,7 @@ TEST_F(Selection, EntryThatDoesNotApplyFallsThroughWithTheReason) {
   const DeviceInfo cpu = cpu_device_info();
   const Problem p{2, 64, 256, DType::BF16};
   Table t = table_for(cpu);
-  put(t, p, "reg_m8_w1x4_u2_sk1", 1.0);  // a GPU config in a CPU table
+  put(t, p, "bulk_m8_w1x4_u2_sk1", 1.0);  // a GPU config in a CPU table
   const Choice c = select(p, cpu, &t);
   EXPECT_EQ(c.source, Source::Heuristic);
   EXPECT_EQ(c.config.family, Family::Cpu);
@@ -249,7 +249,7 @@ TEST_F(Selection, GpuFallbackForMisalignedOrOddK) {
     if (p.k == 7170) {
       EXPECT_THAT(c.reason, HasSubstr("fallback: no kernel config supports bf16 m=4 n=1536 k=7170"));
       std::string why_not;  // what a forced kernel config's Error names (supports() on a build with the kernels)
-      EXPECT_FALSE(fits_shape(Config::parse("reg_m8_w1x8_u4_sk2"), p, gpu, &why_not));
+      EXPECT_FALSE(fits_shape(Config::parse("bulk_m8_w1x8_u4_sk2"), p, gpu, &why_not));
       EXPECT_THAT(why_not, HasSubstr("K=7170 must be a positive multiple of 8 for 16-byte loads"));
     }
   }
@@ -320,12 +320,12 @@ TEST_F(Selection, ForcedConfigsThroughGemm) {
   const Choice c = gemm(p, x.data(), w.data(), y.data(), o);
   EXPECT_EQ(c.source, Source::Forced);
   EXPECT_EQ(y[0], 0x4280) << "64 ones dotted with 64 ones is 64";
-  o.config = "reg_m8_w1x4_u2_sk1";
+  o.config = "bulk_m8_w1x4_u2_sk1";
   try {
     gemm(p, x.data(), w.data(), y.data(), o);
     FAIL() << "a GPU config must not run on the CPU backend";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("reg_m8_w1x4_u2_sk1"));
+    EXPECT_THAT(e.what(), HasSubstr("bulk_m8_w1x4_u2_sk1"));
     EXPECT_THAT(e.what(), HasSubstr("needs a GPU"));
   }
 }

@@ -86,7 +86,7 @@ class TableFiles : public ::testing::Test {
   Table sample() const {
     Table t;
     t.meta = Table::meta_for(h200());
-    t.put(key(DType::FP16, 1536, 7168, 4), entry("reg_m8_w1x8_u4_sk2", 7.25, 11.5));
+    t.put(key(DType::FP16, 1536, 7168, 4), entry("bulk_m8_w1x8_u4_sk2", 7.25, 11.5));
     t.put(key(DType::BF16, 7168, 2048, 1), entry("bulk_m8_w1x4_u2_sk1", 0.1 + 0.2));
     t.put(key(DType::BF16, 1536, 7168, 64), entry("cublaslt_id66_t18_s33_k1_r0_w0_o0_c1_i0", 12.0, 12.0));
     t.put(key(DType::BF16, 1536, 7168, 1), entry("cpu_r4", 5.4));
@@ -204,6 +204,9 @@ TEST_F(TableFiles, BadFieldsNameFileEntryAndField) {
   const std::vector<Case> cases = {
       {good + R"(, {"dtype": "bf16", "n": 1536, "k": 7168, "m": 2, "config": "foo_r1", "us": 5.0})",
        {"entries[1].config", "unknown family 'foo'"}},
+      // A table of 0.1 with a register-ring entry (tables/nvidia-h200.json held 100 until 8bfeb32).
+      {good + R"(, {"dtype": "bf16", "n": 144, "k": 7168, "m": 8, "config": "reg_m8_w1x8_u4_sk8", "us": 3.1})",
+       {"entries[1].config", "reg_m8_w1x8_u4_sk8", "register-ring family (reg_*) was retired in 0.2.0"}},
       {R"({"dtype": "bf16", "n": "1536", "k": 7168, "m": 1, "config": "cpu_r4", "us": 5.0})",
        {"entries[0].n", "expected an integer"}},
       {R"({"dtype": "fp8", "n": 1536, "k": 7168, "m": 1, "config": "cpu_r4", "us": 5.0})",

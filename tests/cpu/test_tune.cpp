@@ -228,12 +228,12 @@ TEST_F(TuneFiles, AWrongCandidateNeverWins) {
 TEST(TuneDecide, GpuKernelMustBeatBestCublasltByARepeatingMargin) {
   const Problem p{4, 1536, 7168, DType::BF16};
   auto rows = [&](double kernel_us, double spread) {
-    return std::vector<tune::BenchRow>{fake_row(p, "reg_m8_w1x8_u4_sk2", kernel_us, spread),
+    return std::vector<tune::BenchRow>{fake_row(p, "bulk_m8_w1x8_u4_sk2", kernel_us, spread),
                                        fake_row(p, "cublaslt", 10.0), fake_row(p, "cublaslt_a2", 9.8),
                                        fake_row(p, "cublaslt_a5", 12.0)};
   };
   tune::Decision d = tune::decide(rows(9.0, 0.01), true, 0.03);  // 8.9% faster, worst sample 9.09 < 9.8
-  EXPECT_EQ(d.entry.config.name(), "reg_m8_w1x8_u4_sk2") << d.reason;
+  EXPECT_EQ(d.entry.config.name(), "bulk_m8_w1x8_u4_sk2") << d.reason;
   EXPECT_EQ(d.stored, 0u);
   EXPECT_EQ(d.entry.us, 9.0);
   EXPECT_EQ(d.entry.cublaslt_us, 9.8);  // the best cuBLASLt algorithm, not the default
@@ -247,23 +247,23 @@ TEST(TuneDecide, GpuKernelMustBeatBestCublasltByARepeatingMargin) {
   EXPECT_EQ(d.entry.config.name(), "cublaslt") << d.reason;
   EXPECT_THAT(d.reason, HasSubstr("worst sample"));
   // An algorithm that beats the default by the margin in every sample is stored instead of it.
-  d = tune::decide({fake_row(p, "reg_m8_w1x8_u4_sk2", 9.6), fake_row(p, "cublaslt", 10.0),
+  d = tune::decide({fake_row(p, "bulk_m8_w1x8_u4_sk2", 9.6), fake_row(p, "cublaslt", 10.0),
                     fake_row(p, "cublaslt_a3", 9.0, 0.02)},
                    true, 0.03);
   EXPECT_EQ(d.entry.config.name(), "cublaslt_a3") << d.reason;
-  d = tune::decide({fake_row(p, "reg_m8_w1x8_u4_sk2", 9.6), fake_row(p, "cublaslt", 10.0),
+  d = tune::decide({fake_row(p, "bulk_m8_w1x8_u4_sk2", 9.6), fake_row(p, "cublaslt", 10.0),
                     fake_row(p, "cublaslt_a3", 9.0, 0.2)},  // a sample reaches 10.8: not a repeatable win
                    true, 0.03);
   EXPECT_EQ(d.entry.config.name(), "cublaslt") << d.reason;
   d = tune::decide(rows(9.8 / 1.03, 0.0), true, 0.03);  // exactly the margin counts
-  EXPECT_EQ(d.entry.config.name(), "reg_m8_w1x8_u4_sk2") << d.reason;
+  EXPECT_EQ(d.entry.config.name(), "bulk_m8_w1x8_u4_sk2") << d.reason;
   d = tune::decide(rows(9.6, 0.0), true, 0.0);  // margin 0: any repeatable win
-  EXPECT_EQ(d.entry.config.name(), "reg_m8_w1x8_u4_sk2") << d.reason;
+  EXPECT_EQ(d.entry.config.name(), "bulk_m8_w1x8_u4_sk2") << d.reason;
 
   // Only cuBLASLt passed: its best is stored. No cuBLASLt at all on a GPU: nothing to measure against.
   d = tune::decide({fake_row(p, "cublaslt", 10.0), fake_row(p, "cublaslt_a1", 11.0)}, true, 0.03);
   EXPECT_EQ(d.entry.config.name(), "cublaslt");
-  EXPECT_THROW(tune::decide({fake_row(p, "reg_m8_w1x8_u4_sk2", 1.0)}, true, 0.03), Error);
+  EXPECT_THROW(tune::decide({fake_row(p, "bulk_m8_w1x8_u4_sk2", 1.0)}, true, 0.03), Error);
   EXPECT_THROW(tune::decide({}, false, 0.03), Error);
   EXPECT_THROW(tune::decide({fake_row(p, "cpu_r1", 0.0)}, false, 0.03), Error);  // no time is not a win
   // CPU: the fastest median, ties to the earlier candidate.
@@ -278,10 +278,10 @@ TEST(TuneCandidates, GlobsAndTheAlwaysMeasuredBaseline) {
   const auto two = tune::tune_candidates(p, cpu_device_info(), "cpu_r1,cpu_r8");
   ASSERT_EQ(two.size(), 2u);
   EXPECT_EQ(two[1].name(), "cpu_r8");
-  EXPECT_THROW(tune::tune_candidates(p, cpu_device_info(), "reg_*"), Error);  // names no cpu config
+  EXPECT_THROW(tune::tune_candidates(p, cpu_device_info(), "bulk_*"), Error);  // names no cpu config
   // On a GPU cuBLASLt is measured whatever the glob: the margin is measured against it.
   std::vector<std::string> names;
-  for (const Config& c : tune::tune_candidates(p, h200(), "cpu_*,reg_m8_*"))
+  for (const Config& c : tune::tune_candidates(p, h200(), "cpu_*,bulk_m8_*"))
     if (c.family == Family::Cublaslt) names.push_back(c.name());
   EXPECT_EQ(names.size(), 1u + kCublasltAlgos);
 }
@@ -409,12 +409,12 @@ TEST(TuneRefine, StoresOnlyWhatBeatsTheHeuristicInEverySample) {
 
   // GPU rows (no GPU here): a cuBLASLt algorithm the margin rule stored over the heuristic's kernel.
   const Problem q{4, 1536, 7168, DType::BF16};
-  EXPECT_EQ(tune::why_keep_heuristic(fake_row(q, "cublaslt_a3", 9.0, 0.02), fake_row(q, "reg_m8_w1x8_u4", 10.0), 0.03),
+  const char* kernel = "bulk_m8_w1x8_u4_sk2";
+  EXPECT_EQ(tune::why_keep_heuristic(fake_row(q, "cublaslt_a3", 9.0, 0.02), fake_row(q, kernel, 10.0), 0.03),
             std::nullopt);
-  EXPECT_THAT(
-      tune::why_keep_heuristic(fake_row(q, "cublaslt_a3", 9.0, 0.02), fake_row(q, "reg_m8_w1x8_u4", 9.2), 0.03).value(),
-      HasSubstr("below the margin 3%"));
-  EXPECT_THROW(tune::why_keep_heuristic(fake_row(q, "cublaslt", 9.0), fake_row(q, "reg_m8_w1x8_u4", 0.0), 0.03), Error);
+  EXPECT_THAT(tune::why_keep_heuristic(fake_row(q, "cublaslt_a3", 9.0, 0.02), fake_row(q, kernel, 9.2), 0.03).value(),
+              HasSubstr("below the margin 3%"));
+  EXPECT_THROW(tune::why_keep_heuristic(fake_row(q, "cublaslt", 9.0), fake_row(q, kernel, 0.0), 0.03), Error);
 }
 
 TEST(TuneEntrySummary, CountsAndGainsOverTheHeuristic) {

@@ -8,7 +8,7 @@ namespace {
 
 TEST(GpuGraphs, CaptureAndReplayWithNewInputs) {
   SKIP_WITHOUT_GPU();
-  for (const char* config : {"", "reg_m8_w1x8_u4_sk4", "cublaslt"}) {
+  for (const char* config : {"", "bulk_m8_w1x8_u4_sk4", "cublaslt"}) {
     const Problem p{5, 2112, 7168, DType::BF16};
     HostOperands h = random_operands(p, 11);
     DeviceArray x(h.x), w(h.w), y(matrix_elems(p.m, p.n, p.y_stride()));

@@ -136,12 +136,12 @@ TEST(GpuProjection, KimiK3FusionsEqualSeparateProjections) {
       for (int64_t m : kMs)
         for (int variant = 0; variant < 3; ++variant) {
           // 0: whatever the ladder picks (the fused kernel, or the fused GEMM where selection picks cuBLASLt for
-          // the merged problem); 1: separate; 2: the fused kernel forced, with a forced reg config.
+          // the merged problem); 1: separate; 2: the fused kernel forced, with a forced bulk config.
           const std::optional<Rung> rung = variant == 0 ? std::nullopt
                                            : variant == 1 ? std::optional<Rung>(Rung::Separate)
                                                           : std::optional<Rung>(Rung::FusedKernel);
           RunOptions o = cuda_options(stream, rung);
-          if (variant == 2) o.gemm.config = m <= 8 ? "reg_m8_w1x8_u2_sk2" : "reg_m16_w1x8_u2_sk2";
+          if (variant == 2) o.gemm.config = m <= 8 ? "bulk_m8_w1x8_u2_sk2" : "bulk_m16_w1x8_u2_sk2";
           s.poison();
           const RunResult r = proj.run(s.x(), kLdx, m, o);
           if (rung) {

@@ -101,9 +101,9 @@ def main(cli, script):
         other["heuristic"]["models"]["bulk"]["gap_us"] += 1
         refused(other, "the fitted model is not the library's")
         other = copy.deepcopy(dump)
-        reg8 = other["heuristic"]["models"]["reg8"]
-        other["heuristic"]["models"]["reg8"] = {("gap2_us" if k == "gap_us" else k): v for k, v in reg8.items()}
-        refused(other, "the dump's reg8 constants are")
+        bulk = other["heuristic"]["models"]["bulk"]
+        other["heuristic"]["models"]["bulk"] = {("gap2_us" if k == "gap_us" else k): v for k, v in bulk.items()}
+        refused(other, "the dump's bulk constants are")
         other = copy.deepcopy(dump)
         other["points"] = other["points"][1:]
         refused(other, f"skinnygemm heuristic --device h200 --shapes {SHAPES} --m {MS} --json")

@@ -23,7 +23,7 @@ for m in 1 16; do
   echo "== M=$m done after $(trial_elapsed)"
 done
 for shape in 1536x128 144x7168; do
-  for glob in 'tma_m8*' 'bulk_m8*' 'reg_m8*'; do
+  for glob in 'tma_m8*' 'bulk_m8*'; do
     [ "$(left)" -gt 40 ] || { echo "no time for $shape $glob"; break 2; }
     name=$shape-${glob%%\*}
     timeout -k 5 60 $cli bench --backend cuda --shapes $shape --m 1,2,4 --sweep "$glob" --samples 3 --replays 10 \

@@ -44,8 +44,9 @@ int resident_row_ctas(SkinnyKernel kernel, const LaunchShape& shape, int sms) {
 // its launches has asked for: an attribute set for a smaller launch must never stay in force. Called when a launch
 // is prepared, never per call.
 // NOTE: the shared-memory carveout stays the driver's choice. Forcing the largest one on every kernel made the
-// register ring 1.8x slower (tools/probes/chain_pairs.cu at 0a31819: 3584x7168 M = 8 15.4 -> 27.9 us; the whole
-// step at M = 1 went from 1.09x to 0.83x cuBLASLt): its loads in flight need L1 (docs/kernels.md, "Session 4").
+// register ring (retired in 0.2.0) 1.8x slower (tools/probes/chain_pairs.cu at 0a31819: 3584x7168 M = 8 15.4 ->
+// 27.9 us; the whole step at M = 1 went from 1.09x to 0.83x cuBLASLt): its loads in flight need L1 (docs/kernels.md,
+// "Session 4").
 void allow_smem(SkinnyKernel kernel, std::size_t bytes) {
   if (bytes <= 48 * 1024) return;
   static std::mutex mutex;

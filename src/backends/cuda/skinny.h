@@ -1,4 +1,4 @@
-// The launcher the skinny families (bulk, reg) share: a prepared launch holds the kernel, grid, shared
+// The launcher of the skinny family (bulk): a prepared launch holds the kernel, grid, shared
 // memory and parameters resolved once, and each family's device half (src/kernels/<family>/device.cu) is
 // SkinnyFamilyDevice over its own instance lookup.
 #pragma once

@@ -1,8 +1,8 @@
-// The swapped-operand tensor-core step the bulk and reg families share: mma.sync m16n8k16 (FP32
-// accumulation) with weights as the 16-row A operand and tokens as the 8-wide B operand, so M = 1..64 costs
-// 1..8 MMAs per 16x16 weight block, and the store of a warp's accumulators into the CTA's FP32 partials.
-// NOTE: no shared memory or ldmatrix for w. Each lane loads 16 contiguous bytes of two weight rows and
-// of x straight into registers and feeds them to the MMA as a *permuted* K order: within a 32-wide chunk,
+// The swapped-operand tensor-core step of the bulk family (the register ring shared it until 0.2.0):
+// mma.sync m16n8k16 (FP32 accumulation) with weights as the 16-row A operand and tokens as the 8-wide B
+// operand, so M = 1..64 costs 1..8 MMAs per 16x16 weight block, and the store of a warp's accumulators into the CTA's FP32 partials.
+// NOTE: no ldmatrix for w. Each lane loads 16 contiguous bytes of two weight rows and of x (from the
+// stage ring's slot) and feeds them to the MMA as a *permuted* K order: within a 32-wide chunk,
 // lane t's physical elements 8t..8t+3 play logical k {2t, 2t+1, 2t+8, 2t+9} of the first MMA and
 // 8t+4..8t+7 those of the second. A and B use the same permutation, and a dot product does not care about
 // the order of its terms, so the product is exact while every load stays 16 bytes wide and coalesced.

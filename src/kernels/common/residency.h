@@ -1,5 +1,5 @@
-// How many CTAs of a config an SM holds, from the device's limits: the skinny families' cost models (bulk, reg)
-// bound their in-flight bytes with it. Host-only.
+// How many CTAs of a config an SM holds, from the device's limits: the stage ring's cost model (bulk) bounds its
+// in-flight bytes with it. Host-only.
 #pragma once
 
 #include <cstdint>

@@ -82,13 +82,6 @@ Decomposition decompose(const Config& c, const Problem& p) {
   return d;
 }
 
-bool every_warp_has_a_chunk(const Config& c, const Problem& p, const Decomposition& d, std::string* why_not) {
-  if (d.k_chunks < static_cast<int64_t>(c.warps_k) * c.split_k)
-    return fail(why_not, "K=" + std::to_string(p.k) + " has " + std::to_string(d.k_chunks) + " chunks, fewer than the " +
-                             std::to_string(c.warps_k * c.split_k) + " K slices of " + c.name());
-  return true;
-}
-
 bool tiled_fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not,
                       bool (*slices_fit)(const Config&, const Problem&, const Decomposition&, std::string*)) {
   if (p.m > c.tile_m)

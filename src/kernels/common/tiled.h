@@ -1,4 +1,4 @@
-// What the skinny families (bulk, reg; the TMA family its token tiles) share on the host: their config names
+// What the skinny families (bulk; the TMA family its token tiles) share on the host: their config names
 // (<family>_m<tile>_w<n>x<k>_u<unroll>_sk<split>), the listed cross product, the work decomposition and the
 // checks of supports() that do not depend on the family. Host-only.
 #pragma once
@@ -30,9 +30,6 @@ bool tiled_fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, 
                       bool (*slices_fit)(const Config&, const Problem&, const Decomposition&, std::string*));
 // A GPU of sm_90a, an instance built into this library, 16-byte aligned operands, then the family's fits_shape.
 bool tiled_supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alignment, std::string* why_not);
-
-// The K-slice rule of the warp-ring family (reg): every warp of every CTA of the split has a chunk.
-bool every_warp_has_a_chunk(const Config& c, const Problem& p, const Decomposition& d, std::string* why_not);
 
 int64_t ceil_div(int64_t a, int64_t b);
 
