@@ -93,17 +93,22 @@ bool best_kernel_choice(const Problem& p, const DeviceInfo& dev, const std::func
 }  // namespace
 
 bool heuristic_kernel(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {
-  const auto runnable = [&](const Config& c) { return supports(c, p, dev, alignment); };
+  // Kernels only: a structural rule may pick cuBLASLt itself (tma_family.h, session 34's rule B).
+  const auto runnable = [&](const Config& c) { return family(c.family).kernel && supports(c, p, dev, alignment); };
   return structural_choice(p, dev, runnable, out) || best_kernel_choice(p, dev, runnable, out);
 }
 
-bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
-                            const std::function<bool(const Config&)>& runnable, Choice* out) {
+namespace {
+
+// The heuristic's pick among the runnable configs; `structural`: a family's structural rules first (false: the scored
+// models alone, whatever those rules would pick, cuBLASLt included).
+bool heuristic_pick(const Problem& p, const DeviceInfo& dev, const std::function<bool(const Config&)>& runnable,
+                    bool structural, Choice* out) {
   // An empty problem launches nothing: no kernel is scored for it (the GPU models divide by N and K), the fallback
   // names what would run.
   if (!dev.is_cpu && (p.m < 1 || p.n < 1 || p.k < 1)) return false;
   // A family's structural rules decide against cuBLASLt themselves (tma_family.h: measured where they apply).
-  if (structural_choice(p, dev, runnable, out)) return true;
+  if (structural && structural_choice(p, dev, runnable, out)) return true;
   if (!best_kernel_choice(p, dev, runnable, out)) {
     // On a GPU where some kernel could run but none is scored (e.g. K too short for every scored split),
     // cuBLASLt is the heuristic's pick; where no kernel can run at all, selection falls back.
@@ -137,10 +142,18 @@ bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
   return true;
 }
 
+}  // namespace
+
+bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
+                            const std::function<bool(const Config&)>& runnable, Choice* out) {
+  return heuristic_pick(p, dev, runnable, /*structural=*/true, out);
+}
+
 bool scored_heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
                                    const std::function<bool(const Config&)>& runnable, Choice* out) {
-  return heuristic_choice_among(
-      p, dev, [&](const Config& c) { return !family(c.family).structural_pick && runnable(c); }, out);
+  return heuristic_pick(
+      p, dev, [&](const Config& c) { return !family(c.family).structural_pick && runnable(c); },
+      /*structural=*/false, out);
 }
 
 bool heuristic_choice(const Problem& p, const DeviceInfo& dev, int alignment, Choice* out) {

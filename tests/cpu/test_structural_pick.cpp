@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/family.h"
 #include "kernels/tma/tma_family.h"
 #include "lab/device_presets.h"
 #include "runtime/cost_model.h"
@@ -444,6 +445,19 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
       {16, 12000, 2048, "tma_m16_r32_b2_s4_c2_d6"}, {4, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
       {16, 12345, 2056, "tma_m16_r32_b2_s4_c2_d6"},
   });
+  // K <= 1024 was never measured under the rule (its shapes have K >= 1096): small and short-K shapes keep the family.
+  for (const Shape3& s : std::vector<Shape3>{{12, 1536, 40}, {2, 12000, 1000}, {16, 7000, 1000}, {9, 40000, 1016}})
+    EXPECT_THAT(pick_on(h200, s.m, s.n, s.k).reason.str(), ::testing::Not(HasSubstr("is not a multiple of 64")))
+        << s.n << "x" << s.k << " m=" << s.m;
+  // The scored heuristic alone and heuristic_kernel never return the rule's cuBLASLt: the first skips the structural
+  // rules, the second wants a kernel.
+  const Problem q{12, 12000, 2056, DType::BF16};
+  Choice scored, kernel;
+  ASSERT_TRUE(scored_heuristic_choice_among(q, h200, [&](const Config& x) { return fits_shape(x, q, h200); }, &scored));
+  EXPECT_THAT(scored.reason.str(), ::testing::Not(HasSubstr("is not a multiple of 64"))) << scored.config.name();
+  if (heuristic_kernel(q, h200, 16, &kernel)) {  // a build with kernel instances
+    EXPECT_TRUE(family(kernel.config.family).kernel) << kernel.config.name();
+  }
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

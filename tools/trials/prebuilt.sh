@@ -14,12 +14,13 @@ case "${1:-}" in
     built="$ROOT/build/gpu"
     rm -rf "$PACK" "$PACK.tgz" && mkdir -p "$PACK/tests" "$PACK/lab"
     # The library once, under its soname (a link travels as a link: the call would carry the 16 MB file three times).
-    cp -a "$built"/skinnygemm "$built"/CTestTestfile.cmake "$PACK/" && cp -L "$built"/libskinnygemm.so.0 "$PACK/"
+    soname="$(objdump -p "$built/libskinnygemm.so" | awk '/SONAME/ {print $2}')"  # libskinnygemm.so.<major>.<minor>
+    cp -a "$built"/skinnygemm "$built"/CTestTestfile.cmake "$PACK/" && cp -L "$built/$soname" "$PACK/"
     [ -f "$built"/lab/CTestTestfile.cmake ] && cp -a "$built"/lab/CTestTestfile.cmake "$PACK/lab/"
     cp -a "$built"/tests/CTestTestfile.cmake "$built"/tests/skinnygemm_gpu_tests "$built"/tests/*_include.cmake \
       "$built"/tests/skinnygemm_gpu_tests*_tests.cmake "$PACK/tests/"
     # Symbols the binaries do not need at run time (session 33: 23.1 -> 21.3 MB, the tree having grown to 45 MB).
-    strip --strip-unneeded "$PACK/libskinnygemm.so.0" "$PACK/skinnygemm" "$PACK/tests/skinnygemm_gpu_tests"
+    strip --strip-unneeded "$PACK/$soname" "$PACK/skinnygemm" "$PACK/tests/skinnygemm_gpu_tests"
     echo "$ROOT" > "$PACK/built-at"
     rev="$(git -C "$ROOT" rev-parse --short HEAD)"
     if [ -n "$(git -C "$ROOT" status --porcelain -- src include lab cli tests CMakeLists.txt cmake)" ]; then

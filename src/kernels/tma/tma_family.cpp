@@ -372,7 +372,9 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // cuBLASLt runs several times slower there (12345 x 2056: 44.7-65.0 us at M = 4-16 against 17.2-20.9).
   const bool no_cluster_fits = (p.n + 63) / 64 > dev.sms;  // two CTAs per 64-row tile exceed the two-per-SM slots
   // K % 8 != 0 is not this rule's: the family cannot run it at all, and the scored heuristic decides (as before).
-  if (p.k % kStageK != 0 && p.k % 8 == 0 && y_row_bytes % 16 == 0 && first.cluster == 0 && p.m >= 2 &&
+  // K > 1024: the rule's shapes all have K >= 1096; below, a stage is one or a few boxes and nothing was measured (the
+  // family's fixed cost wins on small shapes, 1536 x 128 above; the review of session 34).
+  if (p.k % kStageK != 0 && p.k % 8 == 0 && p.k > 1024 && y_row_bytes % 16 == 0 && first.cluster == 0 && p.m >= 2 &&
       (p.m > 8 || no_cluster_fits)) {
     const Config lt = Config::parse("cublaslt");
     std::snprintf(text, sizeof text, "cuBLASLt, not the tma first cut %s (%lld row tiles of %d, %s): K = %lld is not a "
