@@ -60,6 +60,9 @@ class Table {
   std::map<TableKey, TableEntry> entries;
   std::string path;  // where it was loaded from (for messages)
   uint64_t id = 0;   // changes whenever entries change (selection caches key on it)
+  // Entries of a retired family (the register ring, reg_*, retired in 0.2.0) that load() left out, with a warning:
+  // a table of an older release keeps its other entries.
+  std::size_t retired_skipped = 0;
 
   // Throws Error naming the file and what is wrong (JSON line/column, or the field of the bad entry).
   static Table load(const std::string& path);
