@@ -40,17 +40,23 @@ int number_after(const std::string& name, const std::string& part, const std::st
 
 std::string Config::name() const { return skinnygemm::family(family).print(*this); }
 
+bool retired_family_name(const std::string& name, std::string* why) {
+  if (name.substr(0, name.find('_')) != "reg") return false;  // the family token: "reg" alone or reg_*
+  if (why)
+    *why = "the register-ring family (reg_*) was retired in 0.2.0; the stage ring (bulk_*, the same name format) and "
+           "the TMA family (tma_*) took its shapes, faster at each of the 12 points measured (docs/kernels.md, "
+           "\"Session 33\"): name one of those, or re-tune the table that names it";
+  return true;
+}
+
 Config Config::parse(const std::string& name) {
   SKINNYGEMM_CHECK(!name.empty(), "empty config name");
   const std::vector<std::string> parts = split(name, '_');
   Family id{};
   if (const FamilyDescriptor* f = find_family(parts[0], &id)) return f->parse(name, parts, id);
   // A name of a retired family (a table or a script of an older release) says what happened, not just "unknown".
-  SKINNYGEMM_CHECK(parts[0] != "reg",
-                   "config '" << name << "': the register-ring family (reg_*) was retired in 0.2.0; the stage ring "
-                   "(bulk_*, the same name format) and the TMA family (tma_*) took its shapes, faster at each of "
-                   "the 12 points measured (docs/kernels.md, \"Session 33\"): name one of those, or re-tune the "
-                   "table that names it");
+  std::string why;
+  SKINNYGEMM_CHECK(!retired_family_name(name, &why), "config '" << name << "': " << why);
   std::string known;
   for (const FamilyDescriptor* f : families()) known += (known.empty() ? "" : ", ") + std::string(f->name);
   SKINNYGEMM_FAIL("config '" << name << "': unknown family '" << parts[0] << "'; expected one of " << known);

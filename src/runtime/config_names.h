@@ -11,6 +11,10 @@ namespace skinnygemm {
 
 std::vector<std::string> split(const std::string& s, char sep);
 
+// Whether `name` names a config of a retired family (reg_*: the register ring, retired in 0.2.0); `why` gets what
+// happened to it. Config::parse refuses such a name with `why`; Table::load leaves such entries out with it.
+bool retired_family_name(const std::string& name, std::string* why);
+
 // The number after `prefix` in `part` ("u4" with prefix "u" -> 4); an Error names the config and `what`.
 int number_after(const std::string& name, const std::string& part, const std::string& prefix, const char* what);
 

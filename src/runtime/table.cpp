@@ -4,6 +4,7 @@
 // value) because tables are edited by hand and written by the tuner on another machine; "invalid table"
 // alone would send someone bisecting a 2000-line file.
 #include "skinnygemm/table.h"
+#include "runtime/config_names.h"
 #include "runtime/warn_once.h"
 
 #include <algorithm>
@@ -153,12 +154,13 @@ Table parse_table(const std::string& text, const std::string& where) {
   const json& entries = need(doc, "entries", where);
   SKINNYGEMM_CHECK(entries.is_array(), where << ".entries: expected an array, got a " << entries.type_name());
   std::map<TableKey, std::size_t> first_index;
+  std::string retired_why;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string at = where + ": entries[" + std::to_string(i) + "]";
-    // A retired family's entry (0.1's tables held the register ring's) is left out, counted, and warned about by
-    // load(), so that the rest of an older table still serves.
-    if (entries[i].is_object() && entries[i].contains("config") && entries[i]["config"].is_string() &&
-        entries[i]["config"].get<std::string>().rfind("reg_", 0) == 0) {
+    // A retired family's entry (0.1's tables held the register ring's) is left out, counted and warned about once,
+    // so that the rest of an older table still serves.
+    if (entries[i].is_object() && entries[i].value("config", json()).is_string() &&
+        retired_family_name(entries[i]["config"].get<std::string>(), &retired_why)) {
       ++table.retired_skipped;
       continue;
     }
@@ -172,6 +174,9 @@ Table parse_table(const std::string& text, const std::string& where) {
                                << ")");
     table.entries.emplace(key, entry);
   }
+  if (table.retired_skipped > 0)
+    warn_once(where + "|retired", where + ": left out " + std::to_string(table.retired_skipped) +
+                                      " entries; their points take selection's next choice: " + retired_why);
   return table;
 }
 
@@ -200,10 +205,6 @@ Table Table::load(const std::string& path) {
   Table table = parse_table(text, path);
   table.path = path;
   table.id = next_table_id();
-  if (table.retired_skipped > 0)
-    warn_once(path + "|retired", "table " + path + ": left out " + std::to_string(table.retired_skipped) +
-                                     " entries of the register-ring family (reg_*), retired in 0.2.0; their points "
-                                     "take selection's next choice (re-tune them with `skinnygemm tune`)");
   return table;
 }
 

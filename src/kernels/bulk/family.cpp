@@ -112,8 +112,9 @@ std::vector<ModelConstants> bulk_constants() {
 
 // The smallest token tile holding M (8, 16, 32) in layouts w1x4 and w1x8, up to M = kHeuristicMaxM.
 bool bulk_heuristic_scores(const Config& c, const Problem& p) {
-  const int64_t tile = p.m <= 8 ? 8 : p.m <= 16 ? 16 : 32;
-  return p.m <= kHeuristicMaxM && c.tile_m == tile && c.warps_n == 1 && (c.warps_k == 4 || c.warps_k == 8);
+  const int* tile = std::find_if(std::begin(kSkinnyTileM), std::end(kSkinnyTileM), [&](int t) { return t >= p.m; });
+  return p.m <= kHeuristicMaxM && tile != std::end(kSkinnyTileM) && c.tile_m == *tile && c.warps_n == 1 &&
+         (c.warps_k == 4 || c.warps_k == 8);
 }
 
 }  // namespace
