@@ -266,7 +266,7 @@ TEST(StructuralPick, SetElevenRulesAndTheNeighboursTheyLeave) {
       // From set twelve (c942f9d): with no cluster, K up to 3072 as K up to 2048: 32-row tiles (11520 x 3072, 9728 x
       // 2560), 64-row where they fill 3/4 of the slots and no more (12800 x 2560); K = 3200 keeps stream-K.
       {1, 11520, 3072, "tma_m8_r32_b2_s4_c2_d6"}, {16, 9728, 2560, "tma_m16_r32_b2_s4_c2_d6"},
-      {1, 12800, 2560, "tma_m8_r64_b2_s4_c2_d6"}, {1, 11520, 3200, "tma_m8_r64_b2_s4_c2_u1"},
+      {1, 12800, 2560, "tma_m8_r64_b2_s4_c2_d6"}, {1, 11520, 3200, "tma_m8_r32_b2_s4_c2_d6"},
   });
 }
 
@@ -298,7 +298,7 @@ TEST(StructuralPick, NarrowLongKClustersOfEightUpTo32Tokens) {
       {16, 1002, 16384, "tma_m16_r64_b2_s4_x8"}, {24, 1002, 16384, "tma_m32_r64_b2_s4_x8"},
       {32, 1002, 16384, "tma_m32_r64_b2_s4_x8"}, {5, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
       // Counter-examples.
-      {48, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"}, {64, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"},
+      {48, 1002, 16384, "tma_m64_r64_b2_s3_c1_u1"}, {64, 1002, 16384, "tma_m64_r64_b2_s3_c1_u1"},
       {4, 1009, 12288, "tma_m8_r64_b2_s4_x8"},
   });
   expect_rule_note(h200, "a cluster of 8 per tile, not stream-K", "not stream-K", {{16, 1002, 16384}},
@@ -309,18 +309,19 @@ TEST(StructuralPick, NarrowLongKClustersOfEightUpTo32Tokens) {
 // stream-K at one CTA per SM instead of the cluster of 8 (1002 x 16384: 10.74 / 11.18 us at M = 1 / 2 against 11.96 /
 // 12.15; 1024 x 16384 0.89 / 0.93x; 1000 x 15000 0.91 / 0.93x). The line: M = 3 keeps the cluster (the two split at
 // M = 3-4, the cluster won from M = 5); outside the band the cluster stays at M = 1 (1009 x 12288: 192 KiB per CTA;
-// 1500 x 16376: 24 row tiles, 192 CTAs, more than the SMs) and 9 row tiles of 64 are in it (513 x 16384), 8 not
-// (512 x 16384: stream-K would give each row tile more than 32 CTAs); the 64-token tile keeps two CTAs per SM.
+// 1500 x 16376: 24 row tiles, 192 CTAs, more than the SMs), and since session 35 below 15 row tiles (513 x 16384, 9
+// tiles; 589 x 16120, 10 tiles, ran the cluster 13-22% faster) and at 8 (512 x 16384: stream-K would give each row tile
+// more than 32 CTAs). The 64-token tile takes one CTA per SM too since session 35 (rule I).
 TEST(StructuralPick, NarrowLongKStreamKAtOneCtaPerSmAtOneOrTwoTokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 1002, 16384, "tma_m8_r64_b2_s4_c1_u1"},  {2, 1002, 16384, "tma_m8_r64_b2_s4_c1_u1"},
       {1, 1024, 16384, "tma_m8_r64_b2_s4_c1_u1"},  {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},
-      {1, 513, 16384, "tma_m8_r64_b2_s4_c1_u1"},
+      {1, 513, 16384, "tma_m8_r64_b2_s4_x8"},
       // Counter-examples.
       {3, 1002, 16384, "tma_m8_r64_b2_s4_x8"},     {1, 1009, 12288, "tma_m8_r64_b2_s4_x8"},
       {1, 1500, 16376, "tma_m8_r64_b2_s4_x8"},     {1, 512, 16384, "tma_m8_r64_b2_s4_x8"},
-      {64, 1002, 16384, "tma_m64_r64_b2_s3_c2_u1"},
+      {64, 1002, 16384, "tma_m64_r64_b2_s3_c1_u1"},
   });
   expect_rule_note(h200, "stream-K at one CTA per SM, not a cluster of 8, at M <= 2", "one CTA per SM",
                    {{1, 1002, 16384}, {2, 1000, 15000}}, {{3, 1002, 16384}, {1, 1009, 12288}, {1, 1500, 16376}});
@@ -333,32 +334,34 @@ TEST(StructuralPick, NarrowLongKStreamKAtOneCtaPerSmAtOneOrTwoTokens) {
 // us -> 17.73-18.73 at M <= 16, 26.79 / 27.79 -> 20.20 / 20.79 at M = 24 / 32; 4096 x 12288 0.88x; 3840 x 5120, 10
 // stages, 0.97x). The counter-examples: 8 stages per CTA keep the fours' 3-stage ring (4000 x 4096: twos 1.05x the
 // time), as do clusters of eight (2048 x 16384: fours 1.19x), the few-stage rings (2560 x 1024) and the 64-token tile.
+// Since session 35 (rule F) the twos at M = 5-16 are on 32-row tiles with an 8-stage ring (4002 x 8192 and the others
+// here; test NewRulesOfSessionThirtyFive).
 TEST(StructuralPick, FilledClustersOfFourWithLongKHalveOnAFourStageRing) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {5, 4002, 8192, "tma_m8_r64_b2_s4_x2"},    {16, 4002, 8192, "tma_m16_r64_b2_s4_x2"},
-      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {8, 4096, 12288, "tma_m8_r64_b2_s4_x2"},
-      {8, 3840, 5120, "tma_m8_r64_b2_s4_x2"},
+      {5, 4002, 8192, "tma_m8_r32_b2_s8_x2"},    {16, 4002, 8192, "tma_m16_r32_b2_s8_x2"},
+      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {8, 4096, 12288, "tma_m8_r32_b2_s8_x2"},
+      {8, 3840, 5120, "tma_m8_r32_b2_s8_x2"},
       // Counter-examples.
       {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},    {16, 3840, 2560, "tma_m16_r64_b2_s3_x4"},
       {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},   {4, 2560, 1024, "tma_m8_r64_b2_s3_x4"},
       {48, 4002, 8192, "tma_m64_r64_b1_s3_x4"},
   });
-  expect_rule_note(h200, "clusters of two on a 4-stage ring", "clusters of two on", {{8, 4002, 8192}},
+  expect_rule_note(h200, "clusters of two on a 4-stage ring", "clusters of two on", {{24, 4002, 8192}},
                    {{1, 4000, 4096}, {1, 4002, 8192}});
 }
 
 // Session 34, rule C (held-out sets nineteen and twenty, blind, and set fourteen outside the band): in rule 2's band,
 // at M <= 4, the 64-row lead split on a 4-stage ring instead of clusters of two (4002 x 5120: 10.86-11.50 us against
 // 12.52-12.68 at M = 1-4; 4096 x 10240 20.15-20.81 against 21.81-21.99); from M = 5 it was even and at 12-16 behind,
-// so M = 5 keeps the twos. Outside the band (8 stages per CTA of four: 4000 x 4096; clusters of eight) nothing changes.
+// so M = 5 keeps the twos (32-row ones since session 35). Outside the band (8 stages per CTA of four: 4000 x 4096; clusters of eight) nothing changes.
 TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 4002, 5120, "tma_m8_r64_b2_s4_c2_d6"},  {4, 4002, 5120, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 4096, 10240, "tma_m8_r64_b2_s4_c2_d6"}, {3, 4002, 8192, "tma_m8_r64_b2_s4_c2_d6"},
       // Counter-examples.
-      {5, 4002, 5120, "tma_m8_r64_b2_s4_x2"},     {5, 4096, 10240, "tma_m8_r64_b2_s4_x2"},
+      {5, 4002, 5120, "tma_m8_r32_b2_s8_x2"},     {5, 4096, 10240, "tma_m8_r32_b2_s8_x2"},
       {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},     {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},
   });
   expect_rule_note(h200, "the 64-row lead split at M <= 4, not clusters of two", "lead split at M <= 4",
@@ -439,8 +442,8 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
               HasSubstr("not the tma first cut tma_m8_r32_b2_s4_c2_d6 (375 row tiles of 32, one CTA per row tile)"));
   expect_structural_picks(h200, {
       {1, 12000, 2056, "tma_m8_r32_b2_s4_c2_d6"},  {1, 40000, 1096, "tma_m8_r64_b2_s4_c2_d6"},
-      {8, 5120, 1712, "tma_m8_r64_b2_s4_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s4_c2_d6"},
-      {8, 8448, 2056, "tma_m8_r64_b2_s4_c2_d6"},   {16, 2048, 2736, "tma_m16_r64_b2_s3_x8"},
+      {8, 5120, 1712, "tma_m8_r64_b2_s4_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s5_c2_d6"},
+      {8, 8448, 2056, "tma_m8_r64_b2_s5_c2_d6"},   {16, 2048, 2736, "tma_m16_r64_b2_s3_x8"},
       {16, 1000, 15000, "tma_m16_r64_b2_s4_x8"},   {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},
       {16, 12000, 2048, "tma_m16_r32_b2_s4_c2_d6"}, {4, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
       {16, 12345, 2056, "tma_m16_r32_b2_s4_c2_d6"},
@@ -460,13 +463,53 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
   }
 }
 
+// Session 35, rules E-I and two ring sizes, fitted offline to the recorded held-out sets (docs/tuning.md "Session 35";
+// each names its data in tma_family.cpp). Each fires on the shapes it was fitted on and leaves its counter-examples.
+TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      // E: no cluster fits, K > 3072, 32-row tiles for 2.6-3 CTAs per SM (344-396 on H200): one CTA per 32-row tile.
+      {3, 12288, 5120, "tma_m8_r32_b2_s4_c2_d6"},  {16, 11568, 4096, "tma_m16_r32_b2_s4_c2_d6"},
+      {1, 12288, 12288, "tma_m8_r32_b2_s4_c2_d6"}, {8, 12672, 5120, "tma_m8_r32_b2_s4_c2_d6"},
+      // ... not past 3 per SM (12800: 400 tiles of 32), below 2.6 (10752 x 5376: 336), nor at K <= 3072.
+      {8, 12800, 4096, "tma_m8_r64_b2_s4_c2_u1"},  {8, 10752, 5376, "tma_m8_r64_b2_s4_c2_u1"},
+      // F: rule 2's band at M = 5-16, clusters of two on 32-row tiles with an 8-stage ring; M <= 4 keeps rule C's lead
+      // split, the 32-token tile the 64-row twos.
+      {5, 4096, 5504, "tma_m8_r32_b2_s8_x2"},      {16, 3968, 14848, "tma_m16_r32_b2_s8_x2"},
+      {4, 4096, 5504, "tma_m8_r64_b2_s4_c2_d6"},   {24, 4002, 5120, "tma_m32_r64_b2_s4_x2"},
+      // A 3-stage ring at the 8-token tile for clusters of CTAs between 7/8 of the SMs and the SMs with <= 4 stages each
+      // (128 CTAs: 2048 x 1408 in fours, 1024 x 3072 in eights); M = 12-16 and 96 CTAs (768 x 4096) keep 4.
+      {1, 2048, 1408, "tma_m8_r64_b2_s3_x4"},      {8, 1024, 3072, "tma_m8_r64_b2_s3_x8"},
+      {12, 2048, 1408, "tma_m16_r64_b2_s4_x4"},    {1, 768, 4096, "tma_m8_r64_b2_s4_x8"},
+      // The lead split's 5-stage ring where halves leave the others 4+ stages, thirds 6+ (6656 x 1664 / 2240, 5128 x
+      // 3000); thirds of 4 keep 4 (5120 x 2176).
+      {1, 6656, 1664, "tma_m8_r64_b2_s5_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s5_c2_d6"},
+      {1, 5120, 2176, "tma_m8_r64_b2_s4_c2_d6"},
+  });
+  // G, H and I on misaligned y rows (the first cut is the pick up to M = 64 there).
+  expect_structural_picks(h200, {
+      // G: 64-row tiles for 9/10 of the SMs at 32-64 tokens, one CTA per tile instead of clusters of two.
+      {24, 8004, 5120, "tma_m32_r64_b2_s4_x1"},    {64, 8004, 4096, "tma_m64_r64_b2_s3_x1"},
+      {48, 6300, 4096, "tma_m64_r64_b1_s4_x2"},
+      // H: the 32-token tile on 64-row tiles for 1.5x the slots or more: one CTA per tile, not stream-K.
+      {24, 49155, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {32, 32002, 4096, "tma_m32_r64_b2_s4_c2_d6"},
+      {32, 19998, 8192, "tma_m32_r64_b2_s4_c2_u1"}, {48, 49155, 1024, "tma_m64_r64_b2_s3_c2_u1"},
+      // I: rule 1's band at the 64-token tile, stream-K at one CTA per SM.
+      {48, 589, 16120, "tma_m64_r64_b2_s3_c1_u1"},
+      // Rule A needs 15 row tiles or more since: 589 x 16120 (10) keeps the cluster at M <= 2.
+      {1, 589, 16120, "tma_m8_r64_b2_s4_x8"},
+  });
+  expect_rule_note(h200, "one CTA per 32-row tile, not stream-K", "one CTA per 32-row tile",
+                   {{3, 12288, 5120}}, {{8, 12800, 4096}, {8, 10752, 5376}});
+}
+
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
   half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits) fill them with 14
-                  // stages each, so clusters of two on a 4-stage ring from M = 5 (sessions 33 and 34)
+                  // stages each, so clusters of two on 32-row tiles with an 8-stage ring from M = 5 (sessions 33-35)
   const Choice c = pick_on(half, 8, 2112, 7168);
-  EXPECT_EQ(c.config.name(), "tma_m8_r64_b2_s4_x2");
-  EXPECT_THAT(c.reason.str(), HasSubstr("= 66 CTAs on 132 two-per-SM slots"));
+  EXPECT_EQ(c.config.name(), "tma_m8_r32_b2_s8_x2");
+  EXPECT_THAT(c.reason.str(), HasSubstr("66 row tiles of 32 x 2 cluster CTAs = 132 CTAs on 132 two-per-SM slots"));
   // ... and at M <= 4 the lead split's four parts per tile (session 34).
   EXPECT_THAT(pick_on(half, 1, 2112, 7168).reason.str(),
               HasSubstr("33 row tiles of 64 x 4 lead-split parts = 132 CTAs"));

@@ -101,7 +101,16 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // M = 24 / 32. This band holds 9-16 row tiles of 64 with K over 12288 only; the 64-token tile's cluster (one box
       // per stage) was not measured there, so it keeps stream-K.
       if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) {
-        if (c.tile_m == 64) break;
+        // Session 35 (rule I): at the 64-token tile stream-K at one CTA per SM as well, not two: 589 x 16120 at M = 48
+        // / 64 20.99 / 24.65 us against 25.94 / 31.59 (heuristic-twentyfirst-2720553.json), 1002 x 16384 20.11 / 22.60
+        // against 23.60 / 27.44 (eighteenth-eeae1f9); y's rows not 16-byte aligned on both, where the first cut is the
+        // pick up to M = 64.
+        if (c.tile_m == 64) {
+          c.cluster = 0, c.boxes = 2, c.stages = 3, c.ctas_per_sm = 1, c.min_units = 1;
+          if (note) *note = "stream-K at one CTA per SM at the 64-token tile on fewer cluster CTAs than SMs of > 192 KiB "
+                            "each (session 35)";
+          return c;
+        }
         // Session 34 (rule A): at M <= 2 in this band, stream-K at one CTA per SM (one share of the tiles' stages per
         // SM, 132 CTAs on H200 where the clusters launch 72-128) instead. On all three shapes of the band measured with
         // it, blind each time, stream-K at one CTA per SM (min units 1, 2 or 8: the same grid, within 0.3%) was the
@@ -112,7 +121,10 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
         // 12.09): at M = 3-4 they split (3-4% ahead on 1002 and 1024 x 16384, 2-5% behind on 1000 x 15000: 12.52 /
         // 12.73 against 12.29 / 12.11), from M = 5 the cluster won on all three. Stream-K at two CTAs per SM, the pick
         // before session 33, stays out (12.48 / 13.47 at M = 1 / 2 on 1002 x 16384).
-        if (p.m <= 2) {
+        // Only where each row tile gathers at most about nine shares (15 or more tiles on H200): on 589 x 16120 (10
+        // tiles, 13 shares each) the cluster of 8 was 13% / 22% faster at M = 1 / 2 (8.69 / 8.73 us against 9.84 /
+        // 10.65, heuristic-twentyfirst-2720553.json; session 35).
+        if (p.m <= 2 && 9 * int64_t{g.tiles} >= sms) {
           c.cluster = 0, c.stages = 4, c.ctas_per_sm = 1, c.min_units = 1;
           if (note) *note = "stream-K at one CTA per SM, not a cluster of 8, at M <= 2 on fewer cluster CTAs than SMs "
                             "of > 192 KiB each (session 34)";
@@ -151,7 +163,14 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // 581d850), 1792 x 4096 (224 CTAs of 4) 10-12% faster with 3 at M = 1 and 3-8 (set six at 516a0f1), q_b_proj
       // 2304 x 1536 (144 of 3) 3.43 against 4.15 us at M = 1 and even in the step (docs/step.md "Session 16"); with
       // fewer CTAs than SMs 4 stay (128 x 2048 on 16 CTAs: 2.37 us against 2.53).
-      const bool few_stages_doubled = c.tile_m <= 16 && ctas > sms && g.k_stages <= 4 * x;  // measured at M <= 16
+      // Session 35: at the 8-token tile also from 7/8 of the SMs: clusters of four or eight fill fewer SMs than the
+      // device has (whole clusters per GPC), so 128 such CTAs already double up on some. 3 stages against 4 at M <= 8
+      // (us): 2048 x 1408 3.10-3.50 against 3.95-4.14 (heuristic-twentyfirst-2720553.json), 1024 x 3072 3.32-3.94
+      // against 4.12-4.28 (fifteenth-9bdc087), 1000 x 4096 and 1024 x 4096 0.92-0.98x (fourteenth, twentieth), 2048 x
+      // 1024 and 1024 x 2048 0.83-0.97x (thirteenth-48ba1b1); 1001 x 3080 1.02-1.04x at M = 2-8, 2048 x 1376 0.94-1.03x.
+      // At M = 12-16 the 4-stage ring was ahead on five of those seven shapes (1.01-1.07x), so it stays there.
+      const int doubled_from = c.tile_m <= 8 ? sms - sms / 8 : sms;
+      const bool few_stages_doubled = c.tile_m <= 16 && ctas > doubled_from && g.k_stages <= 4 * x;  // at M <= 16
       const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
       c.stages = ctas > slots - sms / 4 || few_stages_doubled || big_ring ? 3 : 4;
       c.cluster = x;
@@ -186,8 +205,32 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
           return c;
         }
         c.cluster = 2, c.stages = 4;
-        if (note) *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with 10+ "
-                          "stages each (session 33)";
+        // Session 35 (rule F): at M = 5-16, clusters of two on 32-row tiles (as many CTAs, each with half the rows and
+        // the same K) on an 8-stage ring (107 KB at the 16-token tile, two per SM). On all five band shapes where it
+        // was measured it beat the 64-row twos at every M = 5-16 (us; heuristic-twentyfirst-2720553.json): 4096 x 5504
+        // 12.61-13.22 against 13.82-14.58 (0.91-0.92x), 4096 x 6400 0.92-0.93x, 3968 x 14848 0.95-0.96x; 4002 x 5120
+        // 0.89-0.91x (twentieth-e5e10d2), 4096 x 10240 0.94-0.96x (nineteenth-d6706fb). With a 3-stage ring, the only
+        // one earlier sets measured, the 32-row twos were 1.13-1.26x (sets ten to sixteen). At M <= 4 the lead split
+        // above was faster still (4002 x 5120: 0.87-0.91x the 64-row twos, the 32-row twos 0.92-0.93x); at 24-32
+        // tokens the 8-stage ring does not fit twice.
+        if (p.m >= 5 && c.tile_m <= 16) c.rows = 32, c.stages = 8;
+        if (note) *note = c.rows == 32 ? "clusters of two on 32-row tiles with an 8-stage ring, not of four on 3, where "
+                                         "fours fill the slots with 10+ stages each (session 35)"
+                                       : "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots "
+                                         "with 10+ stages each (session 33)";
+        return c;
+      }
+      // Session 35 (rule G): at token tiles 32 and 64, where the 64-row tiles alone give nine tenths of the SMs or more,
+      // one CTA per tile over the whole K (two boxes per stage) instead of clusters of two. Measured where y's rows are
+      // not 16-byte aligned (the first cut is the pick up to M = 64 there), x1 / the pick (clusters of two, one box per
+      // stage at the 64-token tile), us: 8004 x 5120 at M = 24 / 32 / 48 / 64 22.18 / 22.29 / 26.73 / 25.35 against
+      // 23.38 / 24.21 / 36.88 / 35.26 (heuristic-twentyfirst-2720553.json); 8004 x 4096 18.33 / 18.54 / 22.35 / 20.84
+      // against 19.34 / 20.15 / 28.26 / 29.94 (nineteenth-d6706fb). Below (6300 x 4096, 99 tiles) the twos were within
+      // 0-5% of the best (eighteenth-eeae1f9) and stay.
+      if (x == 2 && c.tile_m >= 32 && 10 * int64_t{g.tiles} >= 9 * int64_t{sms}) {
+        c.cluster = 1, c.boxes = 2, c.stages = c.tile_m == 64 ? 3 : 4;
+        if (note) *note = "one CTA per 64-row tile, not clusters of two, where the tiles fill nine tenths of the SMs at "
+                          "32-64 tokens (session 35)";
         return c;
       }
       // Clusters of eight at 32 tokens on (nearly) every two-per-SM slot: a ring of four one-box stages (61 KB with the
@@ -228,7 +271,16 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
         // with exactly it has not run. Alone, 6400 x 4096 (parts of 19 and 13) ran 13.6-14.7 us against 14.8-15.5
         // (held-out set eleven at e2c09d8). Not applied to the band's lead split at M <= 2 (below; 2560 x 10240 has
         // parts of 18 and 12): not judged there.
-        if (c.rows == 64 && split.parts > 1 && split.k_stages - split.lead_stages >= 8 * (split.parts - 1)) c.stages = 5;
+        // Session 35: also where two or three parts leave the others 2 x P stages or more each (4 in halves, 6 in
+        // thirds). 5 stages against 4 at M <= 8 (us, lead 6): halves, 6656 x 1664 and 6656 x 2240 0.92-0.97x
+        // (heuristic-nineteenth-d6706fb.json), 6144 x 2048 and 7777 x 2048 0.92-0.95x, 7168 x 2560 0.95-0.96x (tenth-
+        // 2eaefeb), 6400 x 1600 0.93-0.98x (fifteenth-9bdc087); thirds, 5128 x 3000 0.93-0.95x (twentieth-e5e10d2),
+        // 4608 x 3072 and 5120 x 3456 0.87-0.94x (tenth), 5120 x 3424 0.93-0.99x (twelfth-c942f9d); at M = 12-16
+        // 0.97-1.00x. Thirds with 4 stages each kept the 4-stage ring ahead (5120 x 2176 / 2240 / 1712: 1.02-1.06x).
+        const long long other_stages = split.k_stages - split.lead_stages;
+        const bool long_parts = other_stages >= 8 * (split.parts - 1) ||
+                                (split.parts <= 3 && other_stages >= 2LL * split.parts * (split.parts - 1));
+        if (c.rows == 64 && split.parts > 1 && long_parts) c.stages = 5;
         return c;
       }
       return c;
@@ -273,12 +325,35 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
     // stream-K). Other shapes it reaches (K <= 128, up to 264 row tiles: 16896 x 128) were not measured.
     if (c.tile_m == 16 && g.k_stages == 1 && g.tiles <= slots) return lead_split(false, true);
   }
+  // Session 35 (rule E): no cluster fits, K over 3072 (24 stages of 128), and 32-row tiles that give between 2.6 and 3
+  // CTAs per SM: one CTA per 32-row tile (the lead split's grid of one part) instead of stream-K, at any size. On the 11
+  // shapes of the recorded sets in that band, at M = 3-16 it ran 0.91-0.98x stream-K's best on K = 4096-5120 and
+  // 0.95-1.02x on K = 8192-12288 (12288 x 5120 29.80 against 31.42 us at M = 3, heuristic-twentyfirst-2720553.json;
+  // 11520 x 4096 0.92-0.98x, twentieth-e5e10d2; 12544 / 12672 x 4096-5120 0.92-0.99x, nineteenth-d6706fb; 12288 x
+  // 12288 0.97-1.01x, eighteenth-eeae1f9), at M = 1-2 0.96-1.02x. Outside the band it loses: a few CTAs more per SM than
+  // the rest (12800 x 4096-8192: 400 CTAs, 1.14-1.21x; 13696-15111 rows: 428-473, 1.13-1.23x) or fewer than 2.6 per SM
+  // (8453-10240 rows: 265-320 CTAs, 0.97-1.29x, 1.05-1.22x above 9216 rows; 10752 x 5376 at 2.55: 0.97-1.05x).
+  const int64_t tiles32 = (p.n + 31) / 32, tiles64 = (p.n + 63) / 64;
+  if (c.tile_m <= 16 && p.k > 3072 && 5 * tiles32 >= 13 * int64_t{sms} && tiles32 <= 3 * int64_t{sms}) {
+    if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
+    return lead_split(true, true);
+  }
+  // Session 35 (rule H): at the 32-token tile, 64-row tiles for 1.5x the slots or more: one CTA per tile (two boxes per
+  // stage, a 4-stage ring) instead of stream-K. On all 13 such shapes measured (y's rows not 16-byte aligned, where the
+  // first cut is the pick above 16 tokens) it ran 0.93-0.995x stream-K at M = 24 and 32: 32002 x 4096 0.94-0.96x,
+  // 50257 x 2560 0.93x, 49155 x 1024 0.93-0.94x, 256206 x 1024 0.97-0.98x (heuristic-eighteenth-eeae1f9.json to
+  // twentyfirst-2720553). One box per stage was 0.89-0.98x on some (49155-50265 x 1024-2048) and 1.01-1.10x on others
+  // (33006 x 2904, 51865 x 1024-1280). With fewer tiles it lost (19998 x 8192, 1.19x the slots: 1.03-1.05x), and at the
+  // 64-token tile one CTA per tile went either way (0.89-1.07x), so stream-K stays there.
+  if (c.tile_m == 32 && 2 * tiles64 >= 3 * int64_t{slots}) {
+    if (note) *note = "one CTA per 64-row tile, not stream-K, at the 32-token tile on 1.5x the slots or more (session 35)";
+    return lead_split(false, true);
+  }
   // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below
   // 128 MiB (16384 x 4096, 256 tiles: stream-K 34.6-35.7 us at M <= 16 against 32.9-33.1 for one CTA per tile; set
   // eleven at e2c09d8, blind; 16384 x 6144: 50.8-51.2 against 48.9-49.5, set nine at 581d850). More tiles than slots
   // keep stream-K: 17408 x 5120 (272 tiles) ran 45.3-46.4 us with it against 52.7-54.1 in one CTA per tile (set nine).
   // No Kimi-K3 shape is in the band (lm_head 20480 x 7168 has 320 tiles).
-  const int64_t tiles64 = (p.n + 63) / 64;
   if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 10 * tiles64 >= 9 * int64_t{slots} &&
       tiles64 <= slots)
     return lead_split(false, true);

@@ -52,6 +52,12 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 // - at 128 MiB or more and M <= 16, one CTA per 64-row tile where the tiles fill nine tenths of the slots and no more
 //   (session 17);
 // - otherwise stream-K over two CTAs per SM.
+// Session 35 (rules E-I, fitted offline to the recorded held-out sets; docs/tuning.md "Session 35"): one CTA per 32-row
+// tile where those give 2.6-3 CTAs per SM and K > 3072 (E); clusters of two on 32-row tiles with an 8-stage ring at M =
+// 5-16 where rule 2 halves filled fours (F); one CTA per 64-row tile at 32-64 tokens where the tiles fill nine tenths of
+// the SMs (G), and at the 32-token tile on 1.5x the slots or more (H); stream-K at one CTA per SM at the 64-token tile in
+// rule 1's band (I), and rule A there only from 15 row tiles; a 3-stage ring at the 8-token tile for clusters of 7/8 of
+// the SMs or more with <= 4 stages each; the lead split's 5-stage ring also for halves of 4+ and thirds of 6+ stages.
 // With note, the rules of session 33 on name themselves there (one line; empty where none fired), for the
 // structural pick's reason.
 Config first_cut_config(const Problem& p, int sms, int lead = -1, std::string* note = nullptr);
