@@ -464,7 +464,7 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
 }
 
 // Session 35, rules E-I and two ring sizes, fitted offline to the recorded held-out sets (docs/tuning.md "Session 35";
-// each names its data in tma_family.cpp). Each fires on the shapes it was fitted on and leaves its counter-examples.
+// each names its data in first_cut.cpp). Each fires on the shapes it was fitted on and leaves its counter-examples.
 TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {

@@ -1,6 +1,6 @@
 // The tma family's descriptor (kernels/family.h): tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas>_u<units> (stream-K)
-// or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster> (cluster split-K; x1: one CTA per row tile); its shape checks and first-cut config are
-// tma_family.cpp's, its shared memory tma_shape.h's, its launch tma_launch.cu's.
+// or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster> (cluster split-K; x1: one CTA per row tile); its shape checks
+// are tma_family.cpp's, its first-cut config first_cut.cpp's, its shared memory tma_shape.h's, its launch tma_launch.cu's.
 #include <iterator>
 
 #include "kernels/common/tiled.h"

@@ -36,7 +36,7 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   cluster is four 64-row CTAs per tile and gives more CTAs than SMs but at most 1.5 x as many, each with 5 or more
 //   stages, at M <= 16: the 64-row lead split at M <= 2 and, with 7 or more stages, 32-row tiles at M >= 3 instead,
 //   in clusters of four, or of two where four would put more than 2.75 CTAs on an SM (held-out shapes, sessions 12
-//   and 16: tma_family.cpp). At the 64-token tile a cluster of CTAs with more than 192 KiB each on fewer CTAs than SMs
+//   and 16: first_cut.cpp). At the 64-token tile a cluster of CTAs with more than 192 KiB each on fewer CTAs than SMs
 //   becomes stream-K (below) where that gives each row tile at most 32 CTAs (below 64 tokens the cluster of 8 stays
 //   there since session 33: 1002 x 16384, set eighteen; at M <= 2 stream-K at one CTA per SM instead, session 34:
 //   1002 / 1024 x 16384 and 1000 x 15000).

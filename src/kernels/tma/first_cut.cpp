@@ -1,0 +1,393 @@
+// The TMA family's first cut (tma_family.h: first_cut_config): the structural rules, each with the measurements it was
+// drawn from. Host-only.
+#include <cstdint>
+#include <string>
+
+#include "kernels/tma/tma_family.h"
+#include "kernels/tma/tma_shape.h"
+
+namespace skinnygemm::tma {
+
+namespace {
+
+// The first cut under construction: the problem, the device's SMs, the step's lead knob (-1: the default), the
+// caller's note and the config so far (the family, its token tile, 64-row tiles).
+struct Cut {
+  const Problem& p;
+  int sms;
+  int slots;  // two CTAs per SM
+  int lead;
+  std::string* note;
+  Config c;
+
+  // The lead split of 64-row tiles (tma_family.h: judged in the step), or of 32-row tiles where K is short and the
+  // 64-row split would leave its other parts a single stage each (5128 x 1024 M = 1: 64 rows in 3 parts 4.66 us,
+  // 32 rows in 1 part with 6 stages 4.02; held-out set six at 516a0f1) or no cluster fits (9728 x 896: 304 row tiles
+  // of 32, more than two per SM, so a 4-stage ring that fits five: 5.53-5.79 us at M <= 8 and 6.33 at M = 16, 6
+  // stages 5.98-6.24 and 8.83; 4eaa78f).
+  Config lead_split(bool short_rows, bool many_tiles) {
+    c.cluster = 0, c.ctas_per_sm = 2, c.lead = lead < 0 ? 6 : lead, c.boxes = 2;
+    c.rows = short_rows ? 32 : 64;
+    c.stages = short_rows && !many_tiles ? 6 : 4;
+    return c;
+  }
+};
+
+// Under 128 MiB, where clusters of x CTAs per 64-row tile fit (the largest of 8, 4 and 2 that does, g the grid of
+// whole tiles): the cluster, or what a rule of its band takes instead.
+Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
+  const Problem& p = cut.p;
+  Config& c = cut.c;
+  const int sms = cut.sms, slots = cut.slots, lead = cut.lead;
+  std::string* note = cut.note;
+  const int64_t ctas = static_cast<int64_t>(g.tiles) * x;
+  // Clusters on fewer CTAs than SMs with more than 192 KiB of weights each stream at one ring per SM; stream-K
+  // over two CTAs per SM is faster (1000 x 16384: 128 CTAs of 256 KiB 13.1 us, stream-K 11.3).
+  // Only where stream-K gives each row tile at most 32 CTAs: on one tile (60 x 16384) its 128 CTAs' partials
+  // all go to one reducer, 5.3-23.8 us at M = 1-16 against 4.6-6.9 for the best tma config measured (held-out set
+  // ten at 2eaefeb); with the cluster kept, the grid is narrow and the scored families decide (104 x 16384 on
+  // the stage ring: 2.9-4.3 us at M = 1-16, sets one and two).
+  // Session 33: stream-K here only at the 64-token tile. The measurements above ran with the old maps' 256-byte L2
+  // promotion (set six: 1000 x 16384 in clusters of 8 12.79-13.28 us at M = 1-4 in 516a0f1's run, stream-K
+  // 11.39-12.69 in 4eaa78f's, level at M = 5-8, 13.83-13.90 against 14.70-14.75 at 12-16). Under the new maps
+  // (session 31) the cluster of 8 beat stream-K at every measured point up to 32 tokens on 1002 x 16384 (16 tiles
+  // of 64, 16 stages per CTA; held-out set eighteen, heuristic-eighteenth-eeae1f9.json): 11.96-12.33 us against
+  // 12.48-13.47 at M = 1-5, 12.09-12.34 against 13.07-14.47 at M = 8-16, 13.56 / 13.94 against 18.70 / 19.36 at
+  // M = 24 / 32. This band holds 9-16 row tiles of 64 with K over 12288 only; the 64-token tile's cluster (one box
+  // per stage) was not measured there, so it keeps stream-K.
+  if (ctas < sms && p.weight_bytes() / ctas > 192 * 1024 && 32 * int64_t{g.tiles} >= slots) {
+    // Session 35 (rule I): at the 64-token tile stream-K at one CTA per SM as well, not two: 589 x 16120 at M = 48
+    // / 64 20.99 / 24.65 us against 25.94 / 31.59 (heuristic-twentyfirst-2720553.json), 1002 x 16384 20.11 / 22.60
+    // against 23.60 / 27.44 (eighteenth-eeae1f9); y's rows not 16-byte aligned on both, where the first cut is the
+    // pick up to M = 64.
+    if (c.tile_m == 64) {
+      c.cluster = 0, c.boxes = 2, c.stages = 3, c.ctas_per_sm = 1, c.min_units = 1;
+      if (note) *note = "stream-K at one CTA per SM at the 64-token tile on fewer cluster CTAs than SMs of > 192 KiB "
+                        "each (session 35)";
+      return c;
+    }
+    // Session 34 (rule A): at M <= 2 in this band, stream-K at one CTA per SM (one share of the tiles' stages per
+    // SM, 132 CTAs on H200 where the clusters launch 72-128) instead. On all three shapes of the band measured with
+    // it, blind each time, stream-K at one CTA per SM (min units 1, 2 or 8: the same grid, within 0.3%) was the
+    // fastest tma config at M = 1-2 (c1_u1 / cluster of 8, us): 1002 x 16384 10.74 / 11.96 and 11.18 / 12.15
+    // (heuristic-eighteenth-eeae1f9.json), 1024 x 16384 10.87 / 12.16 and 11.29 / 12.11 (nineteenth-d6706fb),
+    // 1000 x 15000 10.92 / 11.97 and 11.27 / 12.16 (twentieth-e5e10d2): 0.89-0.93x. Its times grow with M where
+    // the cluster's do not (1002 x 16384: 10.74 / 11.59 / 12.19 at M = 1 / 4 / 8, the cluster 11.96 / 12.07 /
+    // 12.09): at M = 3-4 they split (3-4% ahead on 1002 and 1024 x 16384, 2-5% behind on 1000 x 15000: 12.52 /
+    // 12.73 against 12.29 / 12.11), from M = 5 the cluster won on all three. Stream-K at two CTAs per SM, the pick
+    // before session 33, stays out (12.48 / 13.47 at M = 1 / 2 on 1002 x 16384).
+    // Only where each row tile gathers at most about nine shares (15 or more tiles on H200): on 589 x 16120 (10
+    // tiles, 13 shares each) the cluster of 8 was 13% / 22% faster at M = 1 / 2 (8.69 / 8.73 us against 9.84 /
+    // 10.65, heuristic-twentyfirst-2720553.json; session 35).
+    if (p.m <= 2 && 9 * int64_t{g.tiles} >= sms) {
+      c.cluster = 0, c.stages = 4, c.ctas_per_sm = 1, c.min_units = 1;
+      if (note) *note = "stream-K at one CTA per SM, not a cluster of 8, at M <= 2 on fewer cluster CTAs than SMs "
+                        "of > 192 KiB each (session 34)";
+      return c;
+    }
+    if (note) *note = "a cluster of 8 per tile, not stream-K, on fewer CTAs than SMs of > 192 KiB each (set eighteen)";
+  }
+  // A cluster that puts two CTAs of at most 2 stages on more than a quarter of the SMs: clusters of half the size
+  // instead, half the CTAs, each with its whole range (at most 4 stages) in a 4-stage ring. 4000 x 1000 and 4104 x
+  // 1024 (8 stages; 252 CTAs in fours with 3 stages, 4.35-4.97 us at M <= 8) ran 3.41-4.06 in twos with 4, and the
+  // twos with 3 stages 4.02-4.88 (held-out set ten at 2eaefeb). Set eleven (e2c09d8, blind) showed the same with
+  // fewer CTAs: 3072 x 1024 (192 CTAs in fours) 4.18-4.45 us at M <= 4 against 3.64-3.88 in twos, 1536 x 2048 (192
+  // in eights) 4.24-4.47 against 3.67-3.91 in fours; 1280 x 2048 (160 in eights, set nine at 581d850) kept its
+  // eights: 2.94-3.20 us against 3.24-3.54 in fours.
+  // Session 34 (rule D): the same for clusters of four that fill the two-per-SM slots (over 231 CTAs on H200) with
+  // at most 2.75 stages per CTA (11 stages of 128 per tile): there each CTA's share is little more than the fill of
+  // its 3-stage ring and the four-way reduction, and twos of 5-6 stages on a 4-stage ring were 3-11% faster at M =
+  // 1-12 on all three such shapes measured (x2 s4 / x4 s3, us): 4096 x 1376 4.91-5.36 / 5.19-5.72 at M = 1-8
+  // (heuristic-thirteenth-48ba1b1.json, where session 33 noted it), and blind in set twenty 3840 x 1280 4.21-4.70 /
+  // 4.54-5.07 and 4096 x 1408 4.71-5.37 / 5.01-5.76 (heuristic-twentieth-e5e10d2.json); at M = 16 0.97-1.01x. With
+  // more stages per CTA the fours stay: 4096 x 1600 (3.25; twos 1.01-1.05x, eleventh-partial-e2c09d8), 4096 x 1712
+  // and 4096 x 1792 (3.5; 0.95-1.05x), 3840 x 1920 (3.75; 1.10-1.17x, twelfth-c942f9d), and so do 224 CTAs (3584 x
+  // 1792: 1.00-1.12x).
+  const bool few_stage_fours = x == 4 && ctas > slots - sms / 4 && 4 * g.k_stages <= 11 * x;
+  if (c.tile_m <= 16 && x >= 4 && ((ctas > sms + sms / 4 && g.k_stages <= 2 * x) || few_stage_fours)) {
+    c.cluster = x / 2, c.stages = 4;
+    if (note && g.k_stages > 2 * x)
+      *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most 2.75 "
+              "stages each (session 34)";
+    return c;
+  }
+  // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early
+  // (2112x7168 M = 1 on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3). So does it where some SMs hold two CTAs
+  // that have at most 4 stages each, whose fourth slot holds little or nothing: 1280 x 2048 in clusters of 8
+  // (160 CTAs of 2 stages) 2.95-3.20 us with 3 stages against 3.61-3.92 with 4 at M <= 8 (held-out set nine at
+  // 581d850), 1792 x 4096 (224 CTAs of 4) 10-12% faster with 3 at M = 1 and 3-8 (set six at 516a0f1), q_b_proj
+  // 2304 x 1536 (144 of 3) 3.43 against 4.15 us at M = 1 and even in the step (docs/step.md "Session 16"); with
+  // fewer CTAs than SMs 4 stay (128 x 2048 on 16 CTAs: 2.37 us against 2.53).
+  // Session 35: at the 8-token tile also from 7/8 of the SMs: clusters of four or eight fill fewer SMs than the
+  // device has (whole clusters per GPC), so 128 such CTAs already double up on some. 3 stages against 4 at M <= 8
+  // (us): 2048 x 1408 3.10-3.50 against 3.95-4.14 (heuristic-twentyfirst-2720553.json), 1024 x 3072 3.32-3.94
+  // against 4.12-4.28 (fifteenth-9bdc087), 1000 x 4096 and 1024 x 4096 0.92-0.98x (fourteenth, twentieth), 2048 x
+  // 1024 and 1024 x 2048 0.83-0.97x (thirteenth-48ba1b1); 1001 x 3080 1.02-1.04x at M = 2-8, 2048 x 1376 0.94-1.03x.
+  // At M = 12-16 the 4-stage ring was ahead on five of those seven shapes (1.01-1.07x), so it stays there.
+  const int doubled_from = c.tile_m <= 8 ? sms - sms / 8 : sms;
+  const bool few_stages_doubled = c.tile_m <= 16 && ctas > doubled_from && g.k_stages <= 4 * x;  // at M <= 16
+  const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
+  c.stages = ctas > slots - sms / 4 || few_stages_doubled || big_ring ? 3 : 4;
+  c.cluster = x;
+  // Session 33: clusters of four on (nearly) every two-per-SM slot with 10 or more stages per CTA, at token tiles
+  // up to 32: clusters of two on a 4-stage ring instead (about one CTA per SM, each with its half of the tile's K
+  // streaming through the ring). On every such shape measured the twos were faster (the rule's own data; x4 s3 ->
+  // x2 s4, median per shape at M <= 16): 4002 x 8192 19.13-19.92 us -> 17.73-18.73 (0.935x; and 26.79 / 27.79 ->
+  // 20.20 / 20.79 at M = 24 / 32; heuristic-eighteenth-eeae1f9.json), 4000 x 8192 0.933x (fifteenth-9bdc087),
+  // 4096 x 8192 0.943x and 4096 x 6848 0.964x (sixteenth-4e746d5), 4096 x 7168 0.932x (sixth-516a0f1), 4096 x
+  // 6144 0.968x and 3840 x 5120 (10 stages) 0.974x (tenth-2eaefeb), 4096 x 12288 0.884x (fourteenth-fbbcfa9),
+  // 3840 x 15360 0.862x (fifteenth-9bdc087). With 8 or fewer stages per CTA the fours stay, 5-14% faster: 4000 x
+  // 4096 (8: 1.053x in twos, sixteenth), 4096 x 3584 (7), 4096 x 3200 (6.25), 4096 x 2560 and 3840 x 2560 (5:
+  // 1.13-1.14x). Not for clusters of eight (2048 x 16384: fours 1.185x the eights' time, thirteenth-48ba1b1; 1984 x
+  // 14848 0.937x) nor the 64-token tile (4002 x 8192 at M = 48 / 64: twos 1.02-1.10x).
+  // Session 34 (rule C): at M <= 4 in this band, the 64-row lead split (four parts per tile, about as many CTAs as
+  // the fours, two 4-stage rings per SM) instead. On both band shapes it was measured on, blind, it beat the twos
+  // at M = 1-4 (lead split / twos, us): 4002 x 5120 10.86-11.50 / 12.52-12.68, 0.87-0.91x (10 stages per CTA of
+  // four; heuristic-twentieth-e5e10d2.json), 4096 x 10240 20.15-20.81 / 21.81-21.99, 0.92-0.95x (20;
+  // nineteenth-d6706fb); from M = 5 it was even (0.99-1.01x at M = 5-8) and 6-12% behind at M = 12-16. 4096 x
+  // 16384 (32 stages, over 128 MiB and outside the band: stream-K there) showed the same line, 0.96-0.98x the twos
+  // at M <= 4 and 1.01-1.05x above (heuristic-fourteenth-fbbcfa9.json): the gain shrinks as the stages per CTA
+  // grow. The
+  // 4-stage ring is the one measured on the band (the 5-stage ring the long-parts rule below would give was
+  // measured on 4096 x 16384 only, 1.5% faster there). The band's other shapes (4002 x 8192, 4096 x 6144-12288,
+  // 3840 x 5120 / 15360) never had the lead split measured: a blind set will say.
+  if (x == 4 && c.tile_m <= 32 && ctas > slots - sms / 4 && g.k_stages >= 10 * x) {
+    if (p.m <= 4) {
+      cut.lead_split(false, false);
+      c.stages = 4;
+      if (note) *note = "the 64-row lead split at M <= 4, not clusters of two, where fours fill the slots with 10+ "
+                        "stages each (session 34)";
+      return c;
+    }
+    c.cluster = 2, c.stages = 4;
+    // Session 35 (rule F): at M = 5-16, clusters of two on 32-row tiles (as many CTAs, each with half the rows and
+    // the same K) on an 8-stage ring (107 KB at the 16-token tile, two per SM). On all five band shapes where it
+    // was measured it beat the 64-row twos at every M = 5-16 (us; heuristic-twentyfirst-2720553.json): 4096 x 5504
+    // 12.61-13.22 against 13.82-14.58 (0.91-0.92x), 4096 x 6400 0.92-0.93x, 3968 x 14848 0.95-0.96x; 4002 x 5120
+    // 0.89-0.91x (twentieth-e5e10d2), 4096 x 10240 0.94-0.96x (nineteenth-d6706fb). With a 3-stage ring, the only
+    // one earlier sets measured, the 32-row twos were 1.13-1.26x (sets ten to sixteen). At M <= 4 the lead split
+    // above was faster still (4002 x 5120: 0.87-0.91x the 64-row twos, the 32-row twos 0.92-0.93x); at 24-32
+    // tokens the 8-stage ring does not fit twice.
+    if (p.m >= 5 && c.tile_m <= 16) c.rows = 32, c.stages = 8;
+    if (note) *note = c.rows == 32 ? "clusters of two on 32-row tiles with an 8-stage ring, not of four on 3, where "
+                                     "fours fill the slots with 10+ stages each (session 35)"
+                                   : "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots "
+                                     "with 10+ stages each (session 33)";
+    return c;
+  }
+  // Session 35 (rule G): at token tiles 32 and 64, where the 64-row tiles alone give nine tenths of the SMs or more,
+  // one CTA per tile over the whole K (two boxes per stage) instead of clusters of two. Measured where y's rows are
+  // not 16-byte aligned (the first cut is the pick up to M = 64 there), x1 / the pick (clusters of two, one box per
+  // stage at the 64-token tile), us: 8004 x 5120 at M = 24 / 32 / 48 / 64 22.18 / 22.29 / 26.73 / 25.35 against
+  // 23.38 / 24.21 / 36.88 / 35.26 (heuristic-twentyfirst-2720553.json); 8004 x 4096 18.33 / 18.54 / 22.35 / 20.84
+  // against 19.34 / 20.15 / 28.26 / 29.94 (nineteenth-d6706fb). Below (6300 x 4096, 99 tiles) the twos were within
+  // 0-5% of the best (eighteenth-eeae1f9) and stay.
+  if (x == 2 && c.tile_m >= 32 && 10 * int64_t{g.tiles} >= 9 * int64_t{sms}) {
+    c.cluster = 1, c.boxes = 2, c.stages = c.tile_m == 64 ? 3 : 4;
+    if (note) *note = "one CTA per 64-row tile, not clusters of two, where the tiles fill nine tenths of the SMs at "
+                      "32-64 tokens (session 35)";
+    return c;
+  }
+  // Clusters of eight at 32 tokens on (nearly) every two-per-SM slot: a ring of four one-box stages (61 KB with the
+  // receive buffer) fits three CTAs per SM, so the next launch finds room beside them. 2112 x 7168 (264 CTAs) at
+  // M = 32: 11.99-12.03 us against 16.90 for the two-box 3-stage ring (85 KB), cuBLASLt 12.42-12.71. With fewer
+  // CTAs the two-box 4-stage ring stays: 1536 x 7168 (192) 9.56-9.59 us against 10.87 with this one, 896 x 7168
+  // (112) 6.88 against 7.94 (session 23, calls 1-2; docs/kernels.md "Session 23").
+  if (c.tile_m == 32 && x == 8 && ctas > slots - sms / 4) c.boxes = 1, c.stages = 4;
+  // Clusters of four on 64-row tiles that give a few more CTAs than SMs (up to 1.5 x) with 5 or more stages each
+  // load some SMs with two CTAs' bytes and the rest with one. On the five held-out shapes in this band
+  // (heuristic-sixth-516a0f1.json, heuristic-seventh-partial-0eaaa80.json) the 64-row lead split (2560 x 10240: six
+  // parts of 40 tiles, 240 CTAs) was the best measured candidate at every M <= 2, 5-18% faster than this cluster;
+  // at M >= 3, where each CTA has 7 or more stages, clusters of four on 32-row tiles (twice the CTAs, 46-56 KB
+  // each) were the best at 18 of 24 points (2560 x 10240: 14-16% faster; the 6-stage 32-row x4 the best at M = 3-8;
+  // 2816 x 4096 at M = 12-16 stream-K), at 5 stages (3000 x 2560) they were not measured. Not judged in the step:
+  // no Kimi-K3 TP8 shape is in the band (2304 x 1536 has 3 stages per CTA, 3584 x 7168 224 CTAs).
+  if (x == 4 && c.tile_m <= 16 && ctas > sms && 2 * ctas <= 3 * int64_t{sms} && g.k_stages >= 5 * x) {
+    if (p.m <= 2) return cut.lead_split(false, false);
+    if (g.k_stages >= 7 * x) {
+      c.rows = 32, c.stages = 4;
+      // Twice the CTAs in 32-row tiles; past 2.75 per SM in clusters of four they no longer all start at once:
+      // 3072 x 12288 (384 such CTAs) ran 28.0-29.8 us at M = 3-16 against 20.8-22.0 in clusters of two (192
+      // CTAs; held-out set nine at 581d850), 3072 x 6144 (384) 40-43% slower in fours (set ten at 2eaefeb,
+      // blind), where 2560 x 10240 (320; set seven) and 2816 x 4096 (352; set six) were the best in fours.
+      if (4 * 2 * ctas > 11 * int64_t{sms}) c.cluster = 2;
+      return c;
+    }
+  }
+  if (x == 2 && c.tile_m <= 16) {
+    const Grid split = lead_split_grid_for(p.n, p.k, 64, 2, 2, lead < 0 ? 6 : lead, sms);
+    const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
+    cut.lead_split(short_k && thin_parts, false);
+    // Parts of 8 or more stages each (the lead's too) stream past a 4-stage ring: 5 stages (99 KB at the 8-token
+    // tile, 112 KB at 16; still two per SM). Step trials (session 17, c942f9d, skinny_fused at M = 1 / 8 / 16
+    // against the 4-stage table in the same call): 6288 x 7168, 4480 x 7168 and 7168 x 3584 on 5 stages -87 /
+    // -116 / -52 us; with 7168 x 1536 (parts of 9 and 3 stages) and the dense layer's 8448 x 7168 and 7168 x 4224
+    // too -74 / -111 / -36. This rule is the first trial plus the two dense shapes (one launch each); the step
+    // with exactly it has not run. Alone, 6400 x 4096 (parts of 19 and 13) ran 13.6-14.7 us against 14.8-15.5
+    // (held-out set eleven at e2c09d8). Not applied to the band's lead split at M <= 2 (below; 2560 x 10240 has
+    // parts of 18 and 12): not judged there.
+    // Session 35: also where two or three parts leave the others 2 x P stages or more each (4 in halves, 6 in
+    // thirds). 5 stages against 4 at M <= 8 (us, lead 6): halves, 6656 x 1664 and 6656 x 2240 0.92-0.97x
+    // (heuristic-nineteenth-d6706fb.json), 6144 x 2048 and 7777 x 2048 0.92-0.95x, 7168 x 2560 0.95-0.96x (tenth-
+    // 2eaefeb), 6400 x 1600 0.93-0.98x (fifteenth-9bdc087); thirds, 5128 x 3000 0.93-0.95x (twentieth-e5e10d2),
+    // 4608 x 3072 and 5120 x 3456 0.87-0.94x (tenth), 5120 x 3424 0.93-0.99x (twelfth-c942f9d); at M = 12-16
+    // 0.97-1.00x. Thirds with 4 stages each kept the 4-stage ring ahead (5120 x 2176 / 2240 / 1712: 1.02-1.06x).
+    const long long other_stages = split.k_stages - split.lead_stages;
+    const bool long_parts = other_stages >= 8 * (split.parts - 1) ||
+                            (split.parts <= 3 && other_stages >= 2LL * split.parts * (split.parts - 1));
+    if (c.rows == 64 && split.parts > 1 && long_parts) c.stages = 5;
+    return c;
+  }
+  return c;
+}
+
+// Under 128 MiB where no cluster fits (g the grid of whole 64-row tiles): one CTA per row tile where K is short or the
+// tiles fill the slots, or false.
+bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
+  const Config& c = cut.c;
+  const int slots = cut.slots;
+  std::string* note = cut.note;
+  // No cluster fits, at M <= 16 with K of two or more stages: one CTA per row tile (the lead split's grid gives
+  // one part) where that fills nine tenths of the slots (16032 x 4096, 251 tiles: stream-K 34.4 us, 64-row lead
+  // split 32.3) or K is short and 32-row tiles (9728 x 896, 152 tiles of 64: stream-K 8.91 us, 304 of 32 5.54);
+  // stream-K otherwise (9216 x 7168, 144 tiles: stream-K within 0.5% of the best).
+  // With short K, 64-row tiles where they fill between three quarters of the slots and all of them: 14336 x 1792
+  // (224 tiles of 64, 0.85 of the slots) 13.3-13.9 us against 18.2-19.6 in 32-row tiles at M <= 16 (held-out set
+  // nine at 581d850); 32-row tiles below (9728 x 896: 152, 0.58) and above: 20000 x 1536 (313, 1.19) lost 24-27%
+  // in 64-row tiles of two boxes per stage against 10-13% in 32 (set ten at 2eaefeb, blind; the best there, and
+  // on 24576 x 1536 in set seven, was 64 rows of one box per stage, whose smaller ring fits three CTAs per SM).
+  // The same up to K = 3072 (session 17): 11520 x 3072 (180 tiles of 64) ran stream-K 19.3-20.4 us at M <= 16
+  // against 17.9-18.5 in one CTA per 32-row tile, 9728 x 2560 (152) 14.9-16.0 against 13.9-14.6 (held-out set
+  // twelve at c942f9d, blind), 12288 x 3072 (192) 20.4-21.4 against 18.9-19.6 (set nine); 12800 x 2560 (200, three
+  // quarters of the slots) 18.3-19.5 against 17.9-18.6 in one CTA per 64-row tile (set eleven). It lost on 12345 x
+  // 2056 at M = 2-16, whose 17th stage holds 8 of K (32-row tiles 17.3-23.4 us against stream-K's 17.2-20.9).
+  const bool medium_k = g.k_stages * c.boxes <= 48;
+  const bool wide_tiles_fill = 4 * int64_t{g.tiles} >= 3 * slots && g.tiles <= slots;
+  // Session 33 (rule 4): 64-row tiles again where they give one and a half times the slots or more (32-row tiles
+  // three waves or more; N over 25280 on H200, under 128 MiB). There the 32-row one-part split lost at every point
+  // measured, M = 1-16, to the one-part split of 64-row tiles (the rule's own data; 64-row time / 32-row time):
+  // 25600 x 2048 0.933-0.964 (heuristic-sixteenth-4e746d5.json), 32000 x 2048 0.907-0.931, 32064 x 2048
+  // 0.900-0.930, 32768 x 1024 0.858-0.886 (18.87-20.35 us -> 16.2-17.9), 50265 x 1024 0.908-0.940, 51865 x 1024
+  // 0.920-0.944, 65534 x 1024 0.924-0.959 (heuristic-nineteenth-d6706fb.json), 51866 x 1280 0.888-0.935
+  // (heuristic-eighteenth-eeae1f9.json). 128-row tiles summed the same (1830 against 1831 us over these 64
+  // points) but lost 0-3.5% on 25600 x 2048; 64-row stream-K summed 1848. Below the line the 32-row tiles stay:
+  // 9001 x 1024 to 12600 x 2560 (1.07-1.49 waves of 32-row tiles) 3-23% ahead of every 64- and 128-row config
+  // measured; between two and three waves no one config won throughout (16941 x 3072 and 18432 x 3072: 64-row
+  // one-part 0.99-1.07x, stream-K 0.86-0.99x; 20000 x 1536, 21888 x 2048 and 24576 x 1536: one-box 64-row tiles
+  // 0.92-0.96x, two-box 1.04-1.14x where measured, 128-row 1.14-1.19x, one-box 64-row 1.08-1.10x on 25600 x 2048).
+  const bool many_wide_tiles = 2 * int64_t{g.tiles} >= 3 * slots;
+  if (c.tile_m <= 16 && g.k_stages >= 2 && (medium_k || 10 * int64_t{g.tiles} >= 9 * slots)) {
+    if (medium_k && many_wide_tiles && note)
+      *note = "one CTA per 64-row tile, not 32-row, where the 64-row tiles give 1.5x the slots or more (session 33)";
+    *out = cut.lead_split(medium_k && !wide_tiles_fill && !many_wide_tiles, true);
+    return true;
+  }
+  // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid is stream-K's (one part per
+  // tile, the same CTAs), with the lead split's staged epilogue (16-byte output stores). f_b_proj 1536 x 128 (69
+  // launches) in the step at M = 16: -39 / -48 us (trial FB, session 19 call 3; +-10 us at M <= 8, where it stays
+  // stream-K). Other shapes it reaches (K <= 128, up to 264 row tiles: 16896 x 128) were not measured.
+  if (c.tile_m == 16 && g.k_stages == 1 && g.tiles <= slots) {
+    *out = cut.lead_split(false, true);
+    return true;
+  }
+  return false;
+}
+
+// Where no cluster was taken (or 128 MiB and more): rules E and H, the two bands over 128 MiB, stream-K otherwise.
+Config unclustered(Cut& cut) {
+  const Problem& p = cut.p;
+  Config& c = cut.c;
+  const int sms = cut.sms, slots = cut.slots;
+  std::string* note = cut.note;
+  // Session 35 (rule E): no cluster fits, K over 3072 (24 stages of 128), and 32-row tiles that give between 2.6 and 3
+  // CTAs per SM: one CTA per 32-row tile (the lead split's grid of one part) instead of stream-K, at any size. On the 11
+  // shapes of the recorded sets in that band, at M = 3-16 it ran 0.91-0.98x stream-K's best on K = 4096-5120 and
+  // 0.95-1.02x on K = 8192-12288 (12288 x 5120 29.80 against 31.42 us at M = 3, heuristic-twentyfirst-2720553.json;
+  // 11520 x 4096 0.92-0.98x, twentieth-e5e10d2; 12544 / 12672 x 4096-5120 0.92-0.99x, nineteenth-d6706fb; 12288 x
+  // 12288 0.97-1.01x, eighteenth-eeae1f9), at M = 1-2 0.96-1.02x. Outside the band it loses: a few CTAs more per SM than
+  // the rest (12800 x 4096-8192: 400 CTAs, 1.14-1.21x; 13696-15111 rows: 428-473, 1.13-1.23x) or fewer than 2.6 per SM
+  // (8453-10240 rows: 265-320 CTAs, 0.97-1.29x, 1.05-1.22x above 9216 rows; 10752 x 5376 at 2.55: 0.97-1.05x).
+  const int64_t tiles32 = (p.n + 31) / 32, tiles64 = (p.n + 63) / 64;
+  if (c.tile_m <= 16 && p.k > 3072 && 5 * tiles32 >= 13 * int64_t{sms} && tiles32 <= 3 * int64_t{sms}) {
+    if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
+    return cut.lead_split(true, true);
+  }
+  // Session 35 (rule H): at the 32-token tile, 64-row tiles for 1.5x the slots or more: one CTA per tile (two boxes per
+  // stage, a 4-stage ring) instead of stream-K. On all 13 such shapes measured (y's rows not 16-byte aligned, where the
+  // first cut is the pick above 16 tokens) it ran 0.93-0.995x stream-K at M = 24 and 32: 32002 x 4096 0.94-0.96x,
+  // 50257 x 2560 0.93x, 49155 x 1024 0.93-0.94x, 256206 x 1024 0.97-0.98x (heuristic-eighteenth-eeae1f9.json to
+  // twentyfirst-2720553). One box per stage was 0.89-0.98x on some (49155-50265 x 1024-2048) and 1.01-1.10x on others
+  // (33006 x 2904, 51865 x 1024-1280). With fewer tiles it lost (19998 x 8192, 1.19x the slots: 1.03-1.05x), and at the
+  // 64-token tile one CTA per tile went either way (0.89-1.07x), so stream-K stays there.
+  if (c.tile_m == 32 && 2 * tiles64 >= 3 * int64_t{slots}) {
+    if (note) *note = "one CTA per 64-row tile, not stream-K, at the 32-token tile on 1.5x the slots or more (session 35)";
+    return cut.lead_split(false, true);
+  }
+  // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below
+  // 128 MiB (16384 x 4096, 256 tiles: stream-K 34.6-35.7 us at M <= 16 against 32.9-33.1 for one CTA per tile; set
+  // eleven at e2c09d8, blind; 16384 x 6144: 50.8-51.2 against 48.9-49.5, set nine at 581d850). More tiles than slots
+  // keep stream-K: 17408 x 5120 (272 tiles) ran 45.3-46.4 us with it against 52.7-54.1 in one CTA per tile (set nine).
+  // No Kimi-K3 shape is in the band (lm_head 20480 x 7168 has 320 tiles).
+  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 10 * tiles64 >= 9 * int64_t{slots} &&
+      tiles64 <= slots)
+    return cut.lead_split(false, true);
+  // 128 MiB or more where two parts per 64-row tile fill at least 95% of the slots and no more: the lead split on a
+  // 5-stage ring. At M = 1 / 16 against stream-K (session 24, calls 2-3, the same calls): 8448 x 8192 (264 CTAs)
+  // 33.50 / 34.26 us against 34.49 / 35.39, 8192 x 8192 (256) 32.52 / 33.37 against 34.42 / 35.22, 8192 x 11008 (256)
+  // 43.05 / 43.60 against 44.93 / 45.42. With three or four parts it won at M = 1 only (5632 x 12288 33.49 against
+  // 34.48, 4224 x 16384 33.98 against 34.57) and lost at 16 (35.76 against 35.52, 37.56 against 35.95); with fewer
+  // CTAs it lost (7168 x 14336: 224 CTAs, 52.35 against 51.22).
+  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 2 * tiles64 <= slots &&
+      20 * 2 * tiles64 >= 19 * int64_t{slots}) {
+    cut.lead_split(false, true);
+    c.stages = 5;
+    return c;
+  }
+  c.boxes = 2;
+  c.stages = c.tile_m == 64 ? 3 : 4;
+  c.ctas_per_sm = 2;
+  c.min_units = 1;
+  return c;
+}
+
+}  // namespace
+
+Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) {
+  if (note) note->clear();
+  Config c;
+  c.family = Family::Tma;
+  c.tile_m = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
+  // The lead split where each 32-row tile gets 2 to 8 parts at two CTAs per SM (2112 x 7168 M = 1: 9.3 us, the
+  // cluster split 10.3 and stream-K 10.1 in the same probe call; docs/kernels.md "Session 7"); not by default
+  // (tma_family.h: it loses in the whole step).
+  const Grid split = lead_split_grid_for(p.n, p.k, 32, 2, 2, lead < 0 ? 0 : lead, sms);
+  if (lead >= 0 && c.tile_m <= 16 && split.k_stages >= 16 && split.parts >= 2 && split.parts <= 8 &&
+      p.weight_bytes() < (int64_t{128} << 20)) {
+    c.rows = 32, c.boxes = 2, c.stages = 7, c.ctas_per_sm = 2, c.lead = lead;
+    return c;
+  }
+  c.rows = 64;
+  Cut cut{p, sms, 2 * sms, lead, note, c};
+  if (p.weight_bytes() < (int64_t{128} << 20)) {
+    cut.c.boxes = c.tile_m == 64 ? 1 : 2;
+    const Grid g = cluster_grid_for(p.n, p.k, cut.c.rows, cut.c.boxes, 1);
+    // K <= 2048: at most 32 boxes of 64. K = 2048 counts since session 17: 13000 x 2048 (204 tiles of 64, no cluster
+    // fits) ran stream-K 16.0-16.9 us at M <= 16 against 13.9-14.4 for one CTA per 64-row tile (set eleven at e2c09d8,
+    // blind), 11111 x 2048 stream-K 14.1-14.9 against 12.1-12.7 in 32-row tiles (set ten at 2eaefeb, blind).
+    const bool short_k = g.k_stages * cut.c.boxes <= 32;
+    for (int x : {8, 4, 2}) {
+      const int64_t ctas = static_cast<int64_t>(g.tiles) * x;
+      // At M <= 16 each CTA of a cluster keeps at least 1.75 stages (1536 x 1536, 12 stages, M = 1: clusters of 8
+      // 3.95 us, of 4 3.24; 1000 x 1024, 8 stages: 3.28 and 2.94; 1152 x 896, 7 stages: 4 CTAs still the best;
+      // held-out set six at 516a0f1); the 32- and 64-token tiles keep the session-8 rule (one stage), unmeasured.
+      const int min_stages_x4 = c.tile_m <= 16 ? 7 : 4;  // stages per CTA, times 4
+      if (4 * g.k_stages < min_stages_x4 * x || ctas > cut.slots) continue;
+      return clustered(cut, x, g, short_k);
+    }
+    Config short_cut;
+    if (unclustered_short(cut, g, &short_cut)) return short_cut;
+  }
+  return unclustered(cut);
+}
+
+}  // namespace skinnygemm::tma
