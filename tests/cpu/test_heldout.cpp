@@ -62,7 +62,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_fifteenth:tp1", "model:heldout_sixteenth:tp1",
                                         "model:heldout_seventeenth:tp1", "model:heldout_eighteenth:tp1",
                                         "model:heldout_nineteenth:tp1", "model:heldout_twentieth:tp1",
-                                        "model:heldout_twentyfirst:tp1"};
+                                        "model:heldout_twentyfirst:tp1", "model:heldout_twentysecond:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -210,6 +210,14 @@ TEST(Heldout, TwentiethSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // four of them routed experts, and 6 synthetic odd.* shapes (2 with N % 8 != 0), K 1024-16120, six K not multiples of 64.
 TEST(Heldout, TwentyFirstSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentyfirst:tp1");
+}
+
+// Set twenty-two (session 35), written blind after rules E-I and the two ring sizes (a809324), by a helper that read no
+// measurement: 29 shapes on both sides of each session-35 rule's edge (E, F, G, H, I, the 3-stage ring at 7/8 of the SMs,
+// the lead split's 5-stage ring for halves and thirds) and of session 34's A, C and D; 16 real decode projections, 13
+// synthetic odd.* sizes, 15 with N % 8 != 0 (where G, H and I can show above 16 tokens).
+TEST(Heldout, TwentySecondSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twentysecond:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
