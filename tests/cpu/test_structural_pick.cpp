@@ -76,9 +76,10 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
       // staged epilogue; session 19's trial FB); more tiles than slots (20480 x 128) stays stream-K.
       {16, 1536, 128, "tma_m16_r64_b2_s4_c2_d6"}, {9, 896, 128, "tma_m16_r64_b2_s4_c2_d6"},
       {16, 20480, 128, "tma_m16_r64_b2_s4_c2_u1"},
-      // The rules held-out set six corrected (docs/tuning.md, session 9): a cluster CTA keeps 1.75 stages or more
-      // (12 stages: 4 CTAs, not 8); a cluster below one CTA per SM with > 192 KiB each was stream-K (at M <= 32 a
-      // cluster of 8 again since session 33); where no cluster fits, one CTA per row tile (64 rows where that fills 9/10 of the slots, 32 where K is short).
+      // The rules held-out set six corrected (docs/tuning.md, session 9): a cluster CTA keeps 1.75 stages or more (12
+      // stages: 4 CTAs, not 8); a cluster below one CTA per SM with > 192 KiB each was stream-K (at M <= 32 a cluster
+      // of 8 again since session 33); where no cluster fits, one CTA per row tile (64 rows where that fills 9/10 of the
+      // slots, 32 where K is short).
       {1, 1536, 1536, "tma_m8_r64_b2_s4_x4"},     {4, 1000, 16384, "tma_m8_r64_b2_s4_x8"},
       {1, 16032, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {8, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},
       {16, 5128, 1024, "tma_m16_r32_b2_s6_c2_d6"}, {1, 9216, 7168, "tma_m8_r64_b2_s4_c2_u1"},
@@ -133,8 +134,8 @@ TEST(StructuralPick, LeavesM17AndUpOddKAndOtherGpusToTheScoredHeuristic) {
 }
 
 // Session 32 (held-out sets sixteen and seventeen, call 3): where y's rows are not 16-byte aligned, cuBLASLt ran
-// 1.8-4.9x slower than the family's first cut at M = 17-64 on all 15 odd-N shapes, so the first cut is the pick there up
-// to 64 tokens, with the 32- and 64-token tiles; 16-byte aligned rows (N % 8 == 0, or a padded row stride) keep the
+// 1.8-4.9x slower than the family's first cut at M = 17-64 on all 15 odd-N shapes, so the first cut is the pick there
+// up to 64 tokens, with the 32- and 64-token tiles; 16-byte aligned rows (N % 8 == 0, or a padded row stride) keep the
 // scored heuristic.
 TEST(StructuralPick, MisalignedOutputRowsKeepTheFamilyUpTo64Tokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
@@ -246,8 +247,8 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
   }
 }
 
-// Session 17's three rules from held-out set eleven's first run (e2c09d8, blind; docs/tuning.md "Session 17"), each with
-// the neighbour it must leave alone:
+// Session 17's three rules from held-out set eleven's first run (e2c09d8, blind; docs/tuning.md "Session 17"), each
+// with the neighbour it must leave alone:
 //  - K = 2048 is short K (no cluster fits): 13000 x 2048 (204 tiles of 64, three quarters of the slots) one CTA per
 //    64-row tile (13.9-14.4 us against stream-K's 16.0-16.9), 11111 x 2048 (174) in 32-row tiles (12.1 against 14.1);
 //  - clusters of at most 2 stages per CTA halve past 1.25 CTAs per SM: 3072 x 1024 (192 CTAs in fours) to twos, 1536 x
@@ -264,7 +265,8 @@ TEST(StructuralPick, SetElevenRulesAndTheNeighboursTheyLeave) {
       {1, 16384, 4096, "tma_m8_r64_b2_s4_c2_d6"}, {16, 16384, 6144, "tma_m16_r64_b2_s4_c2_d6"},
       {1, 17408, 5120, "tma_m8_r64_b2_s4_c2_u1"}, {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"},
       // From set twelve (c942f9d): with no cluster, K up to 3072 as K up to 2048: 32-row tiles (11520 x 3072, 9728 x
-      // 2560), 64-row where they fill 3/4 of the slots and no more (12800 x 2560); K = 3200 keeps stream-K.
+      // 2560), 64-row where they fill 3/4 of the slots and no more (12800 x 2560); K = 3200 kept stream-K until rule E
+      // (session 35) gave its 360 tiles of 32 one CTA each.
       {1, 11520, 3072, "tma_m8_r32_b2_s4_c2_d6"}, {16, 9728, 2560, "tma_m16_r32_b2_s4_c2_d6"},
       {1, 12800, 2560, "tma_m8_r64_b2_s4_c2_d6"}, {1, 11520, 3200, "tma_m8_r32_b2_s4_c2_d6"},
   });
@@ -336,7 +338,7 @@ TEST(StructuralPick, NarrowLongKStreamKAtOneCtaPerSmAtOneOrTwoTokens) {
 // time), as do clusters of eight (2048 x 16384: fours 1.19x), the few-stage rings (2560 x 1024) and the 64-token tile.
 // Since session 35 (rule F) the twos at M = 5-16 are on 32-row tiles with an 8-stage ring (4002 x 8192 and the others
 // here; test NewRulesOfSessionThirtyFive).
-TEST(StructuralPick, FilledClustersOfFourWithLongKHalveOnAFourStageRing) {
+TEST(StructuralPick, FilledClustersOfFourWithLongKHalve) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {5, 4002, 8192, "tma_m8_r32_b2_s8_x2"},    {16, 4002, 8192, "tma_m16_r32_b2_s8_x2"},
@@ -353,8 +355,9 @@ TEST(StructuralPick, FilledClustersOfFourWithLongKHalveOnAFourStageRing) {
 
 // Session 34, rule C (held-out sets nineteen and twenty, blind, and set fourteen outside the band): in rule 2's band,
 // at M <= 4, the 64-row lead split on a 4-stage ring instead of clusters of two (4002 x 5120: 10.86-11.50 us against
-// 12.52-12.68 at M = 1-4; 4096 x 10240 20.15-20.81 against 21.81-21.99); from M = 5 it was even and at 12-16 behind,
-// so M = 5 keeps the twos (32-row ones since session 35). Outside the band (8 stages per CTA of four: 4000 x 4096; clusters of eight) nothing changes.
+// 12.52-12.68 at M = 1-4; 4096 x 10240 20.15-20.81 against 21.81-21.99); from M = 5 it was even and at 12-16 behind, so
+// M = 5 keeps the twos (32-row ones since session 35). Outside the band (8 stages per CTA of four: 4000 x 4096;
+// clusters of eight) nothing changes.
 TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -477,8 +480,8 @@ TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
       // split, the 32-token tile the 64-row twos.
       {5, 4096, 5504, "tma_m8_r32_b2_s8_x2"},      {16, 3968, 14848, "tma_m16_r32_b2_s8_x2"},
       {4, 4096, 5504, "tma_m8_r64_b2_s4_c2_d6"},   {24, 4002, 5120, "tma_m32_r64_b2_s4_x2"},
-      // A 3-stage ring at the 8-token tile for clusters of CTAs between 7/8 of the SMs and the SMs with <= 4 stages each
-      // (128 CTAs: 2048 x 1408 in fours, 1024 x 3072 in eights); M = 12-16 and 96 CTAs (768 x 4096) keep 4.
+      // A 3-stage ring at the 8-token tile for clusters of CTAs between 7/8 of the SMs and the SMs with <= 4 stages
+      // each (128 CTAs: 2048 x 1408 in fours, 1024 x 3072 in eights); M = 12-16 and 96 CTAs (768 x 4096) keep 4.
       {1, 2048, 1408, "tma_m8_r64_b2_s3_x4"},      {8, 1024, 3072, "tma_m8_r64_b2_s3_x8"},
       {12, 2048, 1408, "tma_m16_r64_b2_s4_x4"},    {1, 768, 4096, "tma_m8_r64_b2_s4_x8"},
       // The lead split's 5-stage ring where halves leave the others 4+ stages, thirds 6+ (6656 x 1664 / 2240, 5128 x
@@ -499,8 +502,24 @@ TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
       // Rule A needs 15 row tiles or more since: 589 x 16120 (10) keeps the cluster at M <= 2.
       {1, 589, 16120, "tma_m8_r64_b2_s4_x8"},
   });
+  // The boundaries: the 3-stage ring from 117 CTAs (29 tiles of 64 in fours: 116; 30: 120), rule A from 15 row tiles.
+  expect_structural_picks(h200, {
+      {1, 1856, 1280, "tma_m8_r64_b2_s4_x4"},      {1, 1920, 1280, "tma_m8_r64_b2_s3_x4"},
+      {12, 1920, 1280, "tma_m16_r64_b2_s4_x4"},
+      {1, 896, 16384, "tma_m8_r64_b2_s4_x8"},      {1, 960, 16384, "tma_m8_r64_b2_s4_c1_u1"},
+  });
+  // Each rule's note where it fires, none where it does not; K <= 3072 (11520 x 3072) gets the same one-CTA-per-tile
+  // grid from the older short-K rule, not from rule E.
   expect_rule_note(h200, "one CTA per 32-row tile, not stream-K", "one CTA per 32-row tile",
-                   {{3, 12288, 5120}}, {{8, 12800, 4096}, {8, 10752, 5376}});
+                   {{3, 12288, 5120}}, {{8, 12800, 4096}, {8, 10752, 5376}, {8, 11520, 3072}});
+  expect_rule_note(h200, "clusters of two on 32-row tiles with an 8-stage ring", "8-stage ring",
+                   {{5, 4096, 5504}, {16, 3968, 14848}}, {{4, 4096, 5504}, {24, 4002, 5120}});
+  expect_rule_note(h200, "one CTA per 64-row tile, not clusters of two", "not clusters of two",
+                   {{24, 8004, 5120}, {64, 8004, 4096}}, {{48, 6300, 4096}});
+  expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, at the 32-token tile", "at the 32-token tile",
+                   {{24, 49155, 1024}}, {{32, 19998, 8192}, {48, 49155, 1024}});
+  expect_rule_note(h200, "stream-K at one CTA per SM at the 64-token tile", "at the 64-token tile",
+                   {{48, 589, 16120}, {64, 1002, 16384}}, {{32, 1002, 16384}});
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

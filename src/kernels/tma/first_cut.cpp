@@ -59,7 +59,7 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
     // Session 35 (rule I): at the 64-token tile stream-K at one CTA per SM as well, not two: 589 x 16120 at M = 48
     // / 64 20.99 / 24.65 us against 25.94 / 31.59 (heuristic-twentyfirst-2720553.json), 1002 x 16384 20.11 / 22.60
     // against 23.60 / 27.44 (eighteenth-eeae1f9); y's rows not 16-byte aligned on both, where the first cut is the
-    // pick up to M = 64.
+    // pick up to M = 64. K outside 13000-16384 (the band reaches K = 32768 near 1000 rows) was not measured.
     if (c.tile_m == 64) {
       c.cluster = 0, c.boxes = 2, c.stages = 3, c.ctas_per_sm = 1, c.min_units = 1;
       if (note) *note = "stream-K at one CTA per SM at the 64-token tile on fewer cluster CTAs than SMs of > 192 KiB "
@@ -111,19 +111,19 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
               "stages each (session 34)";
     return c;
   }
-  // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early
-  // (2112x7168 M = 1 on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3). So does it where some SMs hold two CTAs
-  // that have at most 4 stages each, whose fourth slot holds little or nothing: 1280 x 2048 in clusters of 8
-  // (160 CTAs of 2 stages) 2.95-3.20 us with 3 stages against 3.61-3.92 with 4 at M <= 8 (held-out set nine at
-  // 581d850), 1792 x 4096 (224 CTAs of 4) 10-12% faster with 3 at M = 1 and 3-8 (set six at 516a0f1), q_b_proj
-  // 2304 x 1536 (144 of 3) 3.43 against 4.15 us at M = 1 and even in the step (docs/step.md "Session 16"); with
-  // fewer CTAs than SMs 4 stay (128 x 2048 on 16 CTAs: 2.37 us against 2.53).
-  // Session 35: at the 8-token tile also from 7/8 of the SMs: clusters of four or eight fill fewer SMs than the
-  // device has (whole clusters per GPC), so 128 such CTAs already double up on some. 3 stages against 4 at M <= 8
-  // (us): 2048 x 1408 3.10-3.50 against 3.95-4.14 (heuristic-twentyfirst-2720553.json), 1024 x 3072 3.32-3.94
-  // against 4.12-4.28 (fifteenth-9bdc087), 1000 x 4096 and 1024 x 4096 0.92-0.98x (fourteenth, twentieth), 2048 x
-  // 1024 and 1024 x 2048 0.83-0.97x (thirteenth-48ba1b1); 1001 x 3080 1.02-1.04x at M = 2-8, 2048 x 1376 0.94-1.03x.
-  // At M = 12-16 the 4-stage ring was ahead on five of those seven shapes (1.01-1.07x), so it stays there.
+  // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early (2112x7168 M = 1
+  // on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3). So does it where some SMs hold two CTAs that have at most 4
+  // stages each, whose fourth slot holds little or nothing: 1280 x 2048 in clusters of 8 (160 CTAs of 2 stages)
+  // 2.95-3.20 us with 3 stages against 3.61-3.92 with 4 at M <= 8 (held-out set nine at 581d850), 1792 x 4096 (224 CTAs
+  // of 4) 10-12% faster with 3 at M = 1 and 3-8 (set six at 516a0f1), q_b_proj 2304 x 1536 (144 of 3) 3.43 against 4.15
+  // us at M = 1 and even in the step (docs/step.md "Session 16"); with fewer CTAs than SMs 4 stay (128 x 2048 on 16
+  // CTAs: 2.37 us against 2.53). Session 35: at the 8-token tile also above 7/8 of the SMs (117 CTAs and more on H200):
+  // clusters of four or eight fill fewer SMs than the device has (whole clusters per GPC, likely), so 128 such CTAs
+  // already double up on some. 3 stages against 4 at M <= 8 (us): 2048 x 1408 3.10-3.50 against 3.95-4.14
+  // (heuristic-twentyfirst-2720553.json), 1024 x 3072 3.32-3.94 against 4.12-4.28 (fifteenth-9bdc087), 1000 x 4096 and
+  // 1024 x 4096 0.92-0.98x (fourteenth, twentieth), 2048 x 1024 and 1024 x 2048 0.83-0.97x (thirteenth-48ba1b1); 1001 x
+  // 3080 0.98-1.04x at M = 1-8, 2048 x 1376 0.94-1.03x. At M = 12-16 the 4-stage ring was ahead on five of those seven
+  // shapes (1.01-1.07x), so it stays there.
   const int doubled_from = c.tile_m <= 8 ? sms - sms / 8 : sms;
   const bool few_stages_doubled = c.tile_m <= 16 && ctas > doubled_from && g.k_stages <= 4 * x;  // at M <= 16
   const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
@@ -181,7 +181,7 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   // stage at the 64-token tile), us: 8004 x 5120 at M = 24 / 32 / 48 / 64 22.18 / 22.29 / 26.73 / 25.35 against
   // 23.38 / 24.21 / 36.88 / 35.26 (heuristic-twentyfirst-2720553.json); 8004 x 4096 18.33 / 18.54 / 22.35 / 20.84
   // against 19.34 / 20.15 / 28.26 / 29.94 (nineteenth-d6706fb). Below (6300 x 4096, 99 tiles) the twos were within
-  // 0-5% of the best (eighteenth-eeae1f9) and stay.
+  // 0-5% of the best (eighteenth-eeae1f9) and stay. Only K = 4096-5120 was measured; the band reaches K = 256-8400.
   if (x == 2 && c.tile_m >= 32 && 10 * int64_t{g.tiles} >= 9 * int64_t{sms}) {
     c.cluster = 1, c.boxes = 2, c.stages = c.tile_m == 64 ? 3 : 4;
     if (note) *note = "one CTA per 64-row tile, not clusters of two, where the tiles fill nine tenths of the SMs at "
@@ -300,13 +300,15 @@ Config unclustered(Cut& cut) {
   const int sms = cut.sms, slots = cut.slots;
   std::string* note = cut.note;
   // Session 35 (rule E): no cluster fits, K over 3072 (24 stages of 128), and 32-row tiles that give between 2.6 and 3
-  // CTAs per SM: one CTA per 32-row tile (the lead split's grid of one part) instead of stream-K, at any size. On the 11
-  // shapes of the recorded sets in that band, at M = 3-16 it ran 0.91-0.98x stream-K's best on K = 4096-5120 and
+  // CTAs per SM: one CTA per 32-row tile (the lead split's grid of one part) instead of stream-K, at any size. On the
+  // 11 shapes of the recorded sets in that band, at M = 3-16 it ran 0.91-0.98x stream-K's best on K = 4096-5120 and
   // 0.95-1.02x on K = 8192-12288 (12288 x 5120 29.80 against 31.42 us at M = 3, heuristic-twentyfirst-2720553.json;
-  // 11520 x 4096 0.92-0.98x, twentieth-e5e10d2; 12544 / 12672 x 4096-5120 0.92-0.99x, nineteenth-d6706fb; 12288 x
-  // 12288 0.97-1.01x, eighteenth-eeae1f9), at M = 1-2 0.96-1.02x. Outside the band it loses: a few CTAs more per SM than
-  // the rest (12800 x 4096-8192: 400 CTAs, 1.14-1.21x; 13696-15111 rows: 428-473, 1.13-1.23x) or fewer than 2.6 per SM
-  // (8453-10240 rows: 265-320 CTAs, 0.97-1.29x, 1.05-1.22x above 9216 rows; 10752 x 5376 at 2.55: 0.97-1.05x).
+  // 11520 x 4096 0.92-0.98x, twentieth-e5e10d2; 12544 / 12672 x 4096-5120 0.92-0.99x, nineteenth-d6706fb; 12288 x 12288
+  // 0.97-1.01x, eighteenth-eeae1f9), at M = 1-2 0.96-1.02x. Outside the band it loses: a few CTAs more per SM than the
+  // rest (12800 x 4096-8192: 400 CTAs, 1.14-1.21x; 13696-15111 rows: 428-473, 1.13-1.23x) or fewer than 2.6 per SM
+  // (8453-10240 rows: 265-320 CTAs, 0.97-1.29x, 1.05-1.22x above 9216 rows; 10752 x 5376 at 2.55: 0.97-1.05x). Not
+  // measured: K % 64 != 0 at M = 1 (rule B's cuBLASLt takes M >= 2 there), K over 12288. Kimi-K3 TP1's g_proj (12288 x
+  // 7168) is in the band, untimed; no TP8 shape is.
   const int64_t tiles32 = (p.n + 31) / 32, tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 16 && p.k > 3072 && 5 * tiles32 >= 13 * int64_t{sms} && tiles32 <= 3 * int64_t{sms}) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
@@ -318,7 +320,8 @@ Config unclustered(Cut& cut) {
   // 50257 x 2560 0.93x, 49155 x 1024 0.93-0.94x, 256206 x 1024 0.97-0.98x (heuristic-eighteenth-eeae1f9.json to
   // twentyfirst-2720553). One box per stage was 0.89-0.98x on some (49155-50265 x 1024-2048) and 1.01-1.10x on others
   // (33006 x 2904, 51865 x 1024-1280). With fewer tiles it lost (19998 x 8192, 1.19x the slots: 1.03-1.05x), and at the
-  // 64-token tile one CTA per tile went either way (0.89-1.07x), so stream-K stays there.
+  // 64-token tile one CTA per tile went either way (0.89-1.07x), so stream-K stays there. Between 1.5x and 1.9x the
+  // slots (25281-32000 rows on H200) and K over 4096 nothing was measured: set twenty-two has shapes there.
   if (c.tile_m == 32 && 2 * tiles64 >= 3 * int64_t{slots}) {
     if (note) *note = "one CTA per 64-row tile, not stream-K, at the 32-token tile on 1.5x the slots or more (session 35)";
     return cut.lead_split(false, true);

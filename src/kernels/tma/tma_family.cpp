@@ -84,16 +84,16 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   std::string note;
   const Config first = first_cut_config(p, dev.sms, -1, &note);
   const GridShape g = grid_shape(first, p, dev.sms);
-  // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows over
-  // more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
-  // at M = 4: 2.38 vs 3.82; tune at 9d9b7ef), also in the whole step (the step search kept the stage ring for
-  // 144 x 7168 at 717be70). Under 1 MiB the fixed cost decides and the family's is lower (1536 x 128: 1.43 vs 1.93),
-  // but only while each CTA's share of K fits its ring: a CTA with more stages than ring slots waits on refills, a
-  // dependent chain of ~0.3 us per stage. On one 64-row tile the cluster of 8 measured 2.68 us with 3 stages per CTA
-  // (32 x 2880, M = 1), 4.30 with 8 (1 x 8192) and 6.71 with 16 (24 x 16384; held-out set seven at 0eaaa80 and
-  // bf0345d), where the stage ring's split-K took 2.15-2.68 us on one-tile shapes with 6-8 stages per cluster CTA
-  // (8 x 6144 and 16 x 6144 at M <= 4, 48 x 8192 at M <= 2; sets two to four), and on 16 x 6144 at M = 4 every
-  // tma config measured lost to the stage ring's 2.38 (heuristic-train-fourth-9d9b7ef.json).
+  // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows
+  // over more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
+  // at M = 4: 2.38 vs 3.82; tune at 9d9b7ef), also in the whole step (the step search kept the stage ring for 144 x
+  // 7168 at 717be70). Under 1 MiB the fixed cost decides and the family's is lower (1536 x 128: 1.43 vs 1.93), but only
+  // while each CTA's share of K fits its ring: a CTA with more stages than ring slots waits on refills, a dependent
+  // chain of ~0.3 us per stage. On one 64-row tile the cluster of 8 measured 2.68 us with 3 stages per CTA (32 x 2880,
+  // M = 1), 4.30 with 8 (1 x 8192) and 6.71 with 16 (24 x 16384; held-out set seven at 0eaaa80 and bf0345d), where the
+  // stage ring's split-K took 2.15-2.68 us on one-tile shapes with 6-8 stages per cluster CTA (8 x 6144 and 16 x 6144
+  // at M <= 4, 48 x 8192 at M <= 2; sets two to four), and on 16 x 6144 at M = 4 every tma config measured lost to the
+  // stage ring's 2.38 (heuristic-train-fourth-9d9b7ef.json).
   const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;
   if (g.ctas < dev.sms / 4 && (p.weight_bytes() >= (int64_t{1} << 20) || stages_per_cta > first.stages)) return false;
   char text[256];

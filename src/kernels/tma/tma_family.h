@@ -37,14 +37,15 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   stages, at M <= 16: the 64-row lead split at M <= 2 and, with 7 or more stages, 32-row tiles at M >= 3 instead,
 //   in clusters of four, or of two where four would put more than 2.75 CTAs on an SM (held-out shapes, sessions 12
 //   and 16: first_cut.cpp). At the 64-token tile a cluster of CTAs with more than 192 KiB each on fewer CTAs than SMs
-//   becomes stream-K (below) where that gives each row tile at most 32 CTAs (below 64 tokens the cluster of 8 stays
-//   there since session 33: 1002 x 16384, set eighteen; at M <= 2 stream-K at one CTA per SM instead, session 34:
-//   1002 / 1024 x 16384 and 1000 x 15000).
+//   becomes stream-K at one CTA per SM (session 35; two per SM before) where that gives each row tile at most 32 CTAs
+//   (below 64 tokens the cluster of 8 stays there since session 33: 1002 x 16384, set eighteen; at M <= 2 stream-K at
+//   one CTA per SM instead from 15 row tiles, sessions 34-35: 1002 / 1024 x 16384 and 1000 x 15000).
 //   Where only a cluster of two fits, at M <= 16, the 64-row lead split with a lead of 6 stages (or the lead asked
 //   for) instead: judged in the whole step (step --search-table at 717be70), it was faster than the cluster of two
 //   on every such shape the step launches more than once, at M = 1, 4 and 16 (per launch 0.2-0.9, 0.1-1.3 and
 //   0.2-2.4 us: 7168 x 768, 7168 x 1536, 7168 x 3584, 6288 x 7168); its ring holds 5 stages where every part has 8
-//   or more (in step trials 52-116 us faster at M = 1 / 8 / 16 on the three large shapes, session 17), 4 otherwise. Where K has fewer
+//   or more (in step trials 52-116 us faster at M = 1 / 8 / 16 on the three large shapes, session 17) and, since
+//   session 35, where halves leave the other part 4 or more and thirds 6 or more; 4 otherwise. Where K has fewer
 //   stages than the lead plus one (7168 x 768: 6 stages) every tile is one part, i.e. one CTA per 64-row tile.
 //   Where no cluster fits, at M <= 16: one CTA per row tile where that fills nine tenths of the slots or K is at most
 //   3072 (session 17), in 32-row tiles where K is at most 3072 unless the 64-row ones fill three quarters of the
@@ -54,11 +55,11 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 // - otherwise stream-K over two CTAs per SM.
 // Session 35 (rules E-I, fitted offline to the recorded held-out sets; docs/tuning.md "Session 35"): one CTA per 32-row
 // tile where those give 2.6-3 CTAs per SM and K > 3072 (E); clusters of two on 32-row tiles with an 8-stage ring at M =
-// 5-16 where rule 2 halves filled fours (F); one CTA per 64-row tile at 32-64 tokens where the tiles fill nine tenths of
-// the SMs (G), and at the 32-token tile on 1.5x the slots or more (H); stream-K at one CTA per SM at the 64-token tile in
-// rule 1's band (I), and rule A there only from 15 row tiles; a 3-stage ring at the 8-token tile for clusters of 7/8 of
-// the SMs or more with <= 4 stages each; the lead split's 5-stage ring also for halves of 4+ and thirds of 6+ stages.
-// With note, the rules of session 33 on name themselves there (one line; empty where none fired), for the
+// 5-16 where rule 2 halves filled fours (F); one CTA per 64-row tile at 32-64 tokens where the tiles fill nine tenths
+// of the SMs (G), and at the 32-token tile on 1.5x the slots or more (H); stream-K at one CTA per SM at the 64-token
+// tile in rule 1's band (I), and rule A there only from 15 row tiles; a 3-stage ring at the 8-token tile for clusters
+// of 7/8 of the SMs or more with <= 4 stages each; the lead split's 5-stage ring also for halves of 4+ and thirds of 6+
+// stages. With note, the rules of session 33 on name themselves there (one line; empty where none fired), for the
 // structural pick's reason.
 Config first_cut_config(const Problem& p, int sms, int lead = -1, std::string* note = nullptr);
 
