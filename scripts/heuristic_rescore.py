@@ -14,7 +14,10 @@ in two reports counts twice, once per run, as each report is a run of its own.
     scripts/heuristic_rescore.py --dump before.json --dump after.json docs/benchmarks/h200/heuristic*.json
 
 `--shapes-only` prints the reports' distinct NxK (the --shapes argument above) and exits. `--changed` lists every
-point whose pick differs between the first two dumps, with the measured times where there are some.
+point whose pick differs between the first two dumps, with the measured times where there are some. `--steps` judges
+each dump against the one before it (a chain of rules added one at a time, one dump per rule): the points whose pick
+changes, how many of them were timed both ways, faster / slower, their µs summed before and after, within 5% before and
+after, and how many leave or join the judged set (docs/tuning.md "Session 35").
 """
 import argparse
 import json
@@ -84,6 +87,19 @@ def summary(scored):
                 summed_us=sum(s[1] for s in scored if s[1] is not None))
 
 
+def step_line(before, after):
+    """One step of --steps: what changed between two scorings of the same rows."""
+    changed = [i for i in range(len(before)) if before[i][0] != after[i][0]]
+    both = [i for i in changed if before[i][1] is not None and after[i][1] is not None]
+    faster = sum(after[i][1] < before[i][1] for i in both)
+    slower = sum(after[i][1] > before[i][1] for i in both)
+    within = lambda sc: sum(sc[i][2] <= 0.05 for i in both)
+    left = sum(before[i][1] is not None and after[i][1] is None for i in changed)
+    joined = sum(before[i][1] is None and after[i][1] is not None for i in changed)
+    return (f"{len(changed)} | {len(both)} | {faster} / {slower} | {sum(before[i][1] for i in both):.1f} -> "
+            f"{sum(after[i][1] for i in both):.1f} | {within(before)} -> {within(after)} | {left} / {joined}")
+
+
 def fmt(s):
     pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"
     return (f"{s['points']} | {s['judged']} | {s['unmeasured']} | {s['within5']} | {s['within10']} | "
@@ -96,6 +112,7 @@ def main():
     ap.add_argument("--dump", action="append", default=[], help="`skinnygemm heuristic --json` (repeat: before, after)")
     ap.add_argument("--shapes-only", action="store_true", help="print the reports' distinct NxK, comma-separated")
     ap.add_argument("--changed", action="store_true", help="list the points whose pick differs between two dumps")
+    ap.add_argument("--steps", action="store_true", help="judge each dump against the one before it")
     a = ap.parse_args()
     rows = load_reports(a.reports)
     if a.shapes_only:
@@ -117,6 +134,12 @@ def main():
         print(f"\npoints judged under both dumps: {len(common)}")
         for j in (0, 1):
             print(f"| {a.dump[j]} | {fmt(summary([scored[j][i] for i in common]))} |")
+    if a.steps and len(scored) >= 2:
+        print("\n| step | points changed | timed both | faster / slower | µs summed (both) | within 5% (both) "
+              "| left / joined the judged set |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for j in range(1, len(scored)):
+            print(f"| {a.dump[j - 1]} -> {a.dump[j]} | {step_line(scored[j - 1], scored[j])} |")
     if a.changed and len(scored) >= 2:
         print("\n| report | N×K | M | before | µs | after | µs | best | µs |")
         print("|---|---|---:|---|---:|---|---:|---|---:|")
