@@ -1,7 +1,9 @@
 // `skinnygemm`: info, shapes, check, bench, tune, heuristic, step, mla, fused, overhead. Each subcommand lives in
 // cli/<name>.cpp and defines `Command add_<name>(CLI::App&)`; adding one is that file plus its name in
 // SKINNYGEMM_CLI_COMMANDS.
+#include <algorithm>
 #include <exception>
+#include <string>
 #include <iostream>
 #include <vector>
 
@@ -25,6 +27,16 @@ int main(int argc, char** argv) {
 #define SKINNYGEMM_CLI_ADD(name) add_##name(app),
   const std::vector<Command> commands = {SKINNYGEMM_CLI_COMMANDS(SKINNYGEMM_CLI_ADD)};
 #undef SKINNYGEMM_CLI_ADD
+  // A first word that is no command and no option: name it (CLI11 says only "A subcommand is required").
+  if (argc > 1 && argv[1][0] != '-' && std::none_of(commands.begin(), commands.end(), [&](const Command& c) {
+        return c.app->get_name() == argv[1];
+      })) {
+    std::string known;
+    for (const Command& c : commands) known += (known.empty() ? "" : ", ") + c.app->get_name();
+    std::cerr << "skinnygemm: unknown command '" << argv[1] << "'; expected one of " << known
+              << " (skinnygemm --help)\n";
+    return kExitError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

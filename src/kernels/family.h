@@ -93,7 +93,7 @@ struct FamilyDescriptor {
 // The registry, in Family order.
 const std::vector<const FamilyDescriptor*>& families();
 const FamilyDescriptor& family(Family id);
-// The family of this name, or null (its id in *id).
+// The family of this name, or null (its id in *id where id is not null).
 const FamilyDescriptor* find_family(const std::string& name, Family* id);
 
 // Sets *why_not (when given) to why and returns false: the families' supports() and fits_shape() use it.

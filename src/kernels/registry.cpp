@@ -37,7 +37,7 @@ const FamilyDescriptor* find_family(const std::string& name, Family* id) {
   const auto& list = families();
   for (std::size_t i = 0; i < list.size(); ++i)
     if (name == list[i]->name) {
-      *id = static_cast<Family>(i);
+      if (id) *id = static_cast<Family>(i);
       return list[i];
     }
   return nullptr;

@@ -141,6 +141,20 @@ TEST(Cli, ParseErrorsExitTwo) {
     EXPECT_EQ(r.status, 2) << "skinnygemm " << args << "\n" << r.output;
     EXPECT_FALSE(r.output.empty()) << args;  // CLI11's message says what was wrong
   }
+  // A GPU family's config forced on the CPU backend is bad input, named before any case runs.
+  for (const char* args : {"check --backend cpu --shapes 8x64 --m 1 --config tma",
+                           "bench --backend cpu --shapes 8x64 --m 1 --config tma_m8_r64_b2_s4_x8",
+                           "check --backend cpu --shapes 8x64 --m 1 --config cublaslt_torch"}) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("family needs a GPU (--backend cuda)"), std::string::npos) << args << "\n" << r.output;
+  }
+  // An unknown command is named, with the known ones.
+  const CliResult unknown = run_cli("frobnicate --m 1");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.output.find("unknown command 'frobnicate'; expected one of info, shapes, check, bench"),
+            std::string::npos)
+      << unknown.output;
   EXPECT_EQ(run_cli("--help").status, 0);
   EXPECT_EQ(run_cli("check --help").status, 0);
   EXPECT_EQ(run_cli("--version").status, 0);

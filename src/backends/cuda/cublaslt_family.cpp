@@ -131,8 +131,8 @@ std::vector<Config> listed_algos(Family id) {
   return out;
 }
 
-bool supports(const Config&, const Problem&, const DeviceInfo& dev, int, std::string* why_not) {
-  return !dev.is_cpu || fail(why_not, "cublaslt needs a GPU");
+bool supports(const Config& c, const Problem&, const DeviceInfo& dev, int, std::string* why_not) {
+  return !dev.is_cpu || fail(why_not, c.name() + " needs a GPU");
 }
 
 int64_t no_smem(const Config&, const Problem&) { return 0; }
