@@ -126,8 +126,7 @@ int run_check(const CheckArgs& args) {
   const auto shapes = models::parse_shapes(args.shapes);
   const auto ms = models::parse_m_range(args.m);
   const DType dtype = parse_dtype(args.dtype);
-  if (!args.config.empty() && args.config != "tma") Config::parse(args.config);  // a malformed name fails once, first
-  check_config_backend(args.config, backend);
+  check_config_arg(args.config, backend);
   const std::optional<Table> table = load_table_arg(args.table);
   Options options;
   options.backend = backend;

@@ -57,10 +57,13 @@ inline void add_problem_options(CLI::App* app, std::string* shapes, std::string*
 
 // --table FILE loaded (an Error names FILE when it is corrupt); nullopt when not given, so that the library
 // uses the shipped table for the device.
-// --config of a GPU family on the CPU backend is bad input (exit 2, named once before any case runs), not a case that
-// failed (exit 1, once per case; the new user's audit of session 35).
-inline void check_config_backend(const std::string& config, Backend backend) {
-  if (config.empty() || backend != Backend::Cpu) return;
+// --config, checked once before any case runs: a malformed name fails (Config::parse; "tma" alone is the family's
+// first cut), and a GPU family's config on the CPU backend is bad input (exit 2), not a case that failed (exit 1, once
+// per case; the new user's audit of session 35).
+inline void check_config_arg(const std::string& config, Backend backend) {
+  if (config.empty()) return;
+  if (config != "tma") Config::parse(config);
+  if (backend != Backend::Cpu) return;
   const FamilyDescriptor* f = find_family(config.substr(0, config.find('_')), nullptr);
   if (f && f->gpu)
     SKINNYGEMM_FAIL("--config " << config << ": the " << f->name << " family needs a GPU (--backend cuda); the cpu "
