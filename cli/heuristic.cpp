@@ -4,6 +4,7 @@
 // refits the heuristic from this dump, so that the heuristic lives once, in the library (docs/tuning.md).
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -213,7 +214,7 @@ Command add_heuristic(CLI::App& app) {
                     {"--blocks-per-sm", &args->blocks_per_sm, "resident blocks per SM"}};
   for (const auto& a : amendments)
     sub->add_option(a.flag, *a.field, std::string(a.what) + ", in place of the device's")
-        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+        ->check(CLI::Range(int64_t{1}, int64_t{std::numeric_limits<int>::max()}));  // the facts' int fields
   return {sub, [args] { return run_heuristic(*args); }};
 }
 

@@ -277,6 +277,9 @@ std::vector<int64_t> parse_m_range(const std::string& spec) {
                     parse_int(parts[1], 1, &hi) && (parts.size() == 2 || parse_int(parts[2], 1, &step));
     SKINNYGEMM_CHECK(ok, "M range '" << spec << "' is malformed" << expected);
     SKINNYGEMM_CHECK(lo <= hi, "M range '" << spec << "' is empty: lo=" << lo << " > hi=" << hi << expected);
+    constexpr int64_t kMaxValues = 4096;  // each M is a case to run: a typo such as 1:999999999 is not a plan
+    SKINNYGEMM_CHECK((hi - lo) / step < kMaxValues, "M range '" << spec << "' has " << (hi - lo) / step + 1
+                                                                << " values; at most " << kMaxValues << " are taken");
     for (int64_t m = lo; m <= hi; m += step) out.push_back(m);
     return out;
   }

@@ -39,7 +39,7 @@ struct Segment {
   int64_t ldw = 0;          // 0 = k
   void* y = nullptr;        // [m, n] destination, row stride ldy; null in every segment = contiguous output only
   int64_t ldy = 0;          // 0 = n
-  int64_t pad_to = 1;       // pad the rows to a multiple of this (140 -> 144): zero rows the projection owns
+  int64_t pad_to = 1;       // pad the rows to a multiple of this, 1..65536 (140 -> 144): zero rows the projection owns
   std::string name;         // for errors and logs; empty = "#<index>"
   int64_t k = 0;            // must be the same in every segment (they share x)
   DType dtype = DType::BF16;  // must be the same in every segment
@@ -136,7 +136,8 @@ class FusedProjection {
   // naming the segment and the values. Adjacent segments (segment i+1's w == segment i's w + n_i * ldw
   // elements, one ldw, no padding) are used in place (zero-copy); otherwise the weights are packed once into
   // memory the projection owns, after which the caller's weights are not read again.
-  // backend Auto resolves now: CUDA pointers are device memory of the current device.
+  // backend Auto resolves now: CUDA pointers are device memory of the current device. max_m: 1..2^20. A run of
+  // more than max_m rows checks the destinations against each other again for its rows (an Error if they overlap).
   FusedProjection(std::vector<Segment> segments, Backend backend = Backend::Auto, int64_t max_m = 64);
   ~FusedProjection();
   FusedProjection(FusedProjection&&) noexcept;

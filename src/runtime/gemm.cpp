@@ -132,8 +132,8 @@ const Table* default_table(const DeviceInfo& device) {
         found = std::make_unique<Table>(std::move(t));
         break;
       }
-    } catch (const Error& e) {
-      std::cerr << "skinnygemm: warning: skipping shipped table: " << e.what() << "\n";
+    } catch (const std::exception& e) {  // one unreadable file must not hide the next one
+      std::cerr << "skinnygemm: warning: skipping shipped table " << file.string() << ": " << e.what() << "\n";
     }
   }
   return (tables[device.signature()] = std::move(found)).get();

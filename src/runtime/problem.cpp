@@ -69,10 +69,15 @@ void validate(const Problem& p, const void* x, const void* w, const void* y) {
   validate(p);
   if (p.empty()) return;
   SKINNYGEMM_CHECK(y != nullptr, "y is null for " << p.str());
+  const std::size_t e = dtype_size(p.dtype);
+  // Elements are loaded and stored whole: a 2-byte store to an odd address faults on the GPU.
+  auto misaligned = [&](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % e != 0; };
+  SKINNYGEMM_CHECK(!misaligned(y), "y=" << y << " is not aligned to its " << e << "-byte elements (" << p.str() << ")");
   if (p.k == 0) return;  // x and w are not read
   SKINNYGEMM_CHECK(x != nullptr, "x is null for " << p.str());
   SKINNYGEMM_CHECK(w != nullptr, "w is null for " << p.str());
-  const std::size_t e = dtype_size(p.dtype);
+  SKINNYGEMM_CHECK(!misaligned(x), "x=" << x << " is not aligned to its " << e << "-byte elements (" << p.str() << ")");
+  SKINNYGEMM_CHECK(!misaligned(w), "w=" << w << " is not aligned to its " << e << "-byte elements (" << p.str() << ")");
   const Span sy = span_of(y, p.m, p.n, p.y_stride(), e);
   SKINNYGEMM_CHECK(!overlaps(sy, span_of(x, p.m, p.k, p.x_stride(), e)),
                    "output y overlaps input x (" << p.str() << ")");

@@ -3,7 +3,9 @@
 // eligibility. Running is in projection_run.cpp; the state in projection_impl.h.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
+#include "runtime/memory.h"
 #include "runtime/projection_impl.h"
 
 namespace skinnygemm {
@@ -28,6 +30,8 @@ int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 
 // start - base_b, a contiguous range of r for any ld_b > 0, so one test per row of the shorter block.
 bool overlap(Block a, Block b) {
   if (a.rows == 0 || b.rows == 0 || a.cols == 0 || b.cols == 0) return false;
+  const auto end = [](const Block& c) { return c.base + (c.rows - 1) * c.ld + c.cols; };
+  if (end(a) <= b.base || end(b) <= a.base) return false;  // disjoint spans: no row to test
   if (a.rows > b.rows) std::swap(a, b);
   const int64_t ld = std::max<int64_t>(b.ld, 1);
   for (int64_t i = 0; i < a.rows; ++i) {
@@ -54,7 +58,10 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
   Impl& s = *impl_;
   SKINNYGEMM_CHECK(segments.size() >= 2, "a fused projection needs at least 2 segments, got "
                                              << segments.size() << "; run a single weight with skinnygemm::gemm");
-  SKINNYGEMM_CHECK(max_m >= 1, "max_m=" << max_m << " must be >= 1 (the most tokens one run may have)");
+  // The rung of every M up to max_m is decided at construction and the scratch output holds max_m rows.
+  constexpr int64_t kMaxTokens = int64_t{1} << 20, kMaxPadTo = int64_t{1} << 16;
+  SKINNYGEMM_CHECK(max_m >= 1 && max_m <= kMaxTokens,
+                   "max_m=" << max_m << " must be from 1 to " << kMaxTokens << " (the most tokens one run may have)");
   s.segs = std::move(segments);
   s.backend = resolve_backend(backend);
   s.max_m = max_m;
@@ -74,14 +81,19 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
                                             << "; fused segments share one input x");
     SKINNYGEMM_CHECK(g.k > 0, s.label(i) << ": K=" << g.k << " must be > 0");
     SKINNYGEMM_CHECK(g.n > 0, s.label(i) << ": n=" << g.n << " must be > 0");
-    SKINNYGEMM_CHECK(g.pad_to >= 1, s.label(i) << ": pad_to=" << g.pad_to << " must be >= 1 (1 = no padding)");
+    SKINNYGEMM_CHECK(g.pad_to >= 1 && g.pad_to <= kMaxPadTo,
+                     s.label(i) << ": pad_to=" << g.pad_to << " must be from 1 to " << kMaxPadTo << " (1 = no padding)");
     SKINNYGEMM_CHECK(g.w != nullptr, s.label(i) << ": weights w are null");
     g.ldw = g.ldw ? g.ldw : g.k;
     g.ldy = g.ldy ? g.ldy : g.n;
     SKINNYGEMM_CHECK(g.ldw >= g.k, s.label(i) << ": ldw=" << g.ldw << " is smaller than a row (K=" << g.k << ")");
     SKINNYGEMM_CHECK(g.ldy >= g.n, s.label(i) << ": ldy=" << g.ldy << " is smaller than a row (n=" << g.n << ")");
     with_dest += g.y != nullptr;
-    s.offset.push_back(s.offset.back() + (g.n + g.pad_to - 1) / g.pad_to * g.pad_to);
+    const int64_t rows = add_bytes(g.n, g.pad_to - 1) / g.pad_to * g.pad_to;
+    s.offset.push_back(add_bytes(s.offset.back(), rows));
+    SKINNYGEMM_CHECK(operand_bytes(s.offset.back(), g.k, g.k, dtype_size(g.dtype)) >= 0,
+                     "the merged weights up to " << s.label(i) << " (N=" << s.offset.back() << ", K=" << g.k
+                                                 << ") need more bytes than a 64-bit size holds");
   }
   s.e = dtype_size(s.dtype);
   s.has_dest = with_dest == s.segs.size();
@@ -112,7 +124,8 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
     s.ldw = s.segs[0].ldw;
   } else {  // one packed copy: rows of exactly K, padding rows zero
     s.ldw = s.k;
-    s.packed_bytes = s.total() * s.k * static_cast<int64_t>(s.e);
+    s.packed_bytes = s.total() * s.k * static_cast<int64_t>(s.e);  // fits: checked with the offsets
+    if (!cuda) check_host_memory(s.packed_bytes, "the packed weights of a fused projection");
     if (cuda) s.dev_packed = cuda::device_alloc(s.packed_bytes, "the packed weights of a fused projection");
     else s.host_packed.assign(s.packed_bytes / sizeof(uint16_t), 0);
     char* dst = cuda ? static_cast<char*>(s.dev_packed) : reinterpret_cast<char*>(s.host_packed.data());
@@ -132,7 +145,11 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
     s.w = dst;
   }
   if (s.has_dest && !s.outputs_adjacent(0, s.segs.size())) {
-    s.scratch_bytes = max_m * s.total() * static_cast<int64_t>(s.e);
+    s.scratch_bytes = mul_bytes(mul_bytes(max_m, s.total()), static_cast<int64_t>(s.e));
+    SKINNYGEMM_CHECK(s.scratch_bytes < std::numeric_limits<int64_t>::max(),
+                     "the scratch output of max_m=" << max_m << " rows of N=" << s.total()
+                                                    << " needs more bytes than a 64-bit size holds");
+    if (!cuda) check_host_memory(s.scratch_bytes, "the scratch output of a fused projection");
     if (cuda) s.dev_scratch = cuda::device_alloc(s.scratch_bytes, "the scratch output of a fused projection");
     else s.host_scratch.assign(s.scratch_bytes / sizeof(uint16_t), 0);
     s.scratch = cuda ? static_cast<char*>(s.dev_scratch) : reinterpret_cast<char*>(s.host_scratch.data());

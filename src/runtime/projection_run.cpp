@@ -46,6 +46,8 @@ using projection_detail::RunLog;
 
 bool FusedProjection::Impl::outputs_adjacent(std::size_t b, std::size_t end) const {
   if (!has_dest) return false;
+  // One gemm writes the range as one output: its rows (ldy) must hold the whole merged N.
+  if (segs[b].ldy < offset[end] - offset[b]) return false;
   for (std::size_t i = b; i < end; ++i) {
     if (offset[i + 1] - offset[i] != segs[i].n) return false;  // padding columns would land in the next segment
     if (i > b && (segs[i].ldy != segs[b].ldy || dest(i) != dest(i - 1) + segs[i - 1].n * e)) return false;
@@ -137,8 +139,18 @@ Rung FusedProjection::Impl::choose_now(std::size_t b, std::size_t end, int64_t m
 void FusedProjection::Impl::check_run(const void* x, int64_t ldx, int64_t m, bool dest_mode) const {
   SKINNYGEMM_CHECK(m >= 0, "M=" << m << " must be >= 0");
   SKINNYGEMM_CHECK(ldx >= k, "ldx=" << ldx << " is smaller than a row of x (K=" << k << ")");
+  // The replay and the fused-kernel rung skip gemm's validation, so x is checked here.
+  SKINNYGEMM_CHECK(m == 0 || x != nullptr, "x is null (m=" << m << ")");
   if (!dest_mode) return;
   SKINNYGEMM_CHECK(has_dest, "the segments have no destinations (y is null): use run_contiguous");
+  // The constructor checked that the destinations do not overlap within max_m rows; more rows reach further.
+  for (std::size_t i = 0; m > max_m && i < segs.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      SKINNYGEMM_CHECK(!overlap(block(segs[i].y, m, segs[i].n, segs[i].ldy, e),
+                                block(segs[j].y, m, segs[j].n, segs[j].ldy, e)),
+                       label(i) << "'s output overlaps " << label(j) << "'s output within m=" << m
+                                << " rows (ldy " << segs[i].ldy << " and " << segs[j].ldy << "; the projection "
+                                << "checked max_m=" << max_m << ")");
   // The copies out of the scratch output are not validated by gemm, so check what they write against x here.
   for (std::size_t i = 0; m > 0 && i < segs.size(); ++i)
     SKINNYGEMM_CHECK(!overlap(block(x, m, k, ldx, e), block(segs[i].y, m, segs[i].n, segs[i].ldy, e)),

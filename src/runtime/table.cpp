@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -74,10 +75,15 @@ const json& need(const json& obj, const char* name, const std::string& where) {
   return *it;
 }
 
-int64_t need_int(const json& obj, const char* name, const std::string& where, int64_t min) {
+int64_t need_int(const json& obj, const char* name, const std::string& where, int64_t min,
+                 int64_t max = std::numeric_limits<int64_t>::max()) {
   const json& v = need(obj, name, where);
-  SKINNYGEMM_CHECK(v.is_number_integer() && v.get<int64_t>() >= min,
-                   where << "." << name << ": expected an integer >= " << min << ", got " << v.dump());
+  const bool bounded = max < std::numeric_limits<int64_t>::max();
+  SKINNYGEMM_CHECK(v.is_number_integer() && v.get<int64_t>() >= min && v.get<int64_t>() <= max,
+                   where << "." << name << ": expected an integer "
+                         << (bounded ? "from " + std::to_string(min) + " to " + std::to_string(max)
+                                     : ">= " + std::to_string(min))
+                         << ", got " << v.dump());
   return v.get<int64_t>();
 }
 
@@ -104,11 +110,11 @@ TableMeta parse_meta(const json& doc, const std::string& where) {
   TableMeta meta;
   meta.gpu = need_string(m, "gpu", at);
   SKINNYGEMM_CHECK(!meta.gpu.empty(), at << ".gpu: must not be empty");
-  meta.sms = static_cast<int>(need_int(m, "sms", at, 0));
+  meta.sms = static_cast<int>(need_int(m, "sms", at, 0, std::numeric_limits<int>::max()));
   meta.cuda = optional_string(m, "cuda", at);
   meta.cublaslt = optional_string(m, "cublaslt", at);
   meta.library = optional_string(m, "library", at);
-  if (m.contains("alignment")) meta.alignment = static_cast<int>(need_int(m, "alignment", at, 1));
+  if (m.contains("alignment")) meta.alignment = static_cast<int>(need_int(m, "alignment", at, 1, 16));
   return meta;
 }
 
@@ -146,6 +152,8 @@ Table parse_table(const std::string& text, const std::string& where) {
   } catch (const json::parse_error& e) {
     SKINNYGEMM_FAIL(where << ": not valid JSON at byte " << e.byte << " (" << line_column(text, e.byte)
                           << "): " << e.what());
+  } catch (const json::exception& e) {  // e.g. out_of_range.406: a number too large for a double (1e400)
+    SKINNYGEMM_FAIL(where << ": not a JSON document this library can read: " << e.what());
   }
   SKINNYGEMM_CHECK(doc.is_object(), where << ": expected a JSON object with meta and entries, got a "
                                           << doc.type_name());

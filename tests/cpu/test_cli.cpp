@@ -67,6 +67,23 @@ TEST(Cli, InfoWithCorruptTableFailsNamingTheFile) {
   EXPECT_NE(r.output.find(file.string()), std::string::npos) << r.output;
 }
 
+// A shipped table that cannot be read (here a number no double holds) is skipped with a warning naming it, and the
+// rest serves: before session 36 its out_of_range escaped as a non-Error and every command stopped (exit 2).
+TEST(Cli, AnUnreadableShippedTableIsSkippedNamingTheFile) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path / "tables");
+  const auto file = dir.path / "tables" / "broken.json";
+  std::ofstream(file) << R"({"meta": {"gpu": "NVIDIA H200", "sms": 132}, "entries": [{"dtype": "bf16", "n": 8, )"
+                      << R"("k": 64, "m": 1, "config": "cpu_r4", "us": 1e400}]})";
+  int status = -1;
+  const std::string out = skinnygemm::test::run_command(
+      "SKINNYGEMM_DATA_DIR='" + dir.path.string() + "' '" + SKINNYGEMM_CLI_PATH + "' check --backend cpu --shapes 8x64 --m 1",
+      &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("skipping shipped table " + file.string()), std::string::npos) << out;
+  EXPECT_NE(out.find("number overflow"), std::string::npos) << out;
+}
+
 TEST(Cli, InfoCountsATablesHeuristicMarkersApart) {
   TempDir dir;
   const auto file = dir.path / "refined_table.json";
@@ -155,6 +172,15 @@ TEST(Cli, ParseErrorsExitTwo) {
   EXPECT_NE(unknown.output.find("unknown command 'frobnicate'; expected one of info, shapes, check, bench"),
             std::string::npos)
       << unknown.output;
+  // Values past what the fields hold (session 36's audit: --sms 4294967296 became 0 and ran; --m 1:999999999999
+  // built 10^12 cases before anything else).
+  for (const char* args : {"heuristic --device h200 --shapes 8x64 --m 1 --sms 4294967296",
+                           "check --backend cpu --shapes 8x64 --m 1:999999999999"}) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+  }
+  EXPECT_NE(run_cli("check --backend cpu --shapes 8x64 --m 1:10000").output.find("has 10000 values; at most 4096"),
+            std::string::npos);
   EXPECT_EQ(run_cli("--help").status, 0);
   EXPECT_EQ(run_cli("check --help").status, 0);
   EXPECT_EQ(run_cli("--version").status, 0);

@@ -74,6 +74,20 @@ TEST(ProblemValidate, NullPointers) {
   EXPECT_NO_THROW(validate(p, x.data(), w.data(), y.data()));
 }
 
+// Elements are loaded and stored whole: an odd byte address is bad input (on the GPU a 2-byte store there faults
+// and breaks the context; session 36's audit found it accepted).
+TEST(ProblemValidate, PointersNotAlignedToAnElement) {
+  const Problem p = make(2, 4, 8);
+  alignas(16) static char buf[256];
+  char *x = buf, *w = buf + 64, *y = buf + 160;
+  EXPECT_NO_THROW(validate(p, x, w, y));
+  expect_error([&] { validate(p, x + 1, w, y); }, {"x=", "not aligned to its 2-byte elements", p.str()});
+  expect_error([&] { validate(p, x, w + 1, y); }, {"w=", "not aligned to its 2-byte elements"});
+  expect_error([&] { validate(p, x, w, y + 1); }, {"y=", "not aligned to its 2-byte elements"});
+  EXPECT_NO_THROW(validate(p, x + 2, w + 2, y + 2));  // 2-byte aligned: runs (the fallback where kernels need 16)
+  expect_error([&] { validate(make(2, 4, 0), nullptr, nullptr, y + 1); }, {"y=", "not aligned"});
+}
+
 TEST(ProblemValidate, EmptyProblemsAcceptNull) {
   EXPECT_NO_THROW(validate(make(0, 4, 8), nullptr, nullptr, nullptr));
   EXPECT_NO_THROW(validate(make(2, 0, 8), nullptr, nullptr, nullptr));

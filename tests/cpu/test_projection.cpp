@@ -203,6 +203,43 @@ TEST(Projection, AdjacentOutputsAreWrittenInPlace) {
   EXPECT_EQ(out[64], kPoison);  // column 64 of row 0: past both segments
 }
 
+// Adjacent destinations whose rows are shorter than the two segments together (ldy = 24 for N = 24 + 24) do not
+// overlap within max_m = 1 row, but one GEMM of N = 48 cannot write them in place: the scratch output takes it
+// (before session 36's audit the run threw "ldy=24 is smaller than a row of y (N=48)").
+TEST(Projection, AdjacentOutputsWithShortRowsGoThroughTheScratchOutput) {
+  Operands s(Layout::Gaps, DType::BF16, {24, 24}, 1);
+  std::vector<uint16_t> out(24 + 24, kPoison);
+  s.segs[0].y = out.data();
+  s.segs[1].y = out.data() + 24;
+  s.segs[0].ldy = s.segs[1].ldy = 24;
+  FusedProjection proj(s.segs, Backend::Cpu, 1);
+  EXPECT_GT(proj.scratch_bytes(), 0);
+  const RunResult r = proj.run(s.x.data(), kLdx, 1, cpu_options());
+  EXPECT_THAT(r.reason, ::testing::Not(HasSubstr("in place")));
+  const auto ref = s.separate(1);
+  for (std::size_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < s.segs[i].n; ++j) ASSERT_EQ(out[(i ? 24 : 0) + j], ref[i][j]) << i << " " << j;
+}
+
+// The constructor checks the destinations against each other for max_m rows; a run of more rows (the separate
+// calls take it) reaches further and is checked again: here b's row 0 is a's row 1 (before session 36's audit the
+// run wrote both and returned).
+TEST(Projection, RunsOfMoreThanMaxMRowsCheckTheDestinationsAgain) {
+  Operands s(Layout::Gaps, DType::BF16, {16, 16}, 2);
+  std::vector<uint16_t> out(64, kPoison);
+  s.segs[0].y = out.data(), s.segs[0].ldy = 16;
+  s.segs[1].y = out.data() + 16, s.segs[1].ldy = 32;
+  FusedProjection proj(s.segs, Backend::Cpu, 1);
+  EXPECT_NO_THROW(proj.run(s.x.data(), kLdx, 1, cpu_options()));
+  expect_error([&] { proj.run(s.x.data(), kLdx, 2, cpu_options()); },
+               {"'s1' (#1)'s output overlaps segment 's0' (#0)'s output within m=2", "max_m=1"});
+  // Destinations far enough apart run beyond max_m as before.
+  std::vector<uint16_t> a(test::matrix_elems(2, 16, 16), kPoison), b(a.size(), kPoison);
+  s.segs[0].y = a.data(), s.segs[1].y = b.data(), s.segs[1].ldy = 16;
+  FusedProjection apart(s.segs, Backend::Cpu, 1);
+  EXPECT_NO_THROW(apart.run(s.x.data(), kLdx, 2, cpu_options()));
+}
+
 TEST(Projection, LadderAndEligibility) {
   Operands s(Layout::Gaps, DType::BF16, {13, 100, 7}, /*m_rows=*/80);
   FusedProjection proj(s.segs, Backend::Cpu, /*max_m=*/16);
@@ -256,6 +293,10 @@ TEST(Projection, RejectsInvalidCombinationsWithReasons) {
   expect_error([&] { build([](auto& v) { v[0].n = 0; }); }, {"'s0'", "n=0", "> 0"});
   expect_error([&] { build([](auto& v) { v[2].n = -4; }); }, {"'s2'", "n=-4"});
   expect_error([&] { build([](auto& v) { v[1].pad_to = 0; }); }, {"'s1'", "pad_to=0"});
+  // Sizes whose arithmetic would wrap (pad_to = 2^62 packed 0 bytes and copied to a wild address before session 36).
+  expect_error([&] { build([](auto& v) { v[1].pad_to = int64_t{1} << 62; }); }, {"'s1'", "pad_to=", "to 65536"});
+  for (int64_t max_m : {int64_t{0}, int64_t{1} << 40})
+    expect_error([&] { FusedProjection(s.segs, Backend::Cpu, max_m); }, {"max_m=" + std::to_string(max_m), "from 1"});
   expect_error([&] { build([](auto& v) { v[1].ldw = 100; }); }, {"'s1'", "ldw=100", "K=520"});
   expect_error([&] { build([](auto& v) { v[2].y = nullptr; }); }, {"2 of 3 segments have a destination"});
   // s1's output starts inside row 0 of s0's output (13 columns, ldy 16).
@@ -280,6 +321,9 @@ TEST(Projection, RejectsInvalidCombinationsWithReasons) {
   expect_error([&] { proj.run(s.x.data(), kLdx, 2, cuda_opts); }, {"cuda backend", "built for cpu"});
   expect_error([&] { proj.run(s.x.data(), kLdx, -1, cpu_options()); }, {"M=-1"});
   expect_error([&] { proj.run(s.x.data(), 100, 1, cpu_options()); }, {"ldx=100", "K=520"});
+  // A null x after a run of the same M (whose replay skips gemm's checks: a segfault before session 36).
+  proj.run(s.x.data(), kLdx, 2, cpu_options());
+  expect_error([&] { proj.run(nullptr, kLdx, 2, cpu_options()); }, {"x is null", "m=2"});
   expect_error([&] { proj.run_contiguous(s.x.data(), kLdx, 1, s.ys[0].data(), 119, cpu_options()); },
                {"ldy=119", "120 columns"});
 }

@@ -253,6 +253,14 @@ TEST_F(Selection, GpuFallbackForMisalignedOrOddK) {
       EXPECT_THAT(why_not, HasSubstr("K=7170 must be a positive multiple of 8 for 16-byte loads"));
     }
   }
+  // The stage ring's byte counts along K are 32-bit: a K of 2^30 + 8 (the audit of session 36 found it admitted,
+  // where the kernel would pass negative byte counts to its copies) is refused with the bound named.
+  std::string why_not;
+  EXPECT_FALSE(fits_shape(Config::parse("bulk_m8_w1x8_u4_sk8"), Problem{1, 1, (int64_t{1} << 30) + 8, DType::BF16},
+                          gpu, &why_not));
+  EXPECT_THAT(why_not, HasSubstr("exceeds the stage ring's 536870912"));
+  EXPECT_TRUE(fits_shape(Config::parse("bulk_m8_w1x8_u4_sk8"), Problem{1, 16, 1 << 20, DType::BF16}, gpu, &why_not))
+      << why_not;
   // A device the kernels are not built for also falls back.
   DeviceInfo ampere = gpu;
   ampere.cc_major = 8;

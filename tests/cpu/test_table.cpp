@@ -232,6 +232,10 @@ TEST_F(TableFiles, BadFieldsNameFileEntryAndField) {
        {"entries[0].cublaslt_us"}},
       {good + ", " + good, {"entries[1]", "duplicates", "entries[0]"}},
       {"42", {"entries[0]", "expected an object"}},
+      // A number no double holds: nlohmann throws out_of_range, not parse_error (before session 36 it escaped as
+      // a non-Error and stopped every gemm() that looked for a shipped table).
+      {R"({"dtype": "bf16", "n": 1536, "k": 7168, "m": 1, "config": "cpu_r4", "us": 1e400})",
+       {"not a JSON document this library can read", "number overflow"}},
   };
   const fs::path path = dir_ / "bad.json";
   for (const Case& c : cases) {
@@ -244,6 +248,8 @@ TEST_F(TableFiles, BadFieldsNameFileEntryAndField) {
   EXPECT_THAT(load_error(path), HasSubstr(".meta: missing"));
   write_all(path, R"({"meta": {"gpu": "NVIDIA H200", "sms": "many"}, "entries": []})");
   EXPECT_THAT(load_error(path), HasSubstr(".meta.sms"));
+  write_all(path, R"({"meta": {"gpu": "NVIDIA H200", "sms": 4294967298}, "entries": []})");  // was read as 2
+  EXPECT_THAT(load_error(path), HasSubstr(".meta.sms: expected an integer from 0 to 2147483647"));
   write_all(path, R"({"meta": {"gpu": "NVIDIA H200", "sms": 132}, "entries": {}})");
   EXPECT_THAT(load_error(path), HasSubstr(".entries: expected an array"));
 }

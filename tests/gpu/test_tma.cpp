@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "gpu/gpu_util.h"
 #include "kernels/tma/tma_family.h"
@@ -251,6 +252,59 @@ TEST(GpuTma, TheLeadSplitOfTwoPartsPerTileIsBitwiseExact) {
         ASSERT_TRUE(bitwise_equal(p, y.data(), naive(p, h).data())) << config << " m=" << m << " k=" << k;
         ASSERT_TRUE(bitwise_equal(p, run_tma(p, h, config).data(), y.data())) << config << " m=" << m << " k=" << k;
       }
+}
+
+// The split reductions' workspace is per stream; cudaStreamPerThread is one handle that names another stream in
+// every thread. Before session 36 two threads on it shared one workspace while their launches ran at once (counters,
+// partials and polled sentinel words raced). Each thread here runs stream-K (counters at M = 8), the lead split
+// (polled words) and a cluster split on its per-thread stream, 20 times, against the bits of one run alone.
+TEST(GpuTma, ThreadsOnThePerThreadStreamKeepTheirOwnWorkspaces) {
+  SKIP_WITHOUT_GPU();
+  for (const char* config : {"tma_m8_r64_b2_s4_c2_u1", "tma_m8_r64_b2_s5_c2_d6", "tma_m8_r64_b2_s4_x4"}) {
+    const Problem p{8, 6144, 7168, DType::BF16};
+    const HostOperands h = random_operands(p, 77, /*small_ints=*/true);
+    const std::vector<uint16_t> want = run_tma(p, h, config);
+    const std::size_t ny = matrix_elems(p.m, p.n, p.y_stride());
+    std::vector<int> mismatches(2, 0), errors(2, 0);
+    auto worker = [&](int t) {
+      DeviceArray x(h.x), w(h.w), y(std::vector<uint16_t>(ny, kPoison));
+      Options o;
+      o.backend = Backend::Cuda;
+      o.config = config;
+      o.stream = cudaStreamPerThread;
+      for (int i = 0; i < 20; ++i) {
+        gemm(p, x.get(), w.get(), y.get(), o);
+        if (cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) ++errors[t];
+        if (!bitwise_equal(p, y.download(ny).data(), want.data())) ++mismatches[t];
+      }
+    };
+    std::thread a(worker, 0), b(worker, 1);
+    a.join(), b.join();
+    for (int t = 0; t < 2; ++t) {
+      EXPECT_EQ(errors[t], 0) << config << " thread " << t;
+      EXPECT_EQ(mismatches[t], 0) << config << " thread " << t << ": runs of 20 with other bits";
+    }
+  }
+}
+
+// The raised shared-memory limit is per device: a kernel launched on device 0 first and then on device 1 must get it
+// there too (before session 36 the record was per kernel and device 1's launch failed with an invalid value).
+TEST(GpuTma, EveryDeviceGetsTheSharedMemoryLimit) {
+  SKIP_WITHOUT_GPU();
+  int devices = 0;
+  CUDA_OK(cudaGetDeviceCount(&devices));
+  if (devices < 2) GTEST_SKIP() << "one CUDA device: the per-device limit needs two";
+  const char* config = "tma_m8_r64_b2_s5_c2_d6";  // 99 KB of shared memory
+  const Problem p{4, 1536, 2048, DType::BF16};
+  const HostOperands h = random_operands(p, 78, /*small_ints=*/true);
+  std::vector<uint16_t> first;
+  for (int dev : {0, 1}) {
+    CUDA_OK(cudaSetDevice(dev));
+    const std::vector<uint16_t> y = run_tma(p, h, config);
+    if (dev == 0) first = y;
+    EXPECT_TRUE(bitwise_equal(p, y.data(), first.data())) << "device " << dev;
+  }
+  CUDA_OK(cudaSetDevice(0));
 }
 
 // The lab's timeline (tma::set_trace, `step --trace-tma`): each launch gets its own words, every CTA writes entry <=

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cuda/check.cuh"
+#include "backends/cuda/launch.cuh"
 #include "kernels/family.h"
 #include "runtime/backends.h"
 #include "skinnygemm/config.h"
@@ -34,7 +35,7 @@ struct DeviceState {
   cublasLtHandle_t handle = nullptr;
   // One workspace per stream: two streams running cuBLASLt at once (a side-stream projection, an engine's
   // second stream) must never share one. Allocated on a stream's first call, then reused (capture-safe).
-  std::map<cudaStream_t, void*> workspaces;
+  std::map<StreamKey, void*> workspaces;  // the device is the state's own
   std::map<std::string, std::unique_ptr<Plan>> plans;  // by Problem::str()
 };
 
@@ -50,7 +51,7 @@ DeviceState& state_locked() {
 }
 
 void* workspace_locked(DeviceState& s, cudaStream_t stream) {
-  void*& ws = s.workspaces[stream];
+  void*& ws = s.workspaces[stream_key(stream)];
   if (!ws) {
     // Allocation is not a stream operation, but be safe if a caller is capturing on some stream.
     cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;

@@ -75,6 +75,28 @@ DeviceInfo device_info() {
   return cache[dev] = d;
 }
 
+void allow_dynamic_smem(const void* kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return;
+  int dev = 0;
+  SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  static std::mutex mutex;
+  static std::map<std::pair<int, const void*>, std::size_t> limit;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::size_t& current = limit[{dev, kernel}];
+  if (bytes <= current) return;
+  SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(bytes)));
+  current = bytes;
+}
+
+StreamKey stream_key(cudaStream_t stream) {
+  StreamKey key;
+  SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&key.device));
+  key.stream = stream;
+  if (stream == cudaStreamPerThread) key.thread = std::this_thread::get_id();
+  return key;
+}
+
 bool pdl_enabled() {
   static const bool enabled = [] {
     const char* env = std::getenv("SKINNYGEMM_PDL");

@@ -40,25 +40,6 @@ int resident_row_ctas(SkinnyKernel kernel, const LaunchShape& shape, int sms) {
   return count;
 }
 
-// Raise a kernel's dynamic shared-memory limit (only needed above the 48 KB default) to the largest size any of
-// its launches has asked for: an attribute set for a smaller launch must never stay in force. Called when a launch
-// is prepared, never per call.
-// NOTE: the shared-memory carveout stays the driver's choice. Forcing the largest one on every kernel made the
-// register ring (retired in 0.2.0) 1.8x slower (tools/probes/chain_pairs.cu at 0a31819: 3584x7168 M = 8 15.4 ->
-// 27.9 us; the whole step at M = 1 went from 1.09x to 0.83x cuBLASLt): its loads in flight need L1 (docs/kernels.md,
-// "Session 4").
-void allow_smem(SkinnyKernel kernel, std::size_t bytes) {
-  if (bytes <= 48 * 1024) return;
-  static std::mutex mutex;
-  static std::map<SkinnyKernel, std::size_t> limit;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::size_t& current = limit[kernel];
-  if (bytes <= current) return;
-  SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(bytes)));
-  current = bytes;
-}
-
 class SkinnyLaunch final : public PreparedLaunch {
  public:
   SkinnyLaunch(SkinnyKernel kernel, const SkinnyParams& params, const LaunchShape& shape, std::string what)
@@ -107,7 +88,7 @@ std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Proble
   shape.block = dim3(static_cast<unsigned>(c.threads()), 1, 1);
   shape.smem = static_cast<std::size_t>(family(c.family).smem_bytes(c, p));
   shape.cluster_x = c.split_k;
-  allow_smem(kernel, shape.smem);
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), shape.smem);
   const int64_t row_ctas = grid == SkinnyGrid::OneBlockPerCta
                                ? d.row_blocks
                                : std::min<int64_t>(d.row_blocks, resident_row_ctas(kernel, shape, device.sms));

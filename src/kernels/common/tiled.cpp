@@ -88,6 +88,11 @@ bool tiled_fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, 
     return fail(why_not, "M=" + std::to_string(p.m) + " exceeds the token tile " + std::to_string(c.tile_m));
   if (p.k == 0 || p.k % 8 != 0)
     return fail(why_not, "K=" + std::to_string(p.k) + " must be a positive multiple of 8 for 16-byte loads");
+  // The kernel's byte counts along K are 32-bit (a stage's bytes left: (K - chunk) x 2).
+  constexpr int64_t kMaxK = int64_t{1} << 29;
+  if (p.k > kMaxK)
+    return fail(why_not, "K=" + std::to_string(p.k) + " exceeds the stage ring's " + std::to_string(kMaxK) +
+                             " (32-bit byte counts along K)");
   const Decomposition d = decompose(c, p);
   if (!slices_fit(c, p, d, why_not)) return false;
   if (d.row_blocks > 65535) return fail(why_not, "N=" + std::to_string(p.n) + " needs too many CTAs along N");

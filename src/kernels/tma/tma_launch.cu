@@ -107,7 +107,9 @@ bool tensor_map_3d(CUtensorMap* map, const void* base, DType dtype, int64_t rows
 
 // The split reduction's workspace of one stream: launches on one stream touch it only after griddepcontrol.wait,
 // i.e. after the previous launch finished, so they share it; two streams never do. Sized for the largest grid
-// (2 CTAs per SM x the largest tile) and 2^20 row tiles; allocated once per (device, stream), capture-safe.
+// (2 CTAs per SM x the largest tile) and 2^20 row tiles; allocated once per stream (cuda::stream_key), capture-safe.
+// A CUDA graph keeps the workspace of the stream it was captured on: two graphs captured on one stream must not be
+// replayed at once on two streams (README "Streams and graphs").
 struct Workspace {
   float* partials = nullptr;
   unsigned* counters = nullptr;
@@ -116,11 +118,10 @@ struct Workspace {
 
 Workspace workspace(cudaStream_t stream, int sms) {
   static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Workspace> all;
-  int dev = 0;
-  SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  static std::map<cuda::StreamKey, Workspace> all;
+  const cuda::StreamKey key = cuda::stream_key(stream);
   std::lock_guard<std::mutex> lock(mutex);
-  Workspace& ws = all[{dev, stream}];
+  Workspace& ws = all[key];
   if (ws.partials) return ws;
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
@@ -138,16 +139,6 @@ Workspace workspace(cudaStream_t stream, int sms) {
   SKINNYGEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
   SKINNYGEMM_CUDA_CHECK(status);
   return ws;
-}
-
-void allow_smem(Kernel kernel, int bytes) {
-  static std::mutex mutex;
-  static std::map<Kernel, int> limit;
-  std::lock_guard<std::mutex> lock(mutex);
-  int& current = limit[kernel];
-  if (bytes <= current) return;
-  SKINNYGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  current = bytes;
 }
 
 std::atomic<int> g_ablate{0};  // set_ablate (the lab's ablation, timing only)
@@ -311,7 +302,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   shape.block = dim3(kThreads, 1, 1);
   shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0));
   shape.cluster_x = cluster;
-  allow_smem(kernel, static_cast<int>(shape.smem));
+  cuda::allow_dynamic_smem(reinterpret_cast<const void*>(kernel), shape.smem);
   params.trace = trace_words(p, c, g.ctas);  // last before the launch: a listed launch is one that was made
   try {
     cuda::launch(kernel, shape, stream, w_map, x_map, params);
