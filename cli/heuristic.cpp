@@ -212,9 +212,10 @@ Command add_heuristic(CLI::App& app) {
                     {"--regs-per-sm", &args->regs_per_sm, "32-bit registers per SM"},
                     {"--threads-per-sm", &args->threads_per_sm, "resident threads per SM"},
                     {"--blocks-per-sm", &args->blocks_per_sm, "resident blocks per SM"}};
+  // The facts are int fields, and the grids multiply SMs by CTAs per SM in int: 2^16 SMs leave room for that.
   for (const auto& a : amendments)
     sub->add_option(a.flag, *a.field, std::string(a.what) + ", in place of the device's")
-        ->check(CLI::Range(int64_t{1}, int64_t{std::numeric_limits<int>::max()}));  // the facts' int fields
+        ->check(CLI::Range(int64_t{1}, a.field == &args->sms ? int64_t{1} << 16 : int64_t{std::numeric_limits<int>::max()}));
   return {sub, [args] { return run_heuristic(*args); }};
 }
 

@@ -104,6 +104,12 @@ void check_segments(const Problem& p, const OutputSegment* segments, int count) 
                      "output segment " << s << " (rows [" << segments[s].begin << ", "
                                        << segments[s].begin + segments[s].rows << "), ldy " << segments[s].ldy
                                        << ") does not fit the N=" << p.n << " output rows or has no destination");
+  // As validate() for y: the kernels store whole elements (a 2-byte store to an odd address faults).
+  const std::size_t e = dtype_size(p.dtype);
+  for (int s = 0; s < count; ++s)
+    SKINNYGEMM_CHECK(reinterpret_cast<uintptr_t>(segments[s].y) % e == 0,
+                     "output segment " << s << ": y=" << segments[s].y << " is not aligned to its " << e
+                                       << "-byte elements");
 }
 
 }  // namespace skinnygemm

@@ -32,6 +32,14 @@ bool overlap(Block a, Block b) {
   if (a.rows == 0 || b.rows == 0 || a.cols == 0 || b.cols == 0) return false;
   const auto end = [](const Block& c) { return c.base + (c.rows - 1) * c.ld + c.cols; };
   if (end(a) <= b.base || end(b) <= a.base) return false;  // disjoint spans: no row to test
+  if (a.ld == b.ld && a.ld > 0) {
+    // One stride: row i of a meets row j of b iff -b.cols < d + (j - i) ld < a.cols, d = b.base - a.base. The
+    // row differences t = j - i that satisfy it form one interval; it must meet [-(a.rows - 1), b.rows - 1].
+    const int64_t d = b.base - a.base, ld = a.ld;
+    const int64_t t_min = std::max<int64_t>(-(a.rows - 1), floor_div(-b.cols - d, ld) + 1);
+    const int64_t t_max = std::min<int64_t>(b.rows - 1, -floor_div(d - a.cols, ld) - 1);
+    return t_min <= t_max;
+  }
   if (a.rows > b.rows) std::swap(a, b);
   const int64_t ld = std::max<int64_t>(b.ld, 1);
   for (int64_t i = 0; i < a.rows; ++i) {
@@ -84,6 +92,10 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
     SKINNYGEMM_CHECK(g.pad_to >= 1 && g.pad_to <= kMaxPadTo,
                      s.label(i) << ": pad_to=" << g.pad_to << " must be from 1 to " << kMaxPadTo << " (1 = no padding)");
     SKINNYGEMM_CHECK(g.w != nullptr, s.label(i) << ": weights w are null");
+    const std::size_t e = dtype_size(g.dtype);
+    SKINNYGEMM_CHECK(reinterpret_cast<uintptr_t>(g.w) % e == 0 && reinterpret_cast<uintptr_t>(g.y) % e == 0,
+                     s.label(i) << ": w=" << g.w << " and y=" << g.y << " must be aligned to their " << e
+                                << "-byte elements");
     g.ldw = g.ldw ? g.ldw : g.k;
     g.ldy = g.ldy ? g.ldy : g.n;
     SKINNYGEMM_CHECK(g.ldw >= g.k, s.label(i) << ": ldw=" << g.ldw << " is smaller than a row (K=" << g.k << ")");
@@ -92,8 +104,8 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
     const int64_t rows = add_bytes(g.n, g.pad_to - 1) / g.pad_to * g.pad_to;
     s.offset.push_back(add_bytes(s.offset.back(), rows));
     SKINNYGEMM_CHECK(operand_bytes(s.offset.back(), g.k, g.k, dtype_size(g.dtype)) >= 0,
-                     "the merged weights up to " << s.label(i) << " (N=" << s.offset.back() << ", K=" << g.k
-                                                 << ") need more bytes than a 64-bit size holds");
+                     "the merged weights up to " << s.label(i) << " (n=" << g.n << ", pad_to=" << g.pad_to
+                                                 << ", K=" << g.k << ") need more bytes than a 64-bit size holds");
   }
   s.e = dtype_size(s.dtype);
   s.has_dest = with_dest == s.segs.size();

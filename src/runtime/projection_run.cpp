@@ -8,6 +8,7 @@
 
 #include "kernels/family.h"
 #include "runtime/backends.h"
+#include "runtime/memory.h"
 #include "runtime/plan_impl.h"
 #include "runtime/projection_impl.h"
 #include "skinnygemm/select.h"
@@ -139,6 +140,12 @@ Rung FusedProjection::Impl::choose_now(std::size_t b, std::size_t end, int64_t m
 void FusedProjection::Impl::check_run(const void* x, int64_t ldx, int64_t m, bool dest_mode) const {
   SKINNYGEMM_CHECK(m >= 0, "M=" << m << " must be >= 0");
   SKINNYGEMM_CHECK(ldx >= k, "ldx=" << ldx << " is smaller than a row of x (K=" << k << ")");
+  // Sizes first: the overlap tests below compute byte offsets of m rows.
+  SKINNYGEMM_CHECK(operand_bytes(m, k, ldx, static_cast<int64_t>(e)) >= 0,
+                   "x of m=" << m << " rows (ldx " << ldx << ") needs more bytes than a 64-bit size holds");
+  for (std::size_t i = 0; dest_mode && i < segs.size(); ++i)
+    SKINNYGEMM_CHECK(operand_bytes(m, segs[i].n, segs[i].ldy, static_cast<int64_t>(e)) >= 0,
+                     label(i) << ": m=" << m << " rows of its output need more bytes than a 64-bit size holds");
   // The replay and the fused-kernel rung skip gemm's validation, so x is checked here.
   SKINNYGEMM_CHECK(m == 0 || x != nullptr, "x is null (m=" << m << ")");
   if (!dest_mode) return;

@@ -14,6 +14,7 @@
 
 #include "common/test_util.h"
 #include "runtime/backends.h"
+#include "runtime/projection_impl.h"
 #include "skinnygemm/projection.h"
 
 namespace skinnygemm {
@@ -203,6 +204,32 @@ TEST(Projection, AdjacentOutputsAreWrittenInPlace) {
   EXPECT_EQ(out[64], kPoison);  // column 64 of row 0: past both segments
 }
 
+// The exact overlap test of two strided blocks (destinations against each other, x, the weights) against a
+// byte-by-byte count, on random blocks of one stride (the closed form) and of two (the row loop).
+TEST(Projection, BlockOverlapMatchesTheBytes) {
+  using projection_detail::Block;
+  std::mt19937 rng(36);
+  auto bytes = [](const Block& b) {
+    std::vector<int64_t> v;
+    for (int64_t r = 0; r < b.rows; ++r)
+      for (int64_t c = 0; c < b.cols; ++c) v.push_back(b.base + r * b.ld + c);
+    return v;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    Block a{pick(0, 200), pick(0, 6), pick(1, 12), 0}, b{pick(0, 200), pick(0, 6), pick(1, 12), 0};
+    a.ld = a.cols + pick(0, 20);
+    b.ld = i % 2 ? a.ld : b.cols + pick(0, 20);
+    if (i % 2 && b.ld < b.cols) b.cols = b.ld;
+    const std::vector<int64_t> ba = bytes(a), bb = bytes(b);
+    bool shared = false;
+    for (int64_t x : ba) shared = shared || std::find(bb.begin(), bb.end(), x) != bb.end();
+    ASSERT_EQ(projection_detail::overlap(a, b), shared)
+        << "a{" << a.base << "," << a.rows << "," << a.cols << "," << a.ld << "} b{" << b.base << "," << b.rows << ","
+        << b.cols << "," << b.ld << "}";
+  }
+}
+
 // Adjacent destinations whose rows are shorter than the two segments together (ldy = 24 for N = 24 + 24) do not
 // overlap within max_m = 1 row, but one GEMM of N = 48 cannot write them in place: the scratch output takes it
 // (before session 36's audit the run threw "ldy=24 is smaller than a row of y (N=48)").
@@ -295,6 +322,11 @@ TEST(Projection, RejectsInvalidCombinationsWithReasons) {
   expect_error([&] { build([](auto& v) { v[1].pad_to = 0; }); }, {"'s1'", "pad_to=0"});
   // Sizes whose arithmetic would wrap (pad_to = 2^62 packed 0 bytes and copied to a wild address before session 36).
   expect_error([&] { build([](auto& v) { v[1].pad_to = int64_t{1} << 62; }); }, {"'s1'", "pad_to=", "to 65536"});
+  // Elements are stored whole: an odd destination or weight address is named at construction.
+  expect_error([&] { build([](auto& v) { v[1].y = reinterpret_cast<char*>(v[1].y) + 1; }); },
+               {"'s1'", "must be aligned to their 2-byte elements"});
+  expect_error([&] { build([](auto& v) { v[0].w = reinterpret_cast<const char*>(v[0].w) + 1; }); },
+               {"'s0'", "must be aligned to their 2-byte elements"});
   for (int64_t max_m : {int64_t{0}, int64_t{1} << 40})
     expect_error([&] { FusedProjection(s.segs, Backend::Cpu, max_m); }, {"max_m=" + std::to_string(max_m), "from 1"});
   expect_error([&] { build([](auto& v) { v[1].ldw = 100; }); }, {"'s1'", "ldw=100", "K=520"});
@@ -324,6 +356,8 @@ TEST(Projection, RejectsInvalidCombinationsWithReasons) {
   // A null x after a run of the same M (whose replay skips gemm's checks: a segfault before session 36).
   proj.run(s.x.data(), kLdx, 2, cpu_options());
   expect_error([&] { proj.run(nullptr, kLdx, 2, cpu_options()); }, {"x is null", "m=2"});
+  // An M whose rows no 64-bit size holds is named before any row is tested.
+  expect_error([&] { proj.run(s.x.data(), kLdx, int64_t{1} << 60, cpu_options()); }, {"m=1152921504606846976"});
   expect_error([&] { proj.run_contiguous(s.x.data(), kLdx, 1, s.ys[0].data(), 119, cpu_options()); },
                {"ldy=119", "120 columns"});
 }

@@ -259,8 +259,9 @@ TEST_F(Selection, GpuFallbackForMisalignedOrOddK) {
   EXPECT_FALSE(fits_shape(Config::parse("bulk_m8_w1x8_u4_sk8"), Problem{1, 1, (int64_t{1} << 30) + 8, DType::BF16},
                           gpu, &why_not));
   EXPECT_THAT(why_not, HasSubstr("exceeds the stage ring's 536870912"));
-  EXPECT_TRUE(fits_shape(Config::parse("bulk_m8_w1x8_u4_sk8"), Problem{1, 16, 1 << 20, DType::BF16}, gpu, &why_not))
+  EXPECT_TRUE(fits_shape(Config::parse("bulk_m8_w1x8_u4_sk8"), Problem{1, 16, 1 << 29, DType::BF16}, gpu, &why_not))
       << why_not;
+  EXPECT_FALSE(fits_shape(Config::parse("bulk_m8_w1x8_u4_sk8"), Problem{1, 16, (1 << 29) + 8, DType::BF16}, gpu));
   // A device the kernels are not built for also falls back.
   DeviceInfo ampere = gpu;
   ampere.cc_major = 8;

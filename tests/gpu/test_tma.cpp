@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <gmock/gmock.h>
 
+#include <atomic>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "backends/cuda/launch.cuh"
 #include "gpu/gpu_util.h"
 #include "kernels/tma/tma_family.h"
 #include "kernels/tma/tma_shape.h"
@@ -256,26 +258,48 @@ TEST(GpuTma, TheLeadSplitOfTwoPartsPerTileIsBitwiseExact) {
 
 // The split reductions' workspace is per stream; cudaStreamPerThread is one handle that names another stream in
 // every thread. Before session 36 two threads on it shared one workspace while their launches ran at once (counters,
-// partials and polled sentinel words raced). Each thread here runs stream-K (counters at M = 8), the lead split
-// (polled words) and a cluster split on its per-thread stream, 20 times, against the bits of one run alone.
+// partials and polled sentinel words raced). The keys first (deterministic), then each thread runs stream-K
+// (counters at M = 8), the lead split (polled words) and a cluster split on its per-thread stream, 20 times, both
+// starting together and copying on their own streams so that their launches overlap, against one run alone.
 TEST(GpuTma, ThreadsOnThePerThreadStreamKeepTheirOwnWorkspaces) {
   SKIP_WITHOUT_GPU();
+  cuda::StreamKey keys[2];
+  std::thread([&] { keys[0] = cuda::stream_key(cudaStreamPerThread); }).join();
+  std::thread([&] { keys[1] = cuda::stream_key(cudaStreamPerThread); }).join();
+  EXPECT_TRUE(keys[0] < keys[1] || keys[1] < keys[0]) << "two threads' per-thread streams share a key";
+  const cuda::StreamKey mine = cuda::stream_key(cudaStreamPerThread), again = cuda::stream_key(cudaStreamPerThread);
+  EXPECT_FALSE(mine < again || again < mine) << "one thread's per-thread stream changed its key";
+  const cuda::StreamKey legacy = cuda::stream_key(cudaStreamLegacy), null = cuda::stream_key(nullptr);
+  EXPECT_FALSE(legacy < null || null < legacy) << "the legacy stream's two names got two workspaces";
   for (const char* config : {"tma_m8_r64_b2_s4_c2_u1", "tma_m8_r64_b2_s5_c2_d6", "tma_m8_r64_b2_s4_x4"}) {
     const Problem p{8, 6144, 7168, DType::BF16};
     const HostOperands h = random_operands(p, 77, /*small_ints=*/true);
     const std::vector<uint16_t> want = run_tma(p, h, config);
     const std::size_t ny = matrix_elems(p.m, p.n, p.y_stride());
     std::vector<int> mismatches(2, 0), errors(2, 0);
+    std::atomic<int> ready{0};
     auto worker = [&](int t) {
-      DeviceArray x(h.x), w(h.w), y(std::vector<uint16_t>(ny, kPoison));
-      Options o;
-      o.backend = Backend::Cuda;
-      o.config = config;
-      o.stream = cudaStreamPerThread;
-      for (int i = 0; i < 20; ++i) {
-        gemm(p, x.get(), w.get(), y.get(), o);
-        if (cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) ++errors[t];
-        if (!bitwise_equal(p, y.download(ny).data(), want.data())) ++mismatches[t];
+      try {
+        DeviceArray x(h.x), w(h.w), y(std::vector<uint16_t>(ny, kPoison));
+        std::vector<uint16_t> got(ny);
+        Options o;
+        o.backend = Backend::Cuda;
+        o.config = config;
+        o.stream = cudaStreamPerThread;
+        ++ready;
+        while (ready.load() < 2) {
+        }
+        for (int i = 0; i < 20; ++i) {
+          gemm(p, x.get(), w.get(), y.get(), o);
+          if (cudaMemcpyAsync(got.data(), y.get(), ny * sizeof(uint16_t), cudaMemcpyDeviceToHost,
+                              cudaStreamPerThread) != cudaSuccess ||
+              cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess)
+            ++errors[t];
+          if (!bitwise_equal(p, got.data(), want.data())) ++mismatches[t];
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << config << " thread " << t << ": " << e.what();
+        ++errors[t];
       }
     };
     std::thread a(worker, 0), b(worker, 1);

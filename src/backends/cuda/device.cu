@@ -92,8 +92,14 @@ void allow_dynamic_smem(const void* kernel, std::size_t bytes) {
 StreamKey stream_key(cudaStream_t stream) {
   StreamKey key;
   SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&key.device));
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+  const bool per_thread = stream == cudaStreamPerThread || stream == nullptr;  // null is the thread's own here
+#else
+  const bool per_thread = stream == cudaStreamPerThread;
+  if (stream == cudaStreamLegacy) stream = nullptr;  // two names of the one legacy default stream
+#endif
   key.stream = stream;
-  if (stream == cudaStreamPerThread) key.thread = std::this_thread::get_id();
+  if (per_thread) key.thread = std::this_thread::get_id();
   return key;
 }
 
