@@ -160,7 +160,8 @@ int main(int argc, char** argv) {
   if (items.empty())
     items = {"2112:tma_m8_r64_b2_s3_x8", "2112:tma_m16_r64_b2_s3_x8", "1536:tma_m8_r64_b2_s4_x8",
              "1536:tma_m16_r64_b2_s4_x8", "3648:tma_m8_r64_b2_s4_x4",  "3648:tma_m16_r64_b2_s4_x4",
-             "2304:tma_m8_r64_b2_s4_x4", "2112:tma_m8_r64_b2_s4_x4", "2112:tma_m8_r32_b2_s8_x2"};
+             "2304:tma_m8_r64_b2_s4_x4", "2112:tma_m8_r64_b2_s4_x4", "2112:tma_m8_r32_b2_s8_x2",
+             "2112:tma_m8_r32_b2_s6_x4"};
   for (const std::string& item : items) {
     int n = 0, tile_m = 0, rows = 0, boxes = 0, stages = 0, cluster = 0;
     if (std::sscanf(item.c_str(), "%d:tma_m%d_r%d_b%d_s%d_x%d", &n, &tile_m, &rows, &boxes, &stages, &cluster) != 6 ||
