@@ -53,20 +53,26 @@ struct Cta {
   unsigned long long t0;
 };
 
+// A launch of `ctas` CTAs of kThreads in clusters of `cluster` with `smem` bytes each (*attr holds the cluster shape).
+cudaLaunchConfig_t cluster_launch(int ctas, int cluster, size_t smem, cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3(ctas);
+  c.blockDim = dim3(kThreads);
+  c.dynamicSmemBytes = smem;
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = cluster, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+  c.attrs = attr;
+  c.numAttrs = 1;
+  return c;
+}
+
 // Launches hold_sm over `ctas` CTAs in clusters of `cluster` with `smem` bytes each and returns every CTA's record.
 std::vector<Cta> place(int ctas, int cluster, size_t smem, unsigned long long hold_ns) {
   unsigned long long* out = nullptr;
   CHECK(cudaMalloc(&out, 32ull * ctas));
   CHECK(cudaMemset(out, 0, 32ull * ctas));
-  cudaLaunchConfig_t c = {};
-  c.gridDim = dim3(ctas);
-  c.blockDim = dim3(kThreads);
-  c.dynamicSmemBytes = smem;
   cudaLaunchAttribute a;
-  a.id = cudaLaunchAttributeClusterDimension;
-  a.val.clusterDim.x = cluster, a.val.clusterDim.y = 1, a.val.clusterDim.z = 1;
-  c.attrs = &a;
-  c.numAttrs = 1;
+  const cudaLaunchConfig_t c = cluster_launch(ctas, cluster, smem, &a);
   CHECK(cudaLaunchKernelEx(&c, hold_sm, out, hold_ns));
   CHECK(cudaDeviceSynchronize());
   std::vector<unsigned long long> host(4ull * ctas);
@@ -80,15 +86,8 @@ std::vector<Cta> place(int ctas, int cluster, size_t smem, unsigned long long ho
 }
 
 int max_clusters(const void* kernel, int cluster, size_t smem) {
-  cudaLaunchConfig_t c = {};
-  c.gridDim = dim3(cluster);
-  c.blockDim = dim3(kThreads);
-  c.dynamicSmemBytes = smem;
   cudaLaunchAttribute a;
-  a.id = cudaLaunchAttributeClusterDimension;
-  a.val.clusterDim.x = cluster, a.val.clusterDim.y = 1, a.val.clusterDim.z = 1;
-  c.attrs = &a;
-  c.numAttrs = 1;
+  const cudaLaunchConfig_t c = cluster_launch(cluster, cluster, smem, &a);
   int n = 0;
   if (cudaOccupancyMaxActiveClusters(&n, kernel, &c) != cudaSuccess) {
     cudaGetLastError();
