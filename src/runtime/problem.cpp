@@ -69,15 +69,13 @@ void validate(const Problem& p, const void* x, const void* w, const void* y) {
   validate(p);
   if (p.empty()) return;
   SKINNYGEMM_CHECK(y != nullptr, "y is null for " << p.str());
-  const std::size_t e = dtype_size(p.dtype);
-  // Elements are loaded and stored whole: a 2-byte store to an odd address faults on the GPU.
-  auto misaligned = [&](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % e != 0; };
-  SKINNYGEMM_CHECK(!misaligned(y), "y=" << y << " is not aligned to its " << e << "-byte elements (" << p.str() << ")");
+  check_element_aligned(y, p.dtype, "y", p.str());
   if (p.k == 0) return;  // x and w are not read
   SKINNYGEMM_CHECK(x != nullptr, "x is null for " << p.str());
   SKINNYGEMM_CHECK(w != nullptr, "w is null for " << p.str());
-  SKINNYGEMM_CHECK(!misaligned(x), "x=" << x << " is not aligned to its " << e << "-byte elements (" << p.str() << ")");
-  SKINNYGEMM_CHECK(!misaligned(w), "w=" << w << " is not aligned to its " << e << "-byte elements (" << p.str() << ")");
+  check_element_aligned(x, p.dtype, "x", p.str());
+  check_element_aligned(w, p.dtype, "w", p.str());
+  const std::size_t e = dtype_size(p.dtype);
   const Span sy = span_of(y, p.m, p.n, p.y_stride(), e);
   SKINNYGEMM_CHECK(!overlaps(sy, span_of(x, p.m, p.k, p.x_stride(), e)),
                    "output y overlaps input x (" << p.str() << ")");
@@ -104,12 +102,14 @@ void check_segments(const Problem& p, const OutputSegment* segments, int count) 
                      "output segment " << s << " (rows [" << segments[s].begin << ", "
                                        << segments[s].begin + segments[s].rows << "), ldy " << segments[s].ldy
                                        << ") does not fit the N=" << p.n << " output rows or has no destination");
-  // As validate() for y: the kernels store whole elements (a 2-byte store to an odd address faults).
-  const std::size_t e = dtype_size(p.dtype);
-  for (int s = 0; s < count; ++s)
-    SKINNYGEMM_CHECK(reinterpret_cast<uintptr_t>(segments[s].y) % e == 0,
-                     "output segment " << s << ": y=" << segments[s].y << " is not aligned to its " << e
-                                       << "-byte elements");
+  for (int s = 0; s < count; ++s) check_element_aligned(segments[s].y, p.dtype, "y of output segment " + std::to_string(s));
+}
+
+void check_element_aligned(const void* ptr, DType dtype, const std::string& what, const std::string& context) {
+  const std::size_t e = dtype_size(dtype);
+  SKINNYGEMM_CHECK(reinterpret_cast<uintptr_t>(ptr) % e == 0, what << "=" << ptr << " is not aligned to its " << e
+                                                                   << "-byte elements"
+                                                                   << (context.empty() ? "" : " (" + context + ")"));
 }
 
 }  // namespace skinnygemm

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "runtime/backends.h"
 #include "runtime/memory.h"
 #include "runtime/projection_impl.h"
 
@@ -92,10 +93,8 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
     SKINNYGEMM_CHECK(g.pad_to >= 1 && g.pad_to <= kMaxPadTo,
                      s.label(i) << ": pad_to=" << g.pad_to << " must be from 1 to " << kMaxPadTo << " (1 = no padding)");
     SKINNYGEMM_CHECK(g.w != nullptr, s.label(i) << ": weights w are null");
-    const std::size_t e = dtype_size(g.dtype);
-    SKINNYGEMM_CHECK(reinterpret_cast<uintptr_t>(g.w) % e == 0 && reinterpret_cast<uintptr_t>(g.y) % e == 0,
-                     s.label(i) << ": w=" << g.w << " and y=" << g.y << " must be aligned to their " << e
-                                << "-byte elements");
+    check_element_aligned(g.w, g.dtype, s.label(i) + ": w");
+    check_element_aligned(g.y, g.dtype, s.label(i) + ": y");
     g.ldw = g.ldw ? g.ldw : g.k;
     g.ldy = g.ldy ? g.ldy : g.n;
     SKINNYGEMM_CHECK(g.ldw >= g.k, s.label(i) << ": ldw=" << g.ldw << " is smaller than a row (K=" << g.k << ")");

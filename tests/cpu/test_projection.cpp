@@ -324,9 +324,9 @@ TEST(Projection, RejectsInvalidCombinationsWithReasons) {
   expect_error([&] { build([](auto& v) { v[1].pad_to = int64_t{1} << 62; }); }, {"'s1'", "pad_to=", "to 65536"});
   // Elements are stored whole: an odd destination or weight address is named at construction.
   expect_error([&] { build([](auto& v) { v[1].y = reinterpret_cast<char*>(v[1].y) + 1; }); },
-               {"'s1'", "must be aligned to their 2-byte elements"});
+               {"'s1'", ": y=", "is not aligned to its 2-byte elements"});
   expect_error([&] { build([](auto& v) { v[0].w = reinterpret_cast<const char*>(v[0].w) + 1; }); },
-               {"'s0'", "must be aligned to their 2-byte elements"});
+               {"'s0'", ": w=", "is not aligned to its 2-byte elements"});
   for (int64_t max_m : {int64_t{0}, int64_t{1} << 40})
     expect_error([&] { FusedProjection(s.segs, Backend::Cpu, max_m); }, {"max_m=" + std::to_string(max_m), "from 1"});
   expect_error([&] { build([](auto& v) { v[1].ldw = 100; }); }, {"'s1'", "ldw=100", "K=520"});
