@@ -13,6 +13,11 @@ in two reports counts twice, once per run, as each report is a run of its own.
     skinnygemm heuristic --device h200 --shapes <the reports' shapes> --m 1:64 --json after.json    # on another
     scripts/heuristic_rescore.py --dump before.json --dump after.json docs/benchmarks/h200/heuristic*.json
 
+A `cublaslt_unsplit` pick (the heuristic's cuBLASLt pick at M <= 64 since session 37) runs one of cuBLASLt's own
+answers, which its rule names from each answer's split and tile (src/backends/cuda/cublaslt_unsplit.h): at a point whose
+report did not time it by that name, it is scored as the answer the rule names among the report's `cublaslt_a<i>`
+identities, the tiles' shapes read from the CUDA toolkit's cublasLt.h (`--cublaslt-header`).
+
 `--shapes-only` prints the reports' distinct NxK (the --shapes argument above) and exits. `--changed` lists every
 point whose pick differs between the first two dumps, with the measured times where there are some. `--steps` judges
 each dump against the one before it (a chain of rules added one at a time, one dump per rule): the points whose pick
@@ -22,10 +27,42 @@ after, and how many leave or join the judged set (docs/tuning.md "Session 35").
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 
 DUMP_SCHEMA = "skinnygemm-heuristic-1"
+UNSPLIT = "cublaslt_unsplit"
+IDENTITY = re.compile(r"cublaslt_id\d+_t(\d+)_s\d+_k(\d+)_")
+
+
+def tile_shapes(header):
+    """{tile id: (rows, tokens)} of every CUBLASLT_MATMUL_TILE_<rows>x<columns> = <id> of cuBLASLt's header."""
+    pattern = re.compile(r"CUBLASLT_MATMUL_TILE_(\d+)x(\d+)\s*=\s*(\d+)")
+    with open(header) as f:
+        return {int(m[3]): (int(m[1]), int(m[2])) for m in pattern.finditer(f.read())}
+
+
+def unsplit_config(row, tiles):
+    """The config whose time is cublaslt_unsplit's at a report's point: "cublaslt" where the default does not split K
+    or no later answer has split 1, >= 48 tile rows and >= M / 2 tile tokens, else that answer's cublaslt_a<i>; None
+    where the report has not every answer's identity up to the rule's decision (cublaslt_unsplit.h)."""
+    by_config = {c["config"]: c for c in row.get("candidates", [])}
+    answers = []
+    for i in range(64):
+        c = by_config.get(f"cublaslt_a{i}")
+        m = IDENTITY.match(c.get("identity") or "") if c else None
+        if not m:
+            break
+        answers.append((f"cublaslt_a{i}", int(m[2]), tiles.get(int(m[1]), (0, 0))))
+    if not answers:
+        return None
+    if answers[0][1] <= 1:
+        return "cublaslt"
+    for name, split, (rows, tokens) in answers[1:]:
+        if split <= 1 and rows >= 48 and 2 * tokens >= row["m"]:
+            return name
+    return "cublaslt"
 
 
 def load_reports(paths):
@@ -61,7 +98,7 @@ def load_dump(path):
     return {(p["n"], p["k"], p["m"]): p["pick"] for p in d["points"]}
 
 
-def score(rows, picks):
+def score(rows, picks, tiles=None):
     """Per row: (pick, us or None, loss or None, vs the faster of cuBLASLt's default and cublaslt_torch or None)."""
     out = []
     for _, r in rows:
@@ -70,7 +107,12 @@ def score(rows, picks):
             sys.exit(f"the dump has no pick at {r['n']}x{r['k']} m={r['m']}: run `skinnygemm heuristic` with "
                      f"--shapes $({sys.argv[0]} --shapes-only <reports>) --m 1:64")
         pick = picks[key]
-        us = measured(r).get(pick)
+        times = measured(r)
+        us = times.get(pick)
+        if us is None and pick == UNSPLIT:
+            if tiles is None:
+                sys.exit(f"a dump picks {UNSPLIT}: give --cublaslt-header (cuBLASLt's tile shapes)")
+            us = times.get(unsplit_config(r, tiles) or "", None)
         faster_lt = min(x for x in (r.get("cublaslt_us"), r.get("cublaslt_torch_us")) if x)
         out.append((pick, us, None if us is None else us / r["best_us"] - 1, None if us is None else us / faster_lt))
     return out
@@ -113,6 +155,9 @@ def main():
     ap.add_argument("--shapes-only", action="store_true", help="print the reports' distinct NxK, comma-separated")
     ap.add_argument("--changed", action="store_true", help="list the points whose pick differs between two dumps")
     ap.add_argument("--steps", action="store_true", help="judge each dump against the one before it")
+    cuda = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    ap.add_argument("--cublaslt-header", default=os.path.join(cuda, "include", "cublasLt.h"),
+                    help="cuBLASLt's header, for the tile shapes of cublaslt_unsplit picks (default: %(default)s)")
     a = ap.parse_args()
     rows = load_reports(a.reports)
     if a.shapes_only:
@@ -120,7 +165,13 @@ def main():
         return
     if not a.dump:
         sys.exit("give at least one --dump")
-    scored = [score(rows, load_dump(d)) for d in a.dump]
+    dumps = [load_dump(d) for d in a.dump]
+    tiles = None
+    if any(UNSPLIT in d.values() for d in dumps):
+        if not os.path.exists(a.cublaslt_header):
+            sys.exit(f"a dump picks {UNSPLIT}: cuBLASLt's header {a.cublaslt_header} is missing (--cublaslt-header)")
+        tiles = tile_shapes(a.cublaslt_header)
+    scored = [score(rows, d, tiles) for d in dumps]
     header = ("| report | points | judged | unmeasured | within 5% | within 10% | median loss | worst "
               "| > 3% behind cuBLASLt | µs summed (judged) |")
     for d, sc in zip(a.dump, scored):

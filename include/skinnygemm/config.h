@@ -59,6 +59,10 @@ constexpr int kSplitK[] = {1, 2, 4, 8};
 constexpr int kMaxSplitK = 8;  // portable thread-block-cluster size
 constexpr int kCublasltAlgos = 8;  // heuristic algorithms the tuner measures (cublaslt_a0..a7)
 constexpr int kCublasltTorch = -2;  // Config::algo of cublaslt_torch (a baseline, never tuned or selected)
+// Config::algo of cublaslt_unsplit: cuBLASLt's first heuristic answer, or where that splits K its first answer that does
+// not and whose tile has >= 48 rows of w and >= M / 2 tokens (backends/cuda/cublaslt_unsplit.h; the heuristic's
+// cuBLASLt pick at M <= 64).
+constexpr int kCublasltUnsplit = -3;
 constexpr int kCpuRows[] = {1, 2, 4, 8};
 // The TMA family's lists (src/kernels/tma/tma_shape.h has its shared-memory arithmetic).
 constexpr int kTmaTileM[] = {8, 16, 32, 64};
@@ -92,7 +96,7 @@ struct Config {
   int warps_k = 1;  // bulk
   int unroll = 0;   // bulk
   int split_k = 1;  // bulk
-  int algo = -1;    // cublaslt: heuristic index, -1 = default pick (or lt_identity), kCublasltTorch = cublaslt_torch
+  int algo = -1;    // cublaslt: heuristic index, -1 = default pick (or lt_identity), kCublasltTorch, kCublasltUnsplit
   int rows = 0;     // cpu: weight rows per inner block; tma: weight rows per tile
   int boxes = 0;    // tma: 64-wide K boxes per stage
   int stages = 0;   // tma: ring stages

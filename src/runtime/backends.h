@@ -48,8 +48,9 @@ void gemm(const Problem& problem, const void* x, const void* w, void* y, const C
 // OutputSegment's rows to its own destination (problem.ldy is ignored; 1..kMaxOutputSegments segments).
 void gemm_segments(const Problem& problem, const void* x, const void* w, const OutputSegment* segments, int count,
                    const Config& config, void* stream);
-// The identity (a cublaslt_id... config) of cuBLASLt's heuristic answer at position (what cublaslt_a<position> runs)
-// for problem on operands whose pointers are all `alignment` bytes aligned (1..256), checked to run as a config.
+// The identity (a cublaslt_id... config) of cuBLASLt's heuristic answer at position (what cublaslt_a<position> runs;
+// -1: the default, kCublasltUnsplit: what cublaslt_unsplit runs) for problem on operands whose pointers are all
+// `alignment` bytes aligned (1..256), checked to run as a config.
 // Throws Error when cuBLASLt offers fewer algorithms or the identity does not resolve.
 Config cublaslt_identity(const Problem& problem, int position, int alignment);
 

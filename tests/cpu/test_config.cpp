@@ -73,6 +73,9 @@ TEST(ConfigNames, KnownNamesParseToTheirFields) {
   EXPECT_EQ(bulk.rows_per_cta(), 32);
   EXPECT_EQ(Config::parse("cublaslt").algo, -1);
   EXPECT_EQ(Config::parse("cublaslt_a3").algo, 3);
+  EXPECT_EQ(Config::parse("cublaslt_unsplit").algo, kCublasltUnsplit);
+  EXPECT_EQ(Config::parse("cublaslt_unsplit").name(), "cublaslt_unsplit");
+  EXPECT_NE(Config::parse("cublaslt_unsplit"), Config::parse("cublaslt"));
   EXPECT_EQ(Config::parse("cpu_r8").rows, 8);
   EXPECT_EQ(Config::parse("bulk_m32_w1x4_u2_sk1").tile_m, 32);
   EXPECT_NE(Config::parse("cpu_r8"), Config::parse("cpu_r4"));
@@ -132,7 +135,8 @@ TEST(ConfigNames, TrailingJunk) {
   expect_rejected("bulk_m16_w1x8_u4_sk2x", {"split-K", "'sk2x'"});
   expect_rejected("cpu_r4x", {"rows per block", "'r4x'"});
   expect_rejected("cpu_r4_extra", {"expected cpu_r<rows>"});
-  expect_rejected("cublaslt_a1_b2", {"expected cublaslt, cublaslt_torch, cublaslt_a<index> or cublaslt_id<algo>_t<tile>"});
+  expect_rejected("cublaslt_a1_b2",
+                  {"expected cublaslt, cublaslt_torch, cublaslt_unsplit, cublaslt_a<index> or cublaslt_id<algo>_t<tile>"});
 }
 
 TEST(ConfigNames, OtherFamiliesOutOfRange) {

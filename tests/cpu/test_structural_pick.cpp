@@ -435,7 +435,7 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
                                          {2, 8456, 2056}};
   for (const Shape3& s : lt_points) {
     const Choice c = pick_on(h200, s.m, s.n, s.k);
-    EXPECT_EQ(c.config.name(), "cublaslt") << s.n << "x" << s.k << " m=" << s.m << ": " << c.reason.str();
+    EXPECT_EQ(c.config.name(), "cublaslt_unsplit") << s.n << "x" << s.k << " m=" << s.m << ": " << c.reason.str();
     EXPECT_EQ(c.source, Source::Heuristic);
     EXPECT_THAT(c.reason.str(), HasSubstr("is not a multiple of 64"));
     // The first cut is still the family's (a forced "tma" runs it): the rule is the pick's, not the cut's.

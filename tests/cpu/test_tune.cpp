@@ -348,7 +348,7 @@ TEST(TuneCandidates, TheFirstCutOfAFamilyThePickIsNotOf) {
   const DeviceInfo gpu = tune::device_preset("h200");
   const Problem q{48, 7168, 7168, DType::BF16};
   const Config pick = select(q, gpu, nullptr, 16).config;
-  ASSERT_EQ(pick.name(), "cublaslt") << "the point no longer tests a pick of another family; choose one";
+  ASSERT_EQ(pick.name(), "cublaslt_unsplit") << "the point no longer tests a pick of another family; choose one";
   const Config cut = family(Family::Tma).first_cut(q, gpu);
   const bool runs = supports(cut, q, gpu, 16);
   for (const int distance : {0, 2}) {
@@ -358,7 +358,8 @@ TEST(TuneCandidates, TheFirstCutOfAFamilyThePickIsNotOf) {
     if (runs) {
       EXPECT_EQ(near.back().name(), cut.name());
     }
-    EXPECT_EQ(near.size(), 1u + kCublasltAlgos + (runs ? 1 : 0));
+    // The pick (cublaslt_unsplit), cuBLASLt's default and its eight answers, and the first cut.
+    EXPECT_EQ(near.size(), 2u + kCublasltAlgos + (runs ? 1 : 0));
   }
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ctest Scripts.HeuristicRescore: scripts/heuristic_rescore.py on a synthetic held-out report and three dumps: the
 summary judges a pick only where the report timed it, --changed lists the points whose pick moved, --steps judges
-each dump against the one before it, and a dump without a point of the report is an error naming the point.
+each dump against the one before it, a dump without a point of the report is an error naming the point, and a
+cublaslt_unsplit pick is scored as the answer its rule names among the report's cuBLASLt identities.
 
     python3 tests/scripts/test_heuristic_rescore.py scripts/heuristic_rescore.py
 """
@@ -34,6 +35,50 @@ def dump(picks):
 BEFORE = {(100, 1024, 1): "tma_b", (200, 2048, 1): "tma_c", (300, 4096, 8): "tma_e"}
 MIDDLE = {(100, 1024, 1): "tma_a", (200, 2048, 1): "tma_c", (300, 4096, 8): "tma_e"}
 AFTER = {(100, 1024, 1): "tma_a", (200, 2048, 1): "tma_never_timed", (300, 4096, 8): "cublaslt"}
+
+
+# cublaslt_unsplit: the default (a0) splits K in two; a1 is unsplit but 32 rows, a2 unsplit 64 x 16 at M = 32 (taken);
+# at the second point the default does not split (kept); the third has no identities (unmeasured).
+HEADER = "  CUBLASLT_MATMUL_TILE_64x32 = 13,\n  CUBLASLT_MATMUL_TILE_32x64 = 14,\n  CUBLASLT_MATMUL_TILE_64x16 = 15,\n"
+
+
+def lt_row(n, m, answers, lt_us):
+    r = row(n, 4096, m, "cublaslt_a1", 25.0, [("cublaslt", lt_us)], lt_us)
+    identity = lambda t, k: f"cublaslt_id66_t{t}_s35_k{k}_r{2 if k > 1 else 0}_w0_o0_c4_i0"
+    r["candidates"] = [{"config": "cublaslt", "us": lt_us}] + [
+        {"config": f"cublaslt_a{i}", "us": us, "identity": identity(t, k)} for i, (t, k, us) in enumerate(answers)]
+    return r
+
+
+UNSPLIT_REPORT = {"rows": [lt_row(400, 32, [(13, 2, 30.0), (14, 1, 25.0), (15, 1, 26.0)], 30.0),
+                           lt_row(500, 32, [(13, 1, 26.0), (15, 1, 25.0)], 26.0),
+                           row(600, 4096, 32, "tma_f", 20.0, [("tma_f", 20.0)], 21.0)]}
+
+
+def check_unsplit(run, tmp, failures):
+    paths = {}
+    points = [(400, 4096, 32), (500, 4096, 32), (600, 4096, 32)]
+    for name, content in (("report.json", UNSPLIT_REPORT), ("header.h", HEADER),
+                          ("default.json", dump({p: "cublaslt" for p in points})),
+                          ("unsplit.json", dump({p: "cublaslt_unsplit" for p in points}))):
+        paths[name] = os.path.join(tmp, "unsplit-" + name)
+        with open(paths[name], "w") as f:
+            f.write(content) if isinstance(content, str) else json.dump(content, f)
+    r = run("--changed", "--cublaslt-header", paths["header.h"], "--dump", paths["default.json"], "--dump",
+            paths["unsplit.json"], paths["report.json"])
+    # 400x4096: 30.0 -> a2's 26.0; 500x4096: the default's 26.0 either way; 600x4096: the default timed (21.0),
+    # unsplit too (no identities).
+    if "| unsplit-report.json | 400×4096 | 32 | cublaslt | 30.00 | cublaslt_unsplit | 26.00 |" not in r.stdout:
+        failures.append("cublaslt_unsplit is not scored as the answer its rule names: " + r.stdout + r.stderr)
+    if "| unsplit-report.json | 500×4096 | 32 | cublaslt | 26.00 | cublaslt_unsplit | 26.00 |" not in r.stdout:
+        failures.append("cublaslt_unsplit does not keep an unsplit default")
+    if "| unsplit-report.json | 600×4096 | 32 | cublaslt | 21.00 | cublaslt_unsplit | unmeasured |" not in r.stdout:
+        failures.append("cublaslt_unsplit without identities is not unmeasured")
+    missing = run("--cublaslt-header", os.path.join(tmp, "none.h"), "--dump", paths["unsplit.json"],
+                  paths["report.json"])
+    if missing.returncode == 0 or "none.h is missing" not in missing.stderr:
+        failures.append("a missing cuBLASLt header is not an error naming it: " + missing.stderr)
+    return r.stdout
 
 
 def main():
@@ -74,6 +119,7 @@ def main():
         bad = run("--dump", paths["short.json"], paths["report.json"])
         if bad.returncode == 0 or "200x2048 m=1" not in bad.stderr:
             failures.append("a dump missing a point is not an error naming it: " + bad.stderr)
+        out += check_unsplit(run, tmp, failures)
     if failures:
         print(out)
         sys.exit("FAILED: " + "; ".join(failures))

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cuda/check.cuh"
+#include "backends/cuda/cublaslt_unsplit.h"
 #include "backends/cuda/launch.cuh"
 #include "kernels/family.h"
 #include "runtime/backends.h"
@@ -21,13 +22,18 @@ namespace {
 constexpr std::size_t kWorkspaceBytes = 32u << 20;  // what cuBLASLt's split-K algorithms ask for on Hopper
 
 using Heuristics = std::vector<cublasLtMatmulHeuristicResult_t>;
+// cuBLASLt's heuristic answers for one problem and operand alignment, and the one cublaslt_unsplit runs among them.
+struct Answers {
+  Heuristics algos;
+  int unsplit = 0;
+};
 
 // One problem's cuBLASLt operation: its descriptors, then what is resolved against them, once each: the heuristic's
 // answers per operand alignment and the algorithms named by identity. Never freed: launches point into it.
 struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  std::map<std::string, Heuristics> heuristics;       // by operand alignments and the reduction schemes allowed
+  std::map<std::string, Answers> heuristics;          // by operand alignments and the reduction schemes allowed
   std::map<std::string, cublasLtMatmulAlgo_t> named;  // by config name; each passed cublasLtMatmulAlgoCheck
 };
 
@@ -61,6 +67,40 @@ void* workspace_locked(DeviceState& s, cudaStream_t stream) {
     SKINNYGEMM_CUDA_CHECK(status);
   }
   return ws;
+}
+
+// The attributes an identity carries besides the algorithm id (which cublasLtMatmulAlgoInit sets), each in the
+// width cuBLASLt stores it in.
+enum class Width { U32, I32, U16 };
+using IdentityValue = int CublasltIdentity::*;
+struct IdentityAttribute {
+  cublasLtMatmulAlgoConfigAttributes_t attribute;
+  const char* name;
+  Width width;
+  IdentityValue value;
+};
+constexpr IdentityAttribute kIdentityAttributes[] = {
+    {CUBLASLT_ALGO_CONFIG_TILE_ID, "TILE_ID", Width::U32, &CublasltIdentity::tile},
+    {CUBLASLT_ALGO_CONFIG_STAGES_ID, "STAGES_ID", Width::U32, &CublasltIdentity::stages},
+    {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, "SPLITK_NUM", Width::I32, &CublasltIdentity::split_k},
+    {CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, "REDUCTION_SCHEME", Width::U32, &CublasltIdentity::reduction},
+    {CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, "CTA_SWIZZLING", Width::U32, &CublasltIdentity::swizzle},
+    {CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, "CUSTOM_OPTION", Width::U32, &CublasltIdentity::custom},
+    {CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, "CLUSTER_SHAPE_ID", Width::U16, &CublasltIdentity::cluster},
+    {CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, "INNER_SHAPE_ID", Width::U16, &CublasltIdentity::inner}};
+
+template <typename T>
+int get_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
+  T v{};
+  std::size_t written = 0;
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &v, sizeof(v), &written));
+  return static_cast<int>(v);
+}
+
+template <typename T>
+cublasStatus_t set_attribute(cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute, int value) {
+  const T v = static_cast<T>(value);
+  return cublasLtMatmulAlgoConfigSetAttribute(&algo, attribute, &v, sizeof(v));
 }
 
 cudaDataType_t data_type(const Problem& p) { return p.dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F; }
@@ -102,11 +142,10 @@ Alignments alignments_of(const void* x, const void* w, const void* y) {
 
 // Heuristics assume 256-byte aligned pointers unless told otherwise; an algorithm picked for aligned
 // operands fails with NOT_SUPPORTED on misaligned ones, so the answers are kept per operand alignments.
-const Heuristics& heuristics_locked(DeviceState& s, Plan& plan, const Problem& p, Alignments align,
-                                    bool any_reduction) {
-  Heuristics& algos = plan.heuristics["a" + std::to_string(align.w) + "/" + std::to_string(align.x) + "/" +
-                                      std::to_string(align.y) + (any_reduction ? " any-reduction" : "")];
-  if (!algos.empty()) return algos;
+const Answers& heuristics_locked(DeviceState& s, Plan& plan, const Problem& p, Alignments align, bool any_reduction) {
+  Answers& answers = plan.heuristics["a" + std::to_string(align.w) + "/" + std::to_string(align.x) + "/" +
+                                     std::to_string(align.y) + (any_reduction ? " any-reduction" : "")];
+  if (!answers.algos.empty()) return answers;
   cublasLtMatmulPreference_t pref = nullptr;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const std::size_t ws = kWorkspaceBytes;
@@ -143,42 +182,22 @@ const Heuristics& heuristics_locked(DeviceState& s, Plan& plan, const Problem& p
                              [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; }),
               found.end());
   SKINNYGEMM_CHECK(!found.empty(), "cuBLASLt has no algorithm for " << p.str());
-  algos = std::move(found);
-  return algos;
+  std::vector<LtAnswer> shapes;
+  for (const cublasLtMatmulHeuristicResult_t& r : found) {
+    LtAnswer a;
+    a.split_k = get_attribute<int32_t>(r.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+    cublaslt_tile_shape(get_attribute<uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_TILE_ID), &a.tile_rows, &a.tile_tokens);
+    shapes.push_back(a);
+  }
+  answers.unsplit = unsplit_answer(shapes, static_cast<int>(p.m));
+  answers.algos = std::move(found);
+  return answers;
 }
 
-// The attributes an identity carries besides the algorithm id (which cublasLtMatmulAlgoInit sets), each in the
-// width cuBLASLt stores it in.
-enum class Width { U32, I32, U16 };
-using IdentityValue = int CublasltIdentity::*;
-struct IdentityAttribute {
-  cublasLtMatmulAlgoConfigAttributes_t attribute;
-  const char* name;
-  Width width;
-  IdentityValue value;
-};
-constexpr IdentityAttribute kIdentityAttributes[] = {
-    {CUBLASLT_ALGO_CONFIG_TILE_ID, "TILE_ID", Width::U32, &CublasltIdentity::tile},
-    {CUBLASLT_ALGO_CONFIG_STAGES_ID, "STAGES_ID", Width::U32, &CublasltIdentity::stages},
-    {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, "SPLITK_NUM", Width::I32, &CublasltIdentity::split_k},
-    {CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, "REDUCTION_SCHEME", Width::U32, &CublasltIdentity::reduction},
-    {CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, "CTA_SWIZZLING", Width::U32, &CublasltIdentity::swizzle},
-    {CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, "CUSTOM_OPTION", Width::U32, &CublasltIdentity::custom},
-    {CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, "CLUSTER_SHAPE_ID", Width::U16, &CublasltIdentity::cluster},
-    {CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, "INNER_SHAPE_ID", Width::U16, &CublasltIdentity::inner}};
-
-template <typename T>
-int get_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
-  T v{};
-  std::size_t written = 0;
-  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &v, sizeof(v), &written));
-  return static_cast<int>(v);
-}
-
-template <typename T>
-cublasStatus_t set_attribute(cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute, int value) {
-  const T v = static_cast<T>(value);
-  return cublasLtMatmulAlgoConfigSetAttribute(&algo, attribute, &v, sizeof(v));
+// The answer a config's algo runs: the default (-1, and cublaslt_torch among its own answers) is the first,
+// cublaslt_a<i> the i-th, cublaslt_unsplit the rule's (cublaslt_unsplit.h).
+int answer_index(const Answers& answers, int algo) {
+  return algo == kCublasltUnsplit ? answers.unsplit : algo < 0 ? 0 : algo;
 }
 
 Config identity_of(const cublasLtMatmulAlgo_t& algo) {
@@ -228,14 +247,14 @@ const cublasLtMatmulAlgo_t& named_locked(DeviceState& s, Plan& plan, const Probl
 int cublaslt_algo_count(const Problem& p, const void* x, const void* w, const void* y) {
   std::lock_guard<std::mutex> lock(g_mutex);
   DeviceState& s = state_locked();
-  return static_cast<int>(heuristics_locked(s, plan_locked(s, p), p, alignments_of(x, w, y), false).size());
+  return static_cast<int>(heuristics_locked(s, plan_locked(s, p), p, alignments_of(x, w, y), false).algos.size());
 }
 
 void cublaslt_gemm(const Problem& p, const void* x, const void* w, void* y, int algo, cudaStream_t stream) {
   cublasLtHandle_t handle;
   void* workspace;
   const Plan* plan;
-  const Heuristics* algos;
+  const Answers* answers;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     DeviceState& s = state_locked();
@@ -243,15 +262,15 @@ void cublaslt_gemm(const Problem& p, const void* x, const void* w, void* y, int 
     workspace = workspace_locked(s, stream);
     Plan& problem_plan = plan_locked(s, p);
     plan = &problem_plan;
-    algos = &heuristics_locked(s, problem_plan, p, alignments_of(x, w, y), algo == kCublasltTorch);
+    answers = &heuristics_locked(s, problem_plan, p, alignments_of(x, w, y), algo == kCublasltTorch);
   }
-  const int index = algo < 0 ? 0 : algo;
-  SKINNYGEMM_CHECK(index < static_cast<int>(algos->size()),
-                   "cublaslt_a" << algo << ": cuBLASLt offers only " << algos->size() << " algorithms for "
+  const int index = answer_index(*answers, algo);
+  SKINNYGEMM_CHECK(index < static_cast<int>(answers->algos.size()),
+                   "cublaslt_a" << algo << ": cuBLASLt offers only " << answers->algos.size() << " algorithms for "
                                 << p.str());
   const float alpha = 1.f, beta = 0.f;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmul(handle, plan->op, &alpha, w, plan->a, x, plan->b, &beta, y, plan->d, y,
-                                         plan->d, &(*algos)[index].algo, workspace, kWorkspaceBytes, stream));
+                                         plan->d, &answers->algos[index].algo, workspace, kWorkspaceBytes, stream));
 }
 
 Config cublaslt_identity(const Problem& p, int position, int alignment) {
@@ -261,12 +280,12 @@ Config cublaslt_identity(const Problem& p, int position, int alignment) {
   DeviceState& s = state_locked();
   Plan& plan = plan_locked(s, p);
   const auto a = static_cast<uint32_t>(alignment);
-  const Heuristics& algos = heuristics_locked(s, plan, p, {a, a, a}, false);
-  const int index = position < 0 ? 0 : position;
-  SKINNYGEMM_CHECK(index < static_cast<int>(algos.size()),
-                   "cublaslt_a" << position << ": cuBLASLt offers only " << algos.size() << " algorithms for "
+  const Answers& answers = heuristics_locked(s, plan, p, {a, a, a}, false);
+  const int index = answer_index(answers, position);
+  SKINNYGEMM_CHECK(index < static_cast<int>(answers.algos.size()),
+                   "cublaslt_a" << position << ": cuBLASLt offers only " << answers.algos.size() << " algorithms for "
                                 << p.str() << " with " << alignment << "-byte aligned operands");
-  const Config c = identity_of(algos[index].algo);
+  const Config c = identity_of(answers.algos[index].algo);
   Config::parse(c.name());  // a value the name cannot carry fails here, not when a table is read back
   named_locked(s, plan, p, c);
   return c;

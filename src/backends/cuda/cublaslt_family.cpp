@@ -1,5 +1,6 @@
-// The cublaslt family: cuBLASLt with its default algorithm (cublaslt), its i-th heuristic answer (cublaslt_a<i>), or
-// one algorithm by identity (below), each reducing split-K partials in FP32, or the default with every reduction
+// The cublaslt family: cuBLASLt with its default algorithm (cublaslt), its i-th heuristic answer (cublaslt_a<i>), the
+// answer of the unsplit rule (cublaslt_unsplit, the heuristic's cuBLASLt pick at M <= 64: cublaslt_unsplit.h), or one
+// algorithm by identity (below), each reducing split-K partials in FP32, or the default with every reduction
 // scheme allowed as torch's F.linear gets it (cublaslt_torch, a baseline only); the fallback and every benchmark's
 // baseline. Host half (the cost model and names); the device half is backends/cuda/cublaslt.cu.
 //
@@ -87,10 +88,12 @@ Config parse(const std::string& name, const std::vector<std::string>& parts, Fam
     c.lt_identity = parse_identity(name, parts);
     return c;
   }
-  SKINNYGEMM_CHECK(parts.size() <= 2, "config '" << name << "': expected cublaslt, cublaslt_torch, cublaslt_a<index> or "
-                                                 << kIdentityForm);
+  SKINNYGEMM_CHECK(parts.size() <= 2, "config '" << name << "': expected cublaslt, cublaslt_torch, cublaslt_unsplit, "
+                                                 << "cublaslt_a<index> or " << kIdentityForm);
   if (parts.size() == 2 && parts[1] == "torch") {
     c.algo = kCublasltTorch;
+  } else if (parts.size() == 2 && parts[1] == "unsplit") {
+    c.algo = kCublasltUnsplit;
   } else if (parts.size() == 2) {
     c.algo = number_after(name, parts[1], "a", "algorithm index");
     SKINNYGEMM_CHECK(c.algo < kCublasltAlgos,
@@ -107,6 +110,7 @@ std::string print(const Config& c) {
     return name;
   }
   if (c.algo == kCublasltTorch) return "cublaslt_torch";
+  if (c.algo == kCublasltUnsplit) return "cublaslt_unsplit";
   return c.algo >= 0 ? "cublaslt_a" + std::to_string(c.algo) : "cublaslt";
 }
 
