@@ -420,6 +420,26 @@ TEST(StructuralPick, FilledClustersOfFourWithFewStagesHalveOnAFourStageRing) {
   EXPECT_EQ(pick_on(h200, 1, 4000, 1000).config.name(), "tma_m8_r64_b2_s4_x2");
 }
 
+// Session 37, rule J (sets thirteen, fourteen and eighteen): clusters of eight with at most 3 stages per CTA on more
+// than 1.25 CTAs per SM (over 165 on H200) halve to fours on a 4-stage ring at M <= 16 (1920 x 2560: 3.86-4.34 us against
+// 4.75-5.25; 1514 x 3072 and 2048 x 3072 0.92-0.95x). The lines: 160 CTAs (1280 x 3072, fours 7-30% slower) and 144
+// (1152 x 3072) keep the eights, as do 4 stages per CTA (2048 x 4096, fours 1.03-1.09x) and the 32-token tile.
+TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 1920, 2560, "tma_m8_r64_b2_s4_x4"},    {16, 2048, 3072, "tma_m16_r64_b2_s4_x4"},
+      {5, 1514, 3072, "tma_m8_r64_b2_s4_x4"},    {1, 1344, 3072, "tma_m8_r64_b2_s4_x4"},
+      // Counter-examples.
+      {1, 1280, 3072, "tma_m8_r64_b2_s3_x8"},    {16, 1152, 3072, "tma_m16_r64_b2_s3_x8"},
+      {1, 2048, 4096, "tma_m8_r64_b2_s3_x8"},    {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
+  });
+  expect_rule_note(h200, "clusters of four on a 4-stage ring, not of eight on 3, where eights of at most 3 stages",
+                   "not of eight on 3", {{1, 1920, 2560}, {12, 2048, 3072}},
+                   {{1, 1280, 3072}, {1, 2048, 4096}, {24, 2048, 3072}});
+  // At most 2 stages per CTA: session 16's halving, without a note.
+  EXPECT_THAT(pick_on(h200, 1, 2048, 2048).reason.str(), ::testing::Not(HasSubstr("not of eight on 3")));
+}
+
 // Session 34, rule B (held-out sets ten, twelve, nineteen and twenty): K not a multiple of 64 on 16-byte aligned y
 // rows, where the first cut splits K without a cluster, is cuBLASLt's default at M >= 9 and, where more 64-row tiles
 // than SMs leave no cluster, from M = 2 (12000 x 2056: first cut 16.54-23.55 us at M = 2-16, cuBLASLt 15.51-15.85;
@@ -446,7 +466,7 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
   expect_structural_picks(h200, {
       {1, 12000, 2056, "tma_m8_r32_b2_s4_c2_d6"},  {1, 40000, 1096, "tma_m8_r64_b2_s4_c2_d6"},
       {8, 5120, 1712, "tma_m8_r64_b2_s4_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s5_c2_d6"},
-      {8, 8448, 2056, "tma_m8_r64_b2_s5_c2_d6"},   {16, 2048, 2736, "tma_m16_r64_b2_s3_x8"},
+      {8, 8448, 2056, "tma_m8_r64_b2_s5_c2_d6"},   {16, 2048, 2736, "tma_m16_r64_b2_s4_x4"},
       {16, 1000, 15000, "tma_m16_r64_b2_s4_x8"},   {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},
       {16, 12000, 2048, "tma_m16_r32_b2_s4_c2_d6"}, {4, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
       {16, 12345, 2056, "tma_m16_r32_b2_s4_c2_d6"},

@@ -104,11 +104,24 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   // and 4096 x 1792 (3.5; 0.95-1.05x), 3840 x 1920 (3.75; 1.10-1.17x, twelfth-c942f9d), and so do 224 CTAs (3584 x
   // 1792: 1.00-1.12x).
   const bool few_stage_fours = x == 4 && ctas > slots - sms / 4 && 4 * g.k_stages <= 11 * x;
-  if (c.tile_m <= 16 && x >= 4 && ((ctas > sms + sms / 4 && g.k_stages <= 2 * x) || few_stage_fours)) {
+  // Session 37 (rule J): clusters of eight with up to 3 stages each, on more than 1.25 CTAs per SM, too. On every such
+  // shape measured the fours on a 4-stage ring were faster at M = 1-16 but 2048 x 2736 (x4 s4 / x8 s3, us, the rule's own
+  // data): 1920 x 2560 (240 CTAs, 2.5 stages) 3.86-4.34 / 4.75-5.25 (heuristic-fourteenth-fbbcfa9.json), 1514 x 3072
+  // (192, 3) 4.55-5.16 / 4.96-5.21 (eighteenth-eeae1f9), 2048 x 3072 (256, 3) 5.17-6.17 / 5.50-6.46 (thirteenth-
+  // 48ba1b1), 2048 x 2752 (256, 2.75) 0.98-1.02x at M = 1-8 and 0.91-0.92x at 12-16; 2048 x 2736 1.00-1.04x at M = 1-8
+  // and 0.95-0.96x at 12-16 (fourteenth). Offline over every report: 40 points timed both ways, 35 faster and 5 slower
+  // (by 0.2-3.6%), summed 215.5 -> 200.5 us, within 5% of the best 12 -> 38. Fewer CTAs keep the eights: 1280 x 3072
+  // (160) and 1152 x 3072 (144) ran the fours 7-30% slower. Clusters of four with 3 stages each were not measured in
+  // this band, so x == 8 only.
+  const bool few_stage_eights = x == 8 && g.k_stages <= 3 * x;
+  if (c.tile_m <= 16 && x >= 4 &&
+      ((ctas > sms + sms / 4 && (g.k_stages <= 2 * x || few_stage_eights)) || few_stage_fours)) {
     c.cluster = x / 2, c.stages = 4;
     if (note && g.k_stages > 2 * x)
-      *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most 2.75 "
-              "stages each (session 34)";
+      *note = x == 8 ? "clusters of four on a 4-stage ring, not of eight on 3, where eights of at most 3 stages each "
+                       "fill more than 1.25 CTAs per SM (session 37)"
+                     : "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most "
+                       "2.75 stages each (session 34)";
     return c;
   }
   // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early (2112x7168 M = 1
