@@ -169,7 +169,7 @@ int run_heuristic(const HeuristicArgs& args) {
     for (const int64_t m : ms) {
       const Problem p{m, shape.n, shape.k, dtype};
       Json j = point_json(shape, p, facts.device);
-      kernels += j["pick"] != "cublaslt";
+      kernels += family(Config::parse(j["pick"].get<std::string>()).family).kernel;
       std::cout << std::left << std::setw(14) << shape.shape() << std::right << std::setw(4) << m << "  " << std::left
                 << std::setw(24) << j["pick"].get<std::string>() << std::setw(10) << j["source"].get<std::string>()
                 << std::right << std::setw(9) << fixed(j["pick_us"].get<double>(), 2) << std::setw(13)

@@ -89,8 +89,11 @@ void check_time(const BenchRow& r) {
 }
 
 bool is_cublaslt(const BenchRow& row) { return Config::parse(row.config).family == Family::Cublaslt; }
-// cublaslt_a<i>: measured as a candidate, never stored under that name.
-bool names_position(const Config& c) { return c.family == Family::Cublaslt && c.algo >= 0; }
+// cublaslt_a<i> and cublaslt_unsplit: measured as candidates, never stored under those names (each names a place in
+// cuBLASLt's heuristic list, which moves with its version and the operands' alignment): stored by identity.
+bool names_position(const Config& c) {
+  return c.family == Family::Cublaslt && (c.algo >= 0 || c.algo == kCublasltUnsplit);
+}
 bool is_cublaslt_default(const BenchRow& row) { return row.config == "cublaslt"; }
 bool any_row(const BenchRow&) { return true; }
 

@@ -33,7 +33,7 @@ import sys
 
 DUMP_SCHEMA = "skinnygemm-heuristic-1"
 UNSPLIT = "cublaslt_unsplit"
-IDENTITY = re.compile(r"cublaslt_id\d+_t(\d+)_s\d+_k(\d+)_")
+IDENTITY = re.compile(r"cublaslt_id\d+_t(\d+)_s\d+_k(-?\d+)_")  # cuBLASLt reports split-K -1 on some algorithms
 
 
 def tile_shapes(header):
@@ -45,24 +45,22 @@ def tile_shapes(header):
 
 def unsplit_config(row, tiles):
     """The config whose time is cublaslt_unsplit's at a report's point: "cublaslt" where the default does not split K
-    or no later answer has split 1, >= 48 tile rows and >= M / 2 tile tokens, else that answer's cublaslt_a<i>; None
-    where the report has not every answer's identity up to the rule's decision (cublaslt_unsplit.h)."""
+    (split-K other than 1) or no later answer has split-K 1, >= 48 tile rows and >= M / 2 tile tokens, else that
+    answer's cublaslt_a<i>; None where the report lacks an answer's identity before the rule's decision (an answer
+    missing with a later one present: cuBLASLt listed it, the report did not name it) (cublaslt_unsplit.h)."""
     by_config = {c["config"]: c for c in row.get("candidates", [])}
-    answers = []
-    for i in range(64):
+    last = max((int(k[len("cublaslt_a"):]) for k in by_config if re.fullmatch(r"cublaslt_a\d+", k)), default=-1)
+    for i in range(last + 1):
         c = by_config.get(f"cublaslt_a{i}")
         m = IDENTITY.match(c.get("identity") or "") if c else None
         if not m:
-            break
-        answers.append((f"cublaslt_a{i}", int(m[2]), tiles.get(int(m[1]), (0, 0))))
-    if not answers:
-        return None
-    if answers[0][1] <= 1:
-        return "cublaslt"
-    for name, split, (rows, tokens) in answers[1:]:
-        if split <= 1 and rows >= 48 and 2 * tokens >= row["m"]:
-            return name
-    return "cublaslt"
+            return None
+        split, (rows, tokens) = int(m[2]), tiles.get(int(m[1]), (0, 0))
+        if i == 0 and split == 1:
+            return "cublaslt"
+        if i > 0 and split == 1 and rows >= 48 and 2 * tokens >= row["m"]:
+            return f"cublaslt_a{i}"
+    return "cublaslt" if last >= 0 else None
 
 
 def load_reports(paths):

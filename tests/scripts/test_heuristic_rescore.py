@@ -38,7 +38,8 @@ AFTER = {(100, 1024, 1): "tma_a", (200, 2048, 1): "tma_never_timed", (300, 4096,
 
 
 # cublaslt_unsplit: the default (a0) splits K in two; a1 is unsplit but 32 rows, a2 unsplit 64 x 16 at M = 32 (taken);
-# at the second point the default does not split (kept); the third has no identities (unmeasured).
+# at the second point the default does not split (kept); the third has no identities (unmeasured); at the fourth a1
+# reports split-K -1 (not unsplit: a2 is taken); at the fifth a1 has no identity while a2 has (unmeasured).
 HEADER = "  CUBLASLT_MATMUL_TILE_64x32 = 13,\n  CUBLASLT_MATMUL_TILE_32x64 = 14,\n  CUBLASLT_MATMUL_TILE_64x16 = 15,\n"
 
 
@@ -52,12 +53,15 @@ def lt_row(n, m, answers, lt_us):
 
 UNSPLIT_REPORT = {"rows": [lt_row(400, 32, [(13, 2, 30.0), (14, 1, 25.0), (15, 1, 26.0)], 30.0),
                            lt_row(500, 32, [(13, 1, 26.0), (15, 1, 25.0)], 26.0),
-                           row(600, 4096, 32, "tma_f", 20.0, [("tma_f", 20.0)], 21.0)]}
+                           row(600, 4096, 32, "tma_f", 20.0, [("tma_f", 20.0)], 21.0),
+                           lt_row(700, 32, [(13, 2, 30.0), (15, -1, 40.0), (15, 1, 27.0)], 30.0),
+                           lt_row(800, 32, [(13, 2, 30.0), (15, 1, 26.0), (15, 1, 27.0)], 30.0)]}
+del UNSPLIT_REPORT["rows"][4]["candidates"][2]["identity"]
 
 
 def check_unsplit(run, tmp, failures):
     paths = {}
-    points = [(400, 4096, 32), (500, 4096, 32), (600, 4096, 32)]
+    points = [(n, 4096, 32) for n in (400, 500, 600, 700, 800)]
     for name, content in (("report.json", UNSPLIT_REPORT), ("header.h", HEADER),
                           ("default.json", dump({p: "cublaslt" for p in points})),
                           ("unsplit.json", dump({p: "cublaslt_unsplit" for p in points}))):
@@ -74,6 +78,10 @@ def check_unsplit(run, tmp, failures):
         failures.append("cublaslt_unsplit does not keep an unsplit default")
     if "| unsplit-report.json | 600×4096 | 32 | cublaslt | 21.00 | cublaslt_unsplit | unmeasured |" not in r.stdout:
         failures.append("cublaslt_unsplit without identities is not unmeasured")
+    if "| unsplit-report.json | 700×4096 | 32 | cublaslt | 30.00 | cublaslt_unsplit | 27.00 |" not in r.stdout:
+        failures.append("an answer of split-K -1 is taken as unsplit")
+    if "| unsplit-report.json | 800×4096 | 32 | cublaslt | 30.00 | cublaslt_unsplit | unmeasured |" not in r.stdout:
+        failures.append("an answer without identity before the rule's decision does not leave the point unmeasured")
     missing = run("--cublaslt-header", os.path.join(tmp, "none.h"), "--dump", paths["unsplit.json"],
                   paths["report.json"])
     if missing.returncode == 0 or "none.h is missing" not in missing.stderr:
