@@ -134,6 +134,25 @@ TEST(GpuCublasltIdentity, TheTunerStoresAPositionalWinByIdentity) {
 
 // A tiny table tuned with positions: migrated on this GPU, its entries are identities that selection runs, with
 // the bits of the positions they replace.
+// A cublaslt_unsplit win is stored as the identity it ran (its answer moves with cuBLASLt's version and alignment).
+TEST(GpuCublasltIdentity, TheTunerStoresAnUnsplitWinByIdentity) {
+  SKIP_WITHOUT_GPU();
+  const Problem p{48, 7168, 7168, DType::BF16};  // the heuristic's pick here is cublaslt_unsplit
+  tune::TuneOptions o;
+  o.backend = Backend::Cuda;
+  o.near_heuristic = 0;  // the pick, cuBLASLt's default and answers, the first cut
+  o.measure = [](const Problem& q, const tune::BenchOptions& bo) {
+    tune::BenchRow r;
+    r.problem = q, r.config = bo.config, r.checked = true;
+    r.us = bo.config == "cublaslt_unsplit" ? 8.0 : 10.0;
+    return r;
+  };
+  const tune::TuneResult r = tune::tune_problem(p, o);
+  ASSERT_EQ(r.rows[r.stored].config, "cublaslt_unsplit") << r.reason;
+  EXPECT_EQ(r.entry.config, cuda::cublaslt_identity(p, kCublasltUnsplit, tune::kBenchOperandAlignment))
+      << r.entry.config.name();
+}
+
 TEST(GpuCublasltIdentity, MigratedTableRunsWhatItsPositionsRan) {
   SKIP_WITHOUT_GPU();
   const std::filesystem::path dir = fresh_test_dir("gpu_migrate");
