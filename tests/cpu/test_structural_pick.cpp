@@ -378,8 +378,8 @@ TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens
 // that give 1.5x the two-per-SM slots or more (396+ on H200, under 128 MiB) are one CTA per 64-row tile, not per 32-row
 // tile (32768 x 1024: 18.87-20.35 us -> 16.71-17.71 at M = 1-16; 51866 x 1280 0.89-0.94x; 25600 x 2048, 400 tiles,
 // 0.93-0.96x). The counter-examples keep their 32-row tiles: 21888 x 2048 (342 tiles of 64; the two-box 64-row split
-// 1.04-1.06x), 24576 x 1536 (384; not measured in it), 9001 x 1024 (141); from 128 MiB on stream-K as before (65536 x
-// 1024).
+// 1.04-1.06x), 9001 x 1024 (141); from 128 MiB on stream-K as before (65536 x 1024). 24576 x 1536 (384) is rule K's
+// since session 37 (one-box 64-row tiles, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident).
 TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -387,7 +387,7 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
       {4, 51866, 1280, "tma_m8_r64_b2_s4_c2_d6"},  {8, 25600, 2048, "tma_m8_r64_b2_s4_c2_d6"},
       {12, 65534, 1024, "tma_m16_r64_b2_s4_c2_d6"},
       // Counter-examples.
-      {1, 24576, 1536, "tma_m8_r32_b2_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r32_b2_s4_c2_d6"},
+      {1, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r32_b2_s4_c2_d6"},
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
       // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64.
       {1, 25280, 1024, "tma_m8_r32_b2_s4_c2_d6"},  {1, 25281, 1024, "tma_m8_r64_b2_s4_c2_d6"},
@@ -438,6 +438,25 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
                    {{1, 1280, 3072}, {1, 2048, 4096}, {24, 2048, 3072}});
   // At most 2 stages per CTA: session 16's halving, without a note.
   EXPECT_THAT(pick_on(h200, 1, 2048, 2048).reason.str(), ::testing::Not(HasSubstr("not of eight on 3")));
+}
+
+// Session 37, rule K (sets fifteen to twenty-one): 64-row tiles numbering 2.7-3 per SM (356-396 on H200) with K >= 1536
+// take one CTA per tile of one box per stage on a 4-stage ring at M <= 16, the whole grid resident at three per SM
+// (24000 x 3072: 35.40-36.12 us against stream-K's 37.76-38.89; 24576 x 1536 18.59-19.48 against 32-row tiles'
+// 19.69-21.19). The lines: 396 tiles (25344 rows) take it and 397 do not (25600 x 5120 lost 15-20% with it), 2.67 per SM
+// (22528 x 8192) keeps stream-K, K = 1024 keeps the 32-row tiles, and the 32-token tile is not its.
+TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 24576, 4096, "tma_m8_r64_b1_s4_c2_d6"},   {16, 25256, 5120, "tma_m16_r64_b1_s4_c2_d6"},
+      {8, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},   {1, 25344, 4096, "tma_m8_r64_b1_s4_c2_d6"},
+      {1, 23680, 8192, "tma_m8_r64_b1_s4_c2_d6"},
+      // Counter-examples.
+      {1, 25408, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {16, 22528, 8192, "tma_m16_r64_b2_s4_c2_u1"},
+      {1, 24576, 1024, "tma_m8_r32_b2_s4_c2_d6"},
+  });
+  expect_rule_note(h200, "one CTA per 64-row tile of one box per stage, all resident at three per SM", "all resident",
+                   {{1, 24000, 3072}, {12, 25008, 3072}}, {{1, 25600, 5120}, {1, 22528, 8192}, {32, 24576, 4096}});
 }
 
 // Session 34, rule B (held-out sets ten, twelve, nineteen and twenty): K not a multiple of 64 on 16-byte aligned y

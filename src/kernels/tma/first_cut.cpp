@@ -384,6 +384,24 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   }
   c.rows = 64;
   Cut cut{p, sms, 2 * sms, lead, note, c};
+  // Session 37 (rule K): 64-row tiles numbering 2.7 to 3 per SM (356-396 on H200; no cluster fits there), K from 1536:
+  // one CTA per tile with one box per stage on a 4-stage ring (44-49 KB at token tiles 8-16, so three fit per SM and the
+  // whole grid is resident at once) instead of stream-K or 32-row tiles. On every shape of the recorded sets in the band
+  // it was within 2% of or faster than the pick at M = 1-16, 4-8% faster on most (one-box tile / pick, us ratio; the
+  // rule's own data, heuristic-*.json): 24000 x 3072 0.93-0.94, 24576 x 4096 0.94-0.95, 24576 x 6144 0.95-0.96 (M =
+  // 1-2), 25088 x 5120 0.95-0.97, 25256 x 5120 (395 tiles) 0.93-0.95, 25008 x 3072 0.91-0.98, 24576 x 1536 (32-row
+  // tiles picked) 0.92-0.95, 23040 x 3072 0.94-1.01, 23701 x 8192 0.98-1.00, 25013 x 10240 0.98-1.02. Past 3 per SM the
+  // grid no longer fits at once and the same config lost 15-22% (25501 x 8000, 399 tiles; 25600 x 5120); below 2.7 it
+  // lost 0-7% (22528 x 8192 at 2.67, 21888 x 4096 at 2.59). Not measured: K under 1536 or over 10240, and the 32- and
+  // 64-token tiles (rule H's band at 32 tokens).
+  const int64_t tiles64 = (p.n + 63) / 64;
+  if (c.tile_m <= 16 && p.k >= 1536 && 10 * tiles64 >= 27 * int64_t{sms} && tiles64 <= 3 * int64_t{sms}) {
+    cut.lead_split(false, true);
+    cut.c.boxes = 1, cut.c.stages = 4;
+    if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
+                      "give 2.7-3 per SM (session 37)";
+    return cut.c;
+  }
   if (p.weight_bytes() < (int64_t{128} << 20)) {
     cut.c.boxes = c.tile_m == 64 ? 1 : 2;
     const Grid g = cluster_grid_for(p.n, p.k, cut.c.rows, cut.c.boxes, 1);
