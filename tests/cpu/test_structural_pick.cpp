@@ -422,8 +422,9 @@ TEST(StructuralPick, FilledClustersOfFourWithFewStagesHalveOnAFourStageRing) {
 
 // Session 37, rule J (sets thirteen, fourteen and eighteen): clusters of eight with at most 3 stages per CTA on more
 // than 1.25 CTAs per SM (over 165 on H200) halve to fours on a 4-stage ring at M <= 16 (1920 x 2560: 3.86-4.34 us against
-// 4.75-5.25; 1514 x 3072 and 2048 x 3072 0.92-0.95x). The lines: 160 CTAs (1280 x 3072, fours 7-30% slower) and 144
-// (1152 x 3072) keep the eights, as do 4 stages per CTA (2048 x 4096, fours 1.03-1.09x) and the 32-token tile.
+// 4.75-5.25; 1514 x 3072 0.91-0.99x, 2048 x 3072 0.93-0.95x). The lines: 160 CTAs (1280 x 3072, fours 7-30% slower) and
+// 144 (1152 x 3072) keep the eights, as do 25 stages per tile (2048 x 3200), 4 stages per CTA (2048 x 4096, fours
+// 1.03-1.09x) and the 32-token tile (on rows that are not 16-byte aligned, where the first cut is the pick above M = 16).
 TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -432,31 +433,39 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
       // Counter-examples.
       {1, 1280, 3072, "tma_m8_r64_b2_s3_x8"},    {16, 1152, 3072, "tma_m16_r64_b2_s3_x8"},
       {1, 2048, 4096, "tma_m8_r64_b2_s3_x8"},    {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
+      {1, 2048, 3200, "tma_m8_r64_b2_s3_x8"},
   });
   expect_rule_note(h200, "clusters of four on a 4-stage ring, not of eight on 3, where eights of at most 3 stages",
-                   "not of eight on 3", {{1, 1920, 2560}, {12, 2048, 3072}},
-                   {{1, 1280, 3072}, {1, 2048, 4096}, {24, 2048, 3072}});
+                   "not of eight on 3", {{1, 1920, 2560}, {12, 2048, 3072}, {16, 2047, 3072}},
+                   {{1, 1280, 3072}, {1, 2048, 4096}, {24, 2047, 3072}});
+  EXPECT_EQ(pick_on(h200, 24, 2047, 3072).config.family, Family::Tma) << "the first cut must be the pick here";
   // At most 2 stages per CTA: session 16's halving, without a note.
   EXPECT_THAT(pick_on(h200, 1, 2048, 2048).reason.str(), ::testing::Not(HasSubstr("not of eight on 3")));
 }
 
-// Session 37, rule K (sets fifteen to twenty-one): 64-row tiles numbering 2.7-3 per SM (356-396 on H200) with K >= 1536
-// take one CTA per tile of one box per stage on a 4-stage ring at M <= 16, the whole grid resident at three per SM
-// (24000 x 3072: 35.40-36.12 us against stream-K's 37.76-38.89; 24576 x 1536 18.59-19.48 against 32-row tiles'
-// 19.69-21.19). The lines: 396 tiles (25344 rows) take it and 397 do not (25600 x 5120 lost 15-20% with it), 2.67 per SM
-// (22528 x 8192) keeps stream-K, K = 1024 keeps the 32-row tiles, and the 32-token tile is not its.
+// Session 37, rule K (sets fifteen to twenty-one): 64-row tiles numbering 2.7-3 per SM (357-396 on H200) with K of
+// 1536-10240, a multiple of 64, take one CTA per tile of one box per stage on a 4-stage ring at M <= 16, the whole grid
+// resident at three per SM (24000 x 3072: 35.40-36.12 us against stream-K's 37.76-38.89; 24576 x 1536 18.59-19.48
+// against 32-row tiles' 19.69-21.19). The lines: 357 tiles (22848 rows) take it and 356 (22784) do not, 396 (25344
+// rows) take it and 397 do not (25600 x 5120, 400 tiles, lost 15-22% with it); K of 1472 or 1024, 12288 or 4000 keeps
+// the others, and the 32-token tile is not its (on rows that are not 16-byte aligned).
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 24576, 4096, "tma_m8_r64_b1_s4_c2_d6"},   {16, 25256, 5120, "tma_m16_r64_b1_s4_c2_d6"},
       {8, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},   {1, 25344, 4096, "tma_m8_r64_b1_s4_c2_d6"},
       {1, 23680, 8192, "tma_m8_r64_b1_s4_c2_d6"},
+      {1, 22848, 4096, "tma_m8_r64_b1_s4_c2_d6"},   {1, 24576, 10240, "tma_m8_r64_b1_s4_c2_d6"},
       // Counter-examples.
       {1, 25408, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {16, 22528, 8192, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 24576, 1024, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 1024, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 24576, 1472, "tma_m8_r32_b2_s4_c2_d6"},   {1, 24576, 12288, "tma_m8_r64_b2_s4_c2_u1"},
+      {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile of one box per stage, all resident at three per SM", "all resident",
-                   {{1, 24000, 3072}, {12, 25008, 3072}}, {{1, 25600, 5120}, {1, 22528, 8192}, {32, 24576, 4096}});
+                   {{1, 24000, 3072}, {12, 25008, 3072}, {16, 24577, 4096}},
+                   {{1, 25600, 5120}, {1, 22528, 8192}, {24, 24577, 4096}});
+  EXPECT_EQ(pick_on(h200, 24, 24577, 4096).config.family, Family::Tma) << "the first cut must be the pick here";
 }
 
 // Session 34, rule B (held-out sets ten, twelve, nineteen and twenty): K not a multiple of 64 on 16-byte aligned y

@@ -104,12 +104,12 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   // and 4096 x 1792 (3.5; 0.95-1.05x), 3840 x 1920 (3.75; 1.10-1.17x, twelfth-c942f9d), and so do 224 CTAs (3584 x
   // 1792: 1.00-1.12x).
   const bool few_stage_fours = x == 4 && ctas > slots - sms / 4 && 4 * g.k_stages <= 11 * x;
-  // Session 37 (rule J): clusters of eight with up to 3 stages each, on more than 1.25 CTAs per SM, too. On every such
-  // shape measured the fours on a 4-stage ring were faster at M = 1-16 but 2048 x 2736 (x4 s4 / x8 s3, us, the rule's own
-  // data): 1920 x 2560 (240 CTAs, 2.5 stages) 3.86-4.34 / 4.75-5.25 (heuristic-fourteenth-fbbcfa9.json), 1514 x 3072
-  // (192, 3) 4.55-5.16 / 4.96-5.21 (eighteenth-eeae1f9), 2048 x 3072 (256, 3) 5.17-6.17 / 5.50-6.46 (thirteenth-
-  // 48ba1b1), 2048 x 2752 (256, 2.75) 0.98-1.02x at M = 1-8 and 0.91-0.92x at 12-16; 2048 x 2736 1.00-1.04x at M = 1-8
-  // and 0.95-0.96x at 12-16 (fourteenth). Offline over every report: 40 points timed both ways, 35 faster and 5 slower
+  // Session 37 (rule J): clusters of eight with up to 3 stages each, on more than 1.25 CTAs per SM, too. The fours on a
+  // 4-stage ring against the eights on 3 (x4 s4 / x8 s3, us, the rule's own data): 1920 x 2560 (240 CTAs, 2.5 stages)
+  // 3.86-4.34 / 4.75-5.25 at M = 1-16 (heuristic-fourteenth-fbbcfa9.json), 1514 x 3072 (192, 3) 4.55-5.16 / 4.96-5.21,
+  // 0.91-0.99x (eighteenth-eeae1f9), 2048 x 3072 (256, 3) 5.17-6.17 / 5.50-6.46 (thirteenth-48ba1b1); even at M = 1-8
+  // and ahead at 12-16 with 2.75 stages: 2048 x 2752 0.94-1.02x and 0.91-0.92x, 2048 x 2736 0.97-1.04x and 0.95-0.96x
+  // (fourteenth). Offline over every report: 40 points timed both ways, 35 faster and 5 slower
   // (by 0.2-3.6%), summed 215.5 -> 200.5 us, within 5% of the best 12 -> 38. Fewer CTAs keep the eights: 1280 x 3072
   // (160) and 1152 x 3072 (144) ran the fours 7-30% slower. Clusters of four with 3 stages each were not measured in
   // this band, so x == 8 only.
@@ -384,18 +384,19 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   }
   c.rows = 64;
   Cut cut{p, sms, 2 * sms, lead, note, c};
-  // Session 37 (rule K): 64-row tiles numbering 2.7 to 3 per SM (356-396 on H200; no cluster fits there), K from 1536:
-  // one CTA per tile with one box per stage on a 4-stage ring (44-49 KB at token tiles 8-16, so three fit per SM and the
-  // whole grid is resident at once) instead of stream-K or 32-row tiles. On every shape of the recorded sets in the band
-  // it was within 2% of or faster than the pick at M = 1-16, 4-8% faster on most (one-box tile / pick, us ratio; the
-  // rule's own data, heuristic-*.json): 24000 x 3072 0.93-0.94, 24576 x 4096 0.94-0.95, 24576 x 6144 0.95-0.96 (M =
-  // 1-2), 25088 x 5120 0.95-0.97, 25256 x 5120 (395 tiles) 0.93-0.95, 25008 x 3072 0.91-0.98, 24576 x 1536 (32-row
-  // tiles picked) 0.92-0.95, 23040 x 3072 0.94-1.01, 23701 x 8192 0.98-1.00, 25013 x 10240 0.98-1.02. Past 3 per SM the
-  // grid no longer fits at once and the same config lost 15-22% (25501 x 8000, 399 tiles; 25600 x 5120); below 2.7 it
-  // lost 0-7% (22528 x 8192 at 2.67, 21888 x 4096 at 2.59). Not measured: K under 1536 or over 10240, and the 32- and
-  // 64-token tiles (rule H's band at 32 tokens).
+  // Session 37 (rule K): 64-row tiles numbering 2.7 to 3 per SM (357-396 on H200; no cluster fits there), K from 1536
+  // to 10240 and a multiple of 64: one CTA per tile with one box per stage on a 4-stage ring (44-49 KB at token tiles
+  // 8-16; the register cap puts three per SM, so the whole grid is resident at once) instead of stream-K or 32-row
+  // tiles. On the recorded shapes of the band (one-box tile / pick, us ratio at M = 1-16; the rule's own data,
+  // heuristic-*.json): 24000 x 3072 0.93-0.94, 24576 x 4096 0.94-0.95, 25088 x 5120 0.95-0.97, 25256 x 5120 (395 tiles)
+  // 0.93-0.95, 25008 x 3072 0.91-0.98, 24576 x 1536 (32-row tiles picked) 0.92-0.95, 23040 x 3072 0.94-1.01, 23701 x
+  // 8192 0.98-1.01, 25013 x 10240 0.98-1.02; 24576 x 6144 0.95-0.96 at M = 12-16 (at M = 1-8 the grid was not timed and
+  // cuBLASLt was 5-7% ahead of stream-K). Past 3 per SM the grid no longer fits at once and the same config lost 15-22%
+  // (25501 x 8000, 399 tiles; 25600 x 5120, 400); below 2.7 it lost 0-7% (22528 x 8192 at 2.67, 21888 x 4096 at 2.59).
+  // Not measured: K outside 1536-10240 or not a multiple of 64, and the 32- and 64-token tiles (rule H's band at 32).
   const int64_t tiles64 = (p.n + 63) / 64;
-  if (c.tile_m <= 16 && p.k >= 1536 && 10 * tiles64 >= 27 * int64_t{sms} && tiles64 <= 3 * int64_t{sms}) {
+  if (c.tile_m <= 16 && p.k >= 1536 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
+      tiles64 <= 3 * int64_t{sms}) {
     cut.lead_split(false, true);
     cut.c.boxes = 1, cut.c.stages = 4;
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "

@@ -25,13 +25,16 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   16 or more 128-wide stages, the lead split of 32-row tiles (7 stages) when that gives every tile 2 to 8 parts:
 //   alone 0.3-0.6 us faster per call on 2112, 1536 and 3648 x 7168 at M = 1-8, but the whole step with it was 6.6%
 //   slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9 alike; step-lead*-38281141.json);
+// - at M <= 16 where 64-row tiles number 2.7 to 3 per SM and K is 1536-10240 (a multiple of 64), one CTA per tile of
+//   one box per stage on a 4-stage ring, the whole grid resident (rule K, session 37: 23040-25256 rows);
 // - otherwise 64-row tiles and, under 128 MiB of weights, split-K by the largest cluster (8, 4, 2) whose clusters
 //   all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the 64-token tile; 4 stages, 3 when the grid
 //   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each; where clusters
 //   of four leave the next kernel little room with 10 or more stages per CTA, at token tiles up to 32, clusters of two
 //   on a 4-stage ring instead: session 33, 4002 x 8192 and eight shapes of earlier sets; at M <= 4 the 64-row lead
 //   split on a 4-stage ring there: session 34, 4002 x 5120 and 4096 x 10240; clusters of half the size on a 4-stage
-//   ring at M <= 16 where the CTAs have at most 2 stages each and more than 1.25 per SM, session 16, or are fours
+//   ring at M <= 16 where the CTAs have at most 2 stages each and more than 1.25 per SM, session 16 (clusters of
+//   eight with at most 3, rule J, session 37: 1920 x 2560, 1514 and 2048 x 3072), or are fours
 //   that fill the slots with at most 2.75 stages each, session 34: 3840 x 1280, 4096 x 1376 / 1408). Where that
 //   cluster is four 64-row CTAs per tile and gives more CTAs than SMs but at most 1.5 x as many, each with 5 or more
 //   stages, at M <= 16: the 64-row lead split at M <= 2 and, with 7 or more stages, 32-row tiles at M >= 3 instead,
