@@ -115,19 +115,24 @@ TEST(GpuCublasltIdentity, AnIdentityCublasltRejectsFailsForcedAndFallsBackFromAT
 }
 
 // The tuner measures positions but stores what ran: a cublaslt_a1 win is stored as that algorithm's identity.
+// The tuner on p with every candidate timed 10 us but `winner`, 8 us (scripted: the stored name is what is tested).
+tune::TuneResult tune_with_winner(const Problem& p, const std::string& winner, tune::TuneOptions o) {
+  o.backend = Backend::Cuda;
+  o.measure = [winner](const Problem& q, const tune::BenchOptions& bo) {
+    tune::BenchRow r;
+    r.problem = q, r.config = bo.config, r.checked = true;
+    r.us = bo.config == winner ? 8.0 : 10.0;
+    return r;
+  };
+  return tune::tune_problem(p, o);
+}
+
 TEST(GpuCublasltIdentity, TheTunerStoresAPositionalWinByIdentity) {
   SKIP_WITHOUT_GPU();
   const Problem p{4, 2112, 7168, DType::BF16};
   tune::TuneOptions o;
-  o.backend = Backend::Cuda;
   o.candidates = "none";  // cuBLASLt only: it is measured whatever the glob
-  o.measure = [](const Problem& q, const tune::BenchOptions& bo) {
-    tune::BenchRow r;
-    r.problem = q, r.config = bo.config, r.checked = true;
-    r.us = bo.config == "cublaslt_a1" ? 8.0 : 10.0;
-    return r;
-  };
-  const tune::TuneResult r = tune::tune_problem(p, o);
+  const tune::TuneResult r = tune_with_winner(p, "cublaslt_a1", o);
   EXPECT_EQ(r.rows[r.stored].config, "cublaslt_a1") << r.reason;
   EXPECT_EQ(r.entry.config, cuda::cublaslt_identity(p, 1, tune::kBenchOperandAlignment)) << r.entry.config.name();
 }
@@ -139,15 +144,8 @@ TEST(GpuCublasltIdentity, TheTunerStoresAnUnsplitWinByIdentity) {
   SKIP_WITHOUT_GPU();
   const Problem p{48, 7168, 7168, DType::BF16};  // the heuristic's pick here is cublaslt_unsplit
   tune::TuneOptions o;
-  o.backend = Backend::Cuda;
   o.near_heuristic = 0;  // the pick, cuBLASLt's default and answers, the first cut
-  o.measure = [](const Problem& q, const tune::BenchOptions& bo) {
-    tune::BenchRow r;
-    r.problem = q, r.config = bo.config, r.checked = true;
-    r.us = bo.config == "cublaslt_unsplit" ? 8.0 : 10.0;
-    return r;
-  };
-  const tune::TuneResult r = tune::tune_problem(p, o);
+  const tune::TuneResult r = tune_with_winner(p, "cublaslt_unsplit", o);
   ASSERT_EQ(r.rows[r.stored].config, "cublaslt_unsplit") << r.reason;
   EXPECT_EQ(r.entry.config, cuda::cublaslt_identity(p, kCublasltUnsplit, tune::kBenchOperandAlignment))
       << r.entry.config.name();
