@@ -59,8 +59,8 @@ constexpr int kSplitK[] = {1, 2, 4, 8};
 constexpr int kMaxSplitK = 8;  // portable thread-block-cluster size
 constexpr int kCublasltAlgos = 8;  // heuristic algorithms the tuner measures (cublaslt_a0..a7)
 constexpr int kCublasltTorch = -2;  // Config::algo of cublaslt_torch (a baseline, never tuned or selected)
-// Config::algo of cublaslt_unsplit: cuBLASLt's first heuristic answer, or where that splits K its first answer that does
-// not and whose tile has >= 48 rows of w and >= M / 2 tokens (backends/cuda/cublaslt_unsplit.h; the heuristic's
+// Config::algo of cublaslt_unsplit: cuBLASLt's first heuristic answer, or where that splits K its first answer that
+// does not and whose tile has >= 48 rows of w and >= M / 2 tokens (backends/cuda/cublaslt_unsplit.h; the heuristic's
 // cuBLASLt pick at M <= 64).
 constexpr int kCublasltUnsplit = -3;
 constexpr int kCpuRows[] = {1, 2, 4, 8};

@@ -104,13 +104,12 @@ namespace {
 // that splits K and another of cuBLASLt's own answers does not (backends/cuda/cublaslt_unsplit.h: within 5% of the best
 // at 945 of 1161 recorded points against the default's 856). Above 64 tokens nothing was measured. The scored models
 // alone (scored_heuristic_choice_among) keep naming the default, which is what they model.
-bool unsplit_instead(const Problem& p, Choice* out) {
+void unsplit_instead(const Problem& p, Choice* out) {
   if (p.m > 64 || out->config.family != Family::Cublaslt || out->config.lt_identity.named() || out->config.algo != -1)
-    return true;
+    return;
   out->config.algo = kCublasltUnsplit;
   out->reason = out->reason + "; as cublaslt_unsplit: cuBLASLt's default unless it splits K and another of its answers "
                               "(>= 48 rows, >= M / 2 tokens) does not";
-  return true;
 }
 
 // The heuristic's pick among the runnable configs; `structural`: a family's structural rules first (false: the scored
@@ -159,7 +158,9 @@ bool heuristic_pick(const Problem& p, const DeviceInfo& dev, const std::function
 
 bool heuristic_choice_among(const Problem& p, const DeviceInfo& dev,
                             const std::function<bool(const Config&)>& runnable, Choice* out) {
-  return heuristic_pick(p, dev, runnable, /*structural=*/true, out) && unsplit_instead(p, out);
+  if (!heuristic_pick(p, dev, runnable, /*structural=*/true, out)) return false;
+  unsplit_instead(p, out);
+  return true;
 }
 
 bool scored_heuristic_choice_among(const Problem& p, const DeviceInfo& dev,

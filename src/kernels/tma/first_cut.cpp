@@ -109,10 +109,10 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   // 3.86-4.34 / 4.75-5.25 at M = 1-16 (heuristic-fourteenth-fbbcfa9.json), 1514 x 3072 (192, 3) 4.55-5.16 / 4.96-5.21,
   // 0.91-0.99x (eighteenth-eeae1f9), 2048 x 3072 (256, 3) 5.17-6.17 / 5.50-6.46 (thirteenth-48ba1b1); even at M = 1-8
   // and ahead at 12-16 with 2.75 stages: 2048 x 2752 0.94-1.02x and 0.91-0.92x, 2048 x 2736 0.97-1.04x and 0.95-0.96x
-  // (fourteenth). Offline over every report: 40 points timed both ways, 35 faster and 5 slower
-  // (by 0.2-3.6%), summed 215.5 -> 200.5 us, within 5% of the best 12 -> 38. Fewer CTAs keep the eights: 1280 x 3072
-  // (160) and 1152 x 3072 (144) ran the fours 7-30% slower. Clusters of four with 3 stages each were not measured in
-  // this band, so x == 8 only.
+  // (fourteenth). Offline over every report: 40 points timed both ways, 35 faster and 5 slower (by 0.2-3.6%), summed
+  // 215.5 -> 200.5 us, within 5% of the best 12 -> 38. Fewer CTAs keep the eights: 1280 x 3072 (160) and 1152 x 3072
+  // (144) ran the fours 7-30% slower. Clusters of four with 3 stages each were not measured in this band, so x == 8
+  // only.
   const bool few_stage_eights = x == 8 && g.k_stages <= 3 * x;
   if (c.tile_m <= 16 && x >= 4 &&
       ((ctas > sms + sms / 4 && (g.k_stages <= 2 * x || few_stage_eights)) || few_stage_fours)) {
