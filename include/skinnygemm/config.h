@@ -26,7 +26,7 @@
 // Each family is one descriptor in the runtime's registry (src/kernels/registry.cpp; docs/adding-a-family.md),
 // which parses and prints its names, lists its configs and knows what it supports and costs. The constexpr lists
 // below are the skinny families' parameters: their instance files, the heuristic, the tuner and the tests all
-// enumerate them (kTmaBoxes' 4 and 8 excepted: named lab candidates that the listing skips).
+// enumerate them (kTmaBoxes' 4, 8 and 16 excepted: named lab candidates that the listing skips).
 #pragma once
 
 #include <string>
@@ -67,7 +67,7 @@ constexpr int kCpuRows[] = {1, 2, 4, 8};
 // The TMA family's lists (src/kernels/tma/tma_shape.h has its shared-memory arithmetic).
 constexpr int kTmaTileM[] = {8, 16, 32, 64};
 constexpr int kTmaRows[] = {16, 32, 64, 128};
-constexpr int kTmaBoxes[] = {1, 2, 4, 8};  // 4 and 8: 16- and 32-row tiles at token tiles 8 and 16, unlisted
+constexpr int kTmaBoxes[] = {1, 2, 4, 8, 16};  // 4, 8: 16- and 32-row tiles at token tiles 8, 16; 16: 16-row; unlisted
 constexpr int kTmaStages[] = {3, 4, 5, 6, 7, 8, 12, 16, 24};
 constexpr int kTmaCtasPerSm[] = {1, 2};
 constexpr int kTmaMinUnits[] = {1, 2, 8};

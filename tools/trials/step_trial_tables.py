@@ -3,7 +3,8 @@
 so that the whole step shows what they cost per launch against the first cut (a forced entry replaces the shipped
 table's entry of its problem where there is one; TRIALS go to M = 16 where they say so). Usage: tools/trials/step_trial_tables.py OUTDIR;
 then tools/trials/step_trials.sh runs the step once through each table. Only configs main builds (1 and 2 boxes
-per stage, and since session 25 4 and 8 on 16- and 32-row tiles at token tiles 8 and 16: N32, N16, N1); the session-11
+per stage, since session 25 4 and 8 on 16- and 32-row tiles at token tiles 8 and 16: N32, N16, N1, and since
+session 38 16 on 16-row tiles: W2, W1); the session-11
 trials of 4- and 8-box configs on other tiles (t1, t2, s1-s6, u1-u7) are not here."""
 import copy, json, os, sys
 
@@ -41,6 +42,12 @@ EXPLICIT.update({"N32": [((3648, 7168), M8, "tma_m8_r32_b4_s5_c2_d6")],
 # Both lost (call 4: N32 +205 / +209 us at M = 1 / 8, N16 +139 / +126 / +117 at M = 1 / 8 / 16): 228 CTAs of ~100 KB,
 # two to an SM. N1: one CTA per 32-row tile (114 CTAs, one per SM, room beside each) at M <= 8.
 EXPLICIT.update({"N1": [((3648, 7168), M8, "tma_m8_r32_b4_s5_x1")]})
+# Session 38: the peer's decomposition on 16-box copies (32 KB of weights a copy, one CTA of 192 KB per SM at the
+# 8-token tile, 144 KB at 16) alone: 2112 x 7168 8.70 / 8.57 / 9.54 us at M = 1 / 8 / 16 against the shipped clusters of
+# eight's 9.40 / 9.48 / 10.02; 1536 x 7168 7.31 / 7.25 at M = 1 / 8 against 7.57 / 7.63 (it loses at 16). W2: the
+# unfused step's qkv_a (24 launches); W1: 1536 x 7168 (g_proj and the shared experts' gate_up, 116 launches) at M <= 8.
+EXPLICIT.update({"W2": [((2112, 7168), M8, "tma_m8_r16_b16_s4_x1"), ((2112, 7168), range(9, 17), "tma_m16_r16_b16_s3_x1")],
+                 "W1": [((1536, 7168), M8, "tma_m8_r16_b16_s4_x1")]})
 # Both lost (session 13: E0 +139 / +209 us at M = 1 / 8, X2 +175 / +214). The timeline says the launch ends with its
 # most loaded SM, not its longest part: 6288 x 7168's 198 CTAs sat on 106 SMs (a launch's CTAs enter wherever its
 # predecessor left room), two to an SM streamed 13% slower. The queue that followed (chunks of K taken from a counter,

@@ -14,8 +14,8 @@ set -uo pipefail
 : "${OUT:?set OUT to the folder whose files come back}"
 [ $# -ge 2 ] || { echo "usage: tools/trials/step_trials.sh \"TABLES\" M_LIST"; exit 2; }
 variants="${VARIANTS:-skinny}"
-OUT2="$(mktemp -d)"; OUT="$OUT2" scripts/gpu-check build > /dev/null 2>&1 || { echo "build failed"; exit 1; }
-cli=build/gpu/skinnygemm
+source tools/trials/trial_lib.sh
+trial_build  # SKIP_BUILD=1: the build carried (tools/trials/prebuilt.sh unpack)
 data=build/trial-data
 rm -rf "$data" && python3 tools/trials/step_trial_tables.py "$data"
 for s in $1; do

@@ -16,9 +16,9 @@ bool fail(std::string* why_not, const std::string& why) {
 }  // namespace
 
 bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not) {
-  if (c.boxes > 2 && (c.rows > 32 || c.tile_m > 16))
-    return fail(why_not, c.name() + ": " + std::to_string(c.boxes) +
-                             " boxes per stage are built for 16- and 32-row tiles at token tiles 8 and 16 only");
+  if (c.boxes > 2 && (c.rows > (c.boxes == 16 ? 16 : 32) || c.tile_m > 16))
+    return fail(why_not, c.name() + ": " + std::to_string(c.boxes) + " boxes per stage are built for " +
+                             (c.boxes == 16 ? "16" : "16- and 32") + "-row tiles at token tiles 8 and 16 only");
   if (p.m > c.tile_m)
     return fail(why_not, "M=" + std::to_string(p.m) + " exceeds the token tile " + std::to_string(c.tile_m));
   if (p.k == 0 || p.k % 8 != 0)

@@ -1,5 +1,5 @@
 // Instance lookup of the TMA family: every (rows, token tile, boxes) of config.h for one dtype (4 and 8 boxes: the
-// 16- and 32-row tiles at token tiles 8 and 16 only); one .cu per dtype
+// 16- and 32-row tiles at token tiles 8 and 16 only; 16 boxes: the 16-row tile at token tiles 8 and 16); one .cu per dtype
 // so that the two compile in parallel.
 #pragma once
 
@@ -36,6 +36,9 @@ Kernel find_instance(int rows, int tile_m, int boxes) {
     if (boxes == 2) return by_tile(rows_c, std::integral_constant<int, 2>{});
     if (boxes == 4) return narrow(rows_c, std::integral_constant<int, 4>{});
     if (boxes == 8) return narrow(rows_c, std::integral_constant<int, 8>{});
+    // 16 boxes (32 KB of weights per copy): the 16-row tile only, the peer's decomposition on fewer, larger copies.
+    if constexpr (decltype(rows_c)::value == 16)
+      if (boxes == 16) return narrow(rows_c, std::integral_constant<int, 16>{});
     return nullptr;
   };
   switch (rows) {

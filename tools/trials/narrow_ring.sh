@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Session 38: the peer's decomposition (one CTA per 16-row tile over the whole K, no reduction) on larger copies and
+# deeper rings, each config whole and without its x copies (SKINNYGEMM_STEP_ABLATE=1: wrong by design, timing only),
+# ROUNDS rounds alternately, beside the shipped picks and one `bench` with baselines (chain_us) on the same shapes.
+# Question: is the 0.7 us between r16_b8_s6_x1 (9.00 us on 2112 x 7168 at M = 1, this session's call 1) and the peer
+# (8.31) the per-stage copies (session 25: ~24 ns a copy) or the ring's bytes in flight?
+# From the repo root on the GPU machine, OUT set, the build carried (SKIP_BUILD=1, tools/trials/prebuilt.sh unpack).
+set -uo pipefail
+source tools/trials/trial_lib.sh
+trial_build
+shapes=${SHAPES:-2112x7168,1536x7168}
+timeout -k 5 120 $cli bench --shapes "$shapes" --m 1,8,16 --csv "$OUT/narrow-bench.csv" > /dev/null 2>&1 ||
+  echo "bench with baselines failed or cut"
+echo "== baselines after $(trial_elapsed)"
+w=$(mktemp -d)
+for r in $(seq 1 "${ROUNDS:-2}"); do
+  for cfg in ${ITEMS:-r16_b8_s6_x1 r16_b16_s3_x1 r16_b16_s4_x1 r16_b8_s4_x1 r64_b2_s3_x8}; do
+    for bits in ${BITS:-0 1}; do
+      for tile in 8 16; do
+        m=$([ "$tile" = 8 ] && echo 1,8 || echo 16)
+        SKINNYGEMM_STEP_ABLATE=$bits timeout -k 5 60 $cli bench --no-baselines --shapes "$shapes" --m "$m" \
+          --config "tma_m${tile}_$cfg" --csv "$w/$cfg-$tile-b$bits-$r.csv" > /dev/null 2>&1 ||
+          echo "$cfg m$tile bits $bits round $r failed"
+      done
+    done
+  done
+  echo "== round $r after $(trial_elapsed)"
+done
+echo "shape,m,config,bits,round,us" | tee "$OUT/narrow-ring.csv"
+for f in "$w"/*.csv; do
+  b=$(basename "$f" .csv); r=${b##*-}; rest=${b%-*}; bits=${rest##*-b}
+  awk -F, -v s="$bits" -v r="$r" 'NR > 1 {printf "%sx%s,%s,%s,%s,%s,%s\n", $4, $5, $6, $7, s, r, $9}' "$f"
+done | sort -t, -k1,1 -k3,3 -k2,2n -k4,4n -k5,5n >> "$OUT/narrow-ring.csv"
+echo "== done after $(trial_elapsed)"
