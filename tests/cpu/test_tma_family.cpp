@@ -150,6 +150,12 @@ TEST(TmaFamily, SupportsChecksTheShape) {
   EXPECT_THAT(why, HasSubstr("token tiles 8 and 16 only"));
   EXPECT_FALSE(tma::fits(Config::parse("tma_m8_r64_b4_s3_x1"), Problem{1, 2112, 7168, DType::BF16}, dev, &why));
   EXPECT_THAT(why, HasSubstr("16- and 32-row tiles"));
+  // 16-box stages (session 38): the 16-row tile only; its 4-stage ring at the 16-token tile (256 KB) does not fit.
+  EXPECT_TRUE(tma::fits(Config::parse("tma_m8_r16_b16_s4_x1"), Problem{8, 2112, 7168, DType::BF16}, dev, &why)) << why;
+  EXPECT_FALSE(tma::fits(Config::parse("tma_m8_r32_b16_s3_x1"), Problem{1, 2112, 7168, DType::BF16}, dev, &why));
+  EXPECT_THAT(why, HasSubstr("built for 16-row tiles at token tiles 8 and 16 only"));
+  EXPECT_FALSE(tma::fits(Config::parse("tma_m16_r16_b16_s4_x1"), Problem{16, 2112, 7168, DType::BF16}, dev, &why));
+  EXPECT_THAT(why, HasSubstr("more shared memory than the device allows"));
   for (const Config& c : listed_configs(Family::Tma)) EXPECT_LE(c.boxes, 2) << c.name();
   // The launcher's workspace (session 32): 49155 rows in 32-row tiles are 1537 lead-split CTAs of one part each, whole
   // tiles with no partials, so they launch (the launcher threw before, while supports() said yes); every listed config

@@ -70,7 +70,7 @@ TEST(GpuTma, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
 
 // One 3D copy per stage where K is a multiple of 64 (K = 8192; 8256 has an odd number of 64-wide boxes, so a two-box
 // stage's second box lies past K and must read as zeros), 2D copies box by box where it is not (8200): the listed two-box
-// decompositions and the unlisted 4- and 8-box stages of the 16- and 32-row tiles (named lab candidates), bitwise on
+// decompositions and the unlisted 4-, 8- and 16-box stages of the 16- and 32-row tiles (named lab candidates), bitwise on
 // small integers at M = 1 and the token tile, N with a partial row tile.
 TEST(GpuTma, OneCopyPerStageAndCopiesPerBoxGiveTheSameBits) {
   SKIP_WITHOUT_GPU();
@@ -78,7 +78,8 @@ TEST(GpuTma, OneCopyPerStageAndCopiesPerBoxGiveTheSameBits) {
   for (const char* config :
        {"tma_m8_r64_b2_s4_c2_u1", "tma_m16_r64_b2_s5_c2_d6", "tma_m8_r64_b2_s3_x8", "tma_m16_r32_b2_s6_x2",
         "tma_m8_r16_b8_s4_x1", "tma_m16_r16_b8_s3_x1", "tma_m8_r16_b4_s8_x1", "tma_m8_r16_b8_s4_x2",
-        "tma_m16_r32_b4_s4_x2", "tma_m8_r32_b8_s3_x2", "tma_m8_r16_b8_s4_c2_u1", "tma_m16_r32_b4_s5_c2_d6"})
+        "tma_m16_r32_b4_s4_x2", "tma_m8_r32_b8_s3_x2", "tma_m8_r16_b8_s4_c2_u1", "tma_m16_r32_b4_s5_c2_d6",
+        "tma_m8_r16_b16_s4_x1", "tma_m16_r16_b16_s3_x1"})
     for (int64_t k : {8192, 8256, 8200}) {
       const Config c = Config::parse(config);
       for (int64_t m : {int64_t{1}, static_cast<int64_t>(c.tile_m)}) {
