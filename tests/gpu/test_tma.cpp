@@ -264,9 +264,20 @@ TEST(GpuTma, TheLeadSplitOfTwoPartsPerTileIsBitwiseExact) {
 // starting together and copying on their own streams so that their launches overlap, against one run alone.
 TEST(GpuTma, ThreadsOnThePerThreadStreamKeepTheirOwnWorkspaces) {
   SKIP_WITHOUT_GPU();
+  // Both threads alive while they take their keys: a thread that has ended may pass its id on to the next one (session
+  // 38's call 3 failed here when the first thread was joined before the second started; the standard promises distinct
+  // ids to threads alive at once only).
   cuda::StreamKey keys[2];
-  std::thread([&] { keys[0] = cuda::stream_key(cudaStreamPerThread); }).join();
-  std::thread([&] { keys[1] = cuda::stream_key(cudaStreamPerThread); }).join();
+  std::atomic<int> taken{0};
+  auto take = [&](int t) {
+    keys[t] = cuda::stream_key(cudaStreamPerThread);
+    ++taken;
+    while (taken.load() < 2) {
+    }
+  };
+  std::thread first(take, 0), second(take, 1);
+  first.join();
+  second.join();
   EXPECT_TRUE(keys[0] < keys[1] || keys[1] < keys[0]) << "two threads' per-thread streams share a key";
   const cuda::StreamKey mine = cuda::stream_key(cudaStreamPerThread), again = cuda::stream_key(cudaStreamPerThread);
   EXPECT_FALSE(mine < again || again < mine) << "one thread's per-thread stream changed its key";
