@@ -514,6 +514,31 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
   }
 }
 
+// Session 38, rule L (held-out sets eight to twenty-two): the 64-row lead split in three parts per tile with K <= 3456,
+// a multiple of 64, at the 16-token tile is cuBLASLt's default (4320 x 3200 at M = 12 / 16: 10.52 / 10.72 us against
+// 9.54 / 9.44; 5120 x 1728 8.37 against 7.16-7.22). The lines: M = 8 keeps the split (the 8-token tile), two parts
+// per tile keep it (5760 x 2880: 90 tiles, 1.07x cuBLASLt's time in the split's favour), K over 3456 keeps it (5504 x
+// 4096, 4544 x 4544: 1.03-1.10x for the split), K % 64 != 0 is rule B's (its reason), misaligned y rows keep it.
+TEST(StructuralPick, ThreePartLeadSplitsOfShortKAtSixteenTokensTakeCublasLt) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  for (const Shape3& s : std::vector<Shape3>{{12, 4320, 3200}, {16, 4320, 3200}, {9, 5120, 1728}, {16, 5120, 3456},
+                                             {13, 4864, 2560}, {16, 5504, 2048}, {16, 4608, 3072}}) {
+    const Choice c = pick_on(h200, s.m, s.n, s.k);
+    EXPECT_EQ(c.config.name(), "cublaslt_unsplit") << s.n << "x" << s.k << " m=" << s.m << ": " << c.reason.str();
+    EXPECT_EQ(c.source, Source::Heuristic);
+    EXPECT_THAT(c.reason.str(), HasSubstr("x 3 lead-split parts with K = " + std::to_string(s.k) + " <= 3456"));
+    EXPECT_EQ(tma::first_cut_config(Problem{s.m, s.n, s.k, DType::BF16}, h200.sms).lead, 6);
+  }
+  expect_structural_picks(h200, {
+      {8, 4320, 3200, "tma_m8_r64_b2_s5_c2_d6"},    {8, 5120, 1728, "tma_m8_r64_b2_s4_c2_d6"},
+      {16, 5760, 2880, "tma_m16_r64_b2_s5_c2_d6"},  {16, 6144, 2048, "tma_m16_r64_b2_s5_c2_d6"},
+      {16, 5504, 4096, "tma_m16_r64_b2_s5_c2_d6"},  {16, 4544, 4544, "tma_m16_r64_b2_s5_c2_d6"},
+  });
+  EXPECT_THAT(pick_on(h200, 16, 5120, 1712).reason.str(), HasSubstr("is not a multiple of 64"));
+  // 4321 rows: y's rows of 8642 bytes are not 16-byte aligned, where cuBLASLt runs several times slower.
+  EXPECT_THAT(pick_on(h200, 16, 4321, 3200).config.name(), HasSubstr("tma_m16_r64_b2_s5_c2_d6"));
+}
+
 // Session 35, rules E-I and two ring sizes, fitted offline to the recorded held-out sets (docs/tuning.md "Session 35";
 // each names its data in first_cut.cpp). Each fires on the shapes it was fitted on and leaves its counter-examples.
 TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
