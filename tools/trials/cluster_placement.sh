@@ -17,26 +17,8 @@ nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -Isrc -Iinclude to
 timeout -k 5 60 build/probe-cluster_placement > "$OUT/placement.csv" 2>&1 || echo "placement probe failed or cut"
 cat "$OUT/placement.csv"
 echo "== placement after $(trial_elapsed)"
-w=$(mktemp -d)
-for r in $(seq 1 "${ROUNDS:-2}"); do
-  for item in ${ITEMS:-2112x7168:r64_b2_s3_x8 2112x7168:r64_b2_s4_x4 2112x7168:r32_b2_s8_x2 2112x7168:r32_b2_s6_x4 \
-      1536x7168:r64_b2_s4_x8 1536x7168:r64_b2_s4_x4 3648x7168:r64_b2_s4_x4 3648x7168:r64_b2_s4_x2 \
-      2112x7168:r16_b8_s6_x1 1536x7168:r16_b8_s6_x1}; do
-    shape=${item%%:*} cfg=${item#*:}
-    for bits in 0 4; do
-      for tile in 8 16; do
-        m=$([ "$tile" = 8 ] && echo 1,8 || echo 16)
-        SKINNYGEMM_STEP_ABLATE=$bits timeout -k 5 60 $cli bench --no-baselines --shapes "$shape" --m "$m" \
-          --config "tma_m${tile}_$cfg" --csv "$w/$shape-$cfg-$tile-b$bits-$r.csv" > /dev/null 2>&1 ||
-          echo "$shape $cfg m$tile bits $bits round $r failed"
-      done
-    done
-  done
-  echo "== round $r after $(trial_elapsed)"
-done
-echo "shape,m,config,bits,round,us" | tee "$OUT/cluster-grids.csv"
-for f in "$w"/*.csv; do
-  b=$(basename "$f" .csv); r=${b##*-}; rest=${b%-*}; bits=${rest##*-b}
-  awk -F, -v s="$bits" -v r="$r" 'NR > 1 {printf "%sx%s,%s,%s,%s,%s,%s\n", $4, $5, $6, $7, s, r, $9}' "$f"
-done | sort -t, -k1,1 -k3,3 -k2,2n -k4,4n -k5,5n | tee -a "$OUT/cluster-grids.csv"
+trial_configs_by_bits cluster-grids.csv "${ITEMS:-2112x7168:r64_b2_s3_x8 2112x7168:r64_b2_s4_x4 2112x7168:r32_b2_s8_x2 \
+  2112x7168:r32_b2_s6_x4 1536x7168:r64_b2_s4_x8 1536x7168:r64_b2_s4_x4 3648x7168:r64_b2_s4_x4 3648x7168:r64_b2_s4_x2 \
+  2112x7168:r16_b8_s6_x1 1536x7168:r16_b8_s6_x1}" "0 4"
+cat "$OUT/cluster-grids.csv"
 echo "== done after $(trial_elapsed)"

@@ -12,23 +12,10 @@ shapes=${SHAPES:-2112x7168,1536x7168}
 timeout -k 5 120 $cli bench --shapes "$shapes" --m 1,8,16 --csv "$OUT/narrow-bench.csv" > /dev/null 2>&1 ||
   echo "bench with baselines failed or cut"
 echo "== baselines after $(trial_elapsed)"
-w=$(mktemp -d)
-for r in $(seq 1 "${ROUNDS:-2}"); do
-  for cfg in ${ITEMS:-r16_b8_s6_x1 r16_b16_s3_x1 r16_b16_s4_x1 r16_b8_s4_x1 r64_b2_s3_x8}; do
-    for bits in ${BITS:-0 1}; do
-      for tile in 8 16; do
-        m=$([ "$tile" = 8 ] && echo 1,8 || echo 16)
-        SKINNYGEMM_STEP_ABLATE=$bits timeout -k 5 60 $cli bench --no-baselines --shapes "$shapes" --m "$m" \
-          --config "tma_m${tile}_$cfg" --csv "$w/$cfg-$tile-b$bits-$r.csv" > /dev/null 2>&1 ||
-          echo "$cfg m$tile bits $bits round $r failed"
-      done
-    done
-  done
-  echo "== round $r after $(trial_elapsed)"
+# Each config on both shapes (the items are shape:config pairs).
+items=""
+for cfg in ${ITEMS:-r16_b8_s6_x1 r16_b16_s3_x1 r16_b16_s4_x1 r16_b8_s4_x1 r64_b2_s3_x8}; do
+  for shape in ${shapes//,/ }; do items="$items $shape:$cfg"; done
 done
-echo "shape,m,config,bits,round,us" | tee "$OUT/narrow-ring.csv"
-for f in "$w"/*.csv; do
-  b=$(basename "$f" .csv); r=${b##*-}; rest=${b%-*}; bits=${rest##*-b}
-  awk -F, -v s="$bits" -v r="$r" 'NR > 1 {printf "%sx%s,%s,%s,%s,%s,%s\n", $4, $5, $6, $7, s, r, $9}' "$f"
-done | sort -t, -k1,1 -k3,3 -k2,2n -k4,4n -k5,5n >> "$OUT/narrow-ring.csv"
+trial_configs_by_bits narrow-ring.csv "$items" "${BITS:-0 1}"
 echo "== done after $(trial_elapsed)"

@@ -18,3 +18,29 @@ trial_gtest_tma() {  # $1: seconds allowed
     echo "GpuTma FAILED or cut"
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" "$OUT/gtest-tma.log" | head -10
 }
+# Configs timed alone with the lab's ablation bits, alternately over rounds (sessions 36-38): $1 the CSV under OUT to
+# write (shape,m,config,bits,round,us), $2 the items "NxK:<config without tma_m<tile>_>" (each at the 8-token tile for
+# M = 1, 8 and the 16-token tile for M = 16), $3 the SKINNYGEMM_STEP_ABLATE values; ROUNDS rounds (default 2).
+trial_configs_by_bits() {
+  local csv=$1 items=$2 bit_list=$3 w r item shape cfg bits tile m f b rest
+  w=$(mktemp -d)
+  for r in $(seq 1 "${ROUNDS:-2}"); do
+    for item in $items; do
+      shape=${item%%:*} cfg=${item#*:}
+      for bits in $bit_list; do
+        for tile in 8 16; do
+          m=$([ "$tile" = 8 ] && echo 1,8 || echo 16)
+          SKINNYGEMM_STEP_ABLATE=$bits timeout -k 5 60 $cli bench --no-baselines --shapes "$shape" --m "$m" \
+            --config "tma_m${tile}_$cfg" --csv "$w/$shape-$cfg-$tile-b$bits-$r.csv" > /dev/null 2>&1 ||
+            echo "$shape $cfg m$tile bits $bits round $r failed"
+        done
+      done
+    done
+    echo "== round $r after $(trial_elapsed)"
+  done
+  echo "shape,m,config,bits,round,us" > "$OUT/$csv"
+  for f in "$w"/*.csv; do
+    b=$(basename "$f" .csv); r=${b##*-}; rest=${b%-*}; bits=${rest##*-b}
+    awk -F, -v s="$bits" -v r="$r" 'NR > 1 {printf "%sx%s,%s,%s,%s,%s,%s\n", $4, $5, $6, $7, s, r, $9}' "$f"
+  done | sort -t, -k1,1 -k3,3 -k2,2n -k4,4n -k5,5n >> "$OUT/$csv"
+}
