@@ -518,7 +518,8 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
 // a multiple of 64, at the 16-token tile is cuBLASLt's default (4320 x 3200 at M = 12 / 16: 10.52 / 10.72 us against
 // 9.54 / 9.44; 5120 x 1728 8.37 against 7.16-7.22). The lines: M = 8 keeps the split (the 8-token tile), two parts
 // per tile keep it (5760 x 2880: 90 tiles, 1.07x cuBLASLt's time in the split's favour), K over 3456 keeps it (5504 x
-// 4096, 4544 x 4544: 1.03-1.10x for the split), K % 64 != 0 is rule B's (its reason), misaligned y rows keep it.
+// 4096, 4544 x 4544: 1.03-1.10x for the split), K under 1536 (never seen) keeps it, K % 64 != 0 is rule B's (its
+// reason), misaligned y rows keep it.
 TEST(StructuralPick, ThreePartLeadSplitsOfShortKAtSixteenTokensTakeCublasLt) {
   const DeviceInfo h200 = tune::device_preset("h200");
   for (const Shape3& s : std::vector<Shape3>{{12, 4320, 3200}, {16, 4320, 3200}, {9, 5120, 1728}, {16, 5120, 3456},
@@ -533,7 +534,10 @@ TEST(StructuralPick, ThreePartLeadSplitsOfShortKAtSixteenTokensTakeCublasLt) {
       {8, 4320, 3200, "tma_m8_r64_b2_s5_c2_d6"},    {8, 5120, 1728, "tma_m8_r64_b2_s4_c2_d6"},
       {16, 5760, 2880, "tma_m16_r64_b2_s5_c2_d6"},  {16, 6144, 2048, "tma_m16_r64_b2_s5_c2_d6"},
       {16, 5504, 4096, "tma_m16_r64_b2_s5_c2_d6"},  {16, 4544, 4544, "tma_m16_r64_b2_s5_c2_d6"},
+      // The band's K edges with three parts per tile: 3520 past 3456, 1472 short of the shortest K seen (1536).
+      {16, 5120, 3520, "tma_m16_r64_b2_s5_c2_d6"},  {16, 5120, 1472, "tma_m16_r64_b2_s4_c2_d6"},
   });
+  EXPECT_EQ(pick_on(h200, 16, 5120, 1536).config.name(), "cublaslt_unsplit");
   EXPECT_THAT(pick_on(h200, 16, 5120, 1712).reason.str(), HasSubstr("is not a multiple of 64"));
   // 4321 rows: y's rows of 8642 bytes are not 16-byte aligned, where cuBLASLt runs several times slower.
   EXPECT_THAT(pick_on(h200, 16, 4321, 3200).config.name(), HasSubstr("tma_m16_r64_b2_s5_c2_d6"));

@@ -12,7 +12,8 @@ shapes=${SHAPES:-2112x7168,1536x7168}
 timeout -k 5 120 $cli bench --shapes "$shapes" --m 1,8,16 --csv "$OUT/narrow-bench.csv" > /dev/null 2>&1 ||
   echo "bench with baselines failed or cut"
 echo "== baselines after $(trial_elapsed)"
-# Each config on both shapes (the items are shape:config pairs).
+# Each config on both shapes, one bench process per shape (call 2 of session 38 ran both shapes in one process per
+# config; the CSV is the same).
 items=""
 for cfg in ${ITEMS:-r16_b8_s6_x1 r16_b16_s3_x1 r16_b16_s4_x1 r16_b8_s4_x1 r64_b2_s3_x8}; do
   for shape in ${shapes//,/ }; do items="$items $shape:$cfg"; done

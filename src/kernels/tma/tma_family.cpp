@@ -130,18 +130,19 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
     *reason = text;
     return true;
   }
-  // Session 38 (rule L): the 64-row lead split in three parts per tile (67-88 tiles on H200) with K of at most 3456,
-  // a multiple of 64, at the 16-token tile: cuBLASLt's default. Three parts of 16-token partials per 64 rows meet in
-  // the reduction where each part streams only 9-18 stages. Measured at M = 12 / 16 (first cut / cuBLASLt's default,
-  // us): 5120 x 1728 8.37 / 7.16 and 8.37 / 7.22, 5504 x 2048 8.93 / 8.22, 5120 x 2176 / 2240 0.89-0.94x, 4864 x
-  // 2560 9.33 / 8.75 and 9.54 / 8.84, 4608 x 3072 0.94x, 4320 x 3200 10.52 / 9.54 and 10.72 / 9.44, 4800 x 3200 0.94-
-  // 0.95x, 5120 x 3456 0.97x (held-out sets eight to twenty-two; set twenty-two's 4320 / 4800 x 3200 and 4864 x 2560
-  // were 8 of its 9 points more than 3% behind cuBLASLt). Two parts per tile keep the split (90-128 tiles: 5760 x 2880,
-  // 6144 x 2048, 6656 x 2240, 6912 / 7168 x 2560, 8192 x 2752-3072 1.07-1.14x cuBLASLt's time in cuBLASLt's favour of
-  // the split), and so does K over 3456, where three parts were split both ways (5504 x 4096 1.03-1.05x, 4544 x 4544
-  // 1.10x for the split; 5632 x 4608 0.92x, 4608 x 4608 1.10 / 0.93x at M = 12 / 16). M = 9-11 and 13-15 unmeasured.
-  if (first.lead >= 0 && first.rows == 64 && g.per_tile >= 3 && p.m > 8 && p.k % kStageK == 0 && p.k <= 3456 &&
-      y_row_bytes % 16 == 0) {
+  // Session 38 (rule L): the 64-row lead split in three parts per tile (67-88 tiles on H200) with K of 1536-3456, a
+  // multiple of 64, at the 16-token tile: cuBLASLt's default. Three parts of 16-token partials per 64 rows meet in the
+  // reduction where each part streams only 9-18 stages. Measured at M = 12 / 16 (first cut / cuBLASLt's default, us):
+  // 5120 x 1728 8.37 / 7.16 and 8.37 / 7.22, 5504 x 2048 8.93 / 8.22, 5120 x 2176 / 2240 0.89-0.94x, 4864 x 2560 9.33 /
+  // 8.75 and 9.54 / 8.84, 4608 x 3072 0.94x, 4320 x 3200 10.52 / 9.54 and 10.72 / 9.44, 4800 x 3200 0.94-0.95x, 5120 x
+  // 3456 0.97x (held-out sets eight to twenty-two; set twenty-two's 4320 / 4800 x 3200 and 4864 x 2560 were 8 of its 9
+  // points more than 3% behind cuBLASLt). Two parts per tile keep the split (90-128 tiles: 5760 x 2880, 6144 x 2048,
+  // 6656 x 2240, 6912 / 7168 x 2560, 8192 x 2752-3072: cuBLASLt's default took 1.07-1.14x the split's time), and so
+  // does K over 3456, where three parts went both ways (5504 x 4096 and 4544 x 4544 1.03-1.10x for the split; 5632 x
+  // 4608 0.92x, 4608 x 4608 1.10 / 0.93x at M = 12 / 16). K from 1536: the early sets' 5120 x 1536 (cuBLASLt the best
+  // measured at M = 16, the split untimed) is the shortest K seen. M = 9-11 and 13-15 unmeasured.
+  if (first.lead >= 0 && first.rows == 64 && g.per_tile >= 3 && p.m > 8 && p.k % kStageK == 0 && p.k >= 1536 &&
+      p.k <= 3456 && y_row_bytes % 16 == 0) {
     std::snprintf(text, sizeof text, "cuBLASLt, not the tma first cut %s: %lld row tiles of 64 x %lld lead-split "
                   "parts with K = %lld <= 3456 at M = %lld reduce three 16-token partials of short parts (session 38)",
                   first.name().c_str(), g.tiles, g.per_tile, static_cast<long long>(p.k), static_cast<long long>(p.m));
