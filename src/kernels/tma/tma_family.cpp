@@ -16,9 +16,10 @@ bool fail(std::string* why_not, const std::string& why) {
 }  // namespace
 
 bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not) {
-  if (c.boxes > 2 && (c.rows > (c.boxes == 16 ? 16 : 32) || c.tile_m > 16))
+  if (!boxes_built(c.rows, c.tile_m, c.boxes))
     return fail(why_not, c.name() + ": " + std::to_string(c.boxes) + " boxes per stage are built for " +
-                             (c.boxes == 16 ? "16" : "16- and 32") + "-row tiles at token tiles 8 and 16 only");
+                             (max_rows_for_boxes(c.boxes) > 16 ? "16- and " : "") +
+                             std::to_string(max_rows_for_boxes(c.boxes)) + "-row tiles at token tiles 8 and 16 only");
   if (p.m > c.tile_m)
     return fail(why_not, "M=" + std::to_string(p.m) + " exceeds the token tile " + std::to_string(c.tile_m));
   if (p.k == 0 || p.k % 8 != 0)
@@ -141,7 +142,7 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // does K over 3456, where three parts went both ways (5504 x 4096 and 4544 x 4544 1.03-1.10x for the split; 5632 x
   // 4608 0.92x, 4608 x 4608 1.10 / 0.93x at M = 12 / 16). K from 1536: the early sets' 5120 x 1536 (cuBLASLt the best
   // measured at M = 16, the split untimed) is the shortest K seen. M = 9-11 and 13-15 unmeasured.
-  if (first.lead >= 0 && first.rows == 64 && g.per_tile >= 3 && p.m > 8 && p.k % kStageK == 0 && p.k >= 1536 &&
+  if (first.lead >= 0 && first.rows == 64 && g.per_tile == 3 && p.m > 8 && p.k % kStageK == 0 && p.k >= 1536 &&
       p.k <= 3456 && y_row_bytes % 16 == 0) {
     std::snprintf(text, sizeof text, "cuBLASLt, not the tma first cut %s: %lld row tiles of 64 x %lld lead-split "
                   "parts with K = %lld <= 3456 at M = %lld reduce three 16-token partials of short parts (session 38)",

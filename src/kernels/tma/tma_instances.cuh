@@ -1,6 +1,5 @@
-// Instance lookup of the TMA family: every (rows, token tile, boxes) of config.h for one dtype (4 and 8 boxes: the
-// 16- and 32-row tiles at token tiles 8 and 16 only; 16 boxes: the 16-row tile at token tiles 8 and 16); one .cu per dtype
-// so that the two compile in parallel.
+// Instance lookup of the TMA family: every (rows, token tile, boxes) of config.h that tma_shape.h's boxes_built
+// accepts, for one dtype; one .cu per dtype so that the two compile in parallel.
 #pragma once
 
 #include "kernels/tma/tma_gemm.cuh"
@@ -21,24 +20,23 @@ Kernel find_instance(int rows, int tile_m, int boxes) {
       default: return nullptr;
     }
   };
-  // 4 and 8 boxes per stage (one 3D copy each, tma_launch.cu) for the 16- and 32-row tiles at token tiles 8 and 16
-  // only: lab candidates, named but not listed (family.cpp), until the step judges them.
-  auto narrow = [&](auto rows_c, auto boxes_c) -> Kernel {
-    constexpr int R = decltype(rows_c)::value, B = decltype(boxes_c)::value;
-    if constexpr (R <= 32) {
-      if (tile_m == 8) return &tma_gemm_kernel<T, R, 8, B>;
-      if (tile_m == 16) return &tma_gemm_kernel<T, R, 16, B>;
-    }
-    return nullptr;
-  };
+  // 4, 8 and 16 boxes per stage (one 3D copy each, tma_launch.cu): lab candidates, named but not listed (family.cpp),
+  // built where tma_shape.h's boxes_built says so, until the step judges them.
   auto by_boxes = [&](auto rows_c) -> Kernel {
+    constexpr int R = decltype(rows_c)::value;
+    auto wide = [&](auto boxes_c) -> Kernel {
+      constexpr int B = decltype(boxes_c)::value;
+      if constexpr (boxes_built(R, 16, B)) {
+        if (tile_m == 8) return &tma_gemm_kernel<T, R, 8, B>;
+        if (tile_m == 16) return &tma_gemm_kernel<T, R, 16, B>;
+      }
+      return nullptr;
+    };
     if (boxes == 1) return by_tile(rows_c, std::integral_constant<int, 1>{});
     if (boxes == 2) return by_tile(rows_c, std::integral_constant<int, 2>{});
-    if (boxes == 4) return narrow(rows_c, std::integral_constant<int, 4>{});
-    if (boxes == 8) return narrow(rows_c, std::integral_constant<int, 8>{});
-    // 16 boxes (32 KB of weights per copy): the 16-row tile only, the peer's decomposition on fewer, larger copies.
-    if constexpr (decltype(rows_c)::value == 16)
-      if (boxes == 16) return narrow(rows_c, std::integral_constant<int, 16>{});
+    if (boxes == 4) return wide(std::integral_constant<int, 4>{});
+    if (boxes == 8) return wide(std::integral_constant<int, 8>{});
+    if (boxes == 16) return wide(std::integral_constant<int, 16>{});
     return nullptr;
   };
   switch (rows) {

@@ -30,6 +30,14 @@ constexpr int kMaxLeadParts = 16;  // the reducer gathers parts - 1 partials (51
 // Consumer warps side by side along a stage's rows (16 rows each, at most all four); the others split its K.
 SKINNYGEMM_TMA_HD constexpr int row_warps(int rows) { return rows >= 16 * kConsumerWarps ? kConsumerWarps : rows / 16; }
 
+// Which (rows, token tile, boxes per stage) are instantiated (tma_instances.cuh) and accepted (fits()): 1 and 2 boxes
+// for every tile; 4 and 8 (lab candidates since session 25) for the 16- and 32-row tiles at token tiles 8 and 16; 16
+// (session 38) for the 16-row tile at those token tiles.
+constexpr int max_rows_for_boxes(int boxes) { return boxes <= 2 ? 128 : boxes <= 8 ? 32 : boxes == 16 ? 16 : 0; }
+constexpr bool boxes_built(int rows, int tile_m, int boxes) {
+  return rows <= max_rows_for_boxes(boxes) && (boxes <= 2 || tile_m <= 16);
+}
+
 // Shared memory of one CTA: 1024 bytes of alignment slack, the barriers, then stages x (rows + tile_m) rows of
 // 128 bytes (weights, then x).
 // Cluster split-K adds the reduce-scatter's receive buffer, the lead split and stream-K (cluster 0) with whole-stage
