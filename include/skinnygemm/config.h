@@ -13,6 +13,9 @@
 //                         distributed shared memory) instead of stream-K; x1 = one CTA per row tile, whole K
 //   tma_m8_r64_b2_s4_c2_d3  split-K of every row tile into about c x SMs / tiles parts, one CTA each; the part that
 //                         reduces has d more stages than each other part (their partials are ready when it ends)
+//   tma_m8_r16_b8_s4_rs   the row stream (src/kernels/tma/row_stream.cuh): one CTA per 8, 16 or 32 weight rows over the
+//                         whole K, tokens on the MMA's 16-row side, 16 KB weight stages (b = 128 / r), no split; a named
+//                         lab candidate, not listed
 //   cublaslt              cuBLASLt with its default heuristic; cublaslt_a3 = its 4th heuristic algorithm
 //                         (split-K partials reduced in FP32 only); cublaslt_torch = the default heuristic with
 //                         every reduction scheme allowed, as torch's F.linear allows reduced-precision reductions
@@ -73,6 +76,7 @@ constexpr int kTmaCtasPerSm[] = {1, 2};
 constexpr int kTmaMinUnits[] = {1, 2, 8};
 constexpr int kTmaCluster[] = {1, 2, 4, 8};
 constexpr int kTmaLead[] = {0, 3, 6, 9, 12};
+constexpr int kTmaRowStreamRows[] = {8, 16, 32};
 
 // A cuBLASLt algorithm as cublasLtMatmulAlgoConfigGetAttribute describes it (CUBLASLT_ALGO_CONFIG_* values).
 struct CublasltIdentity {
@@ -104,6 +108,7 @@ struct Config {
   int min_units = 0;    // tma, stream-K
   int cluster = 0;      // tma: CTAs of a cluster splitting one row tile's K (0: stream-K; 1: one CTA, no split)
   int lead = -1;        // tma lead split: extra stages of each row tile's reducing part (-1: another mode)
+  bool row_stream = false;  // tma: the row stream (cluster 1: one CTA per row tile, whole K; its own kernel)
   CublasltIdentity lt_identity;  // cublaslt: the algorithm by identity when lt_identity.named()
 
   std::string name() const;  // builds a string: not for a per-call path

@@ -69,9 +69,9 @@ bool operator==(const CublasltIdentity& a, const CublasltIdentity& b) {
 
 bool operator==(const Config& a, const Config& b) {
   return std::tie(a.family, a.tile_m, a.warps_n, a.warps_k, a.unroll, a.split_k, a.algo, a.rows, a.boxes, a.stages,
-                  a.ctas_per_sm, a.min_units, a.cluster, a.lead, a.lt_identity) ==
+                  a.ctas_per_sm, a.min_units, a.cluster, a.lead, a.row_stream, a.lt_identity) ==
          std::tie(b.family, b.tile_m, b.warps_n, b.warps_k, b.unroll, b.split_k, b.algo, b.rows, b.boxes, b.stages,
-                  b.ctas_per_sm, b.min_units, b.cluster, b.lead, b.lt_identity);
+                  b.ctas_per_sm, b.min_units, b.cluster, b.lead, b.row_stream, b.lt_identity);
 }
 bool operator!=(const Config& a, const Config& b) { return !(a == b); }
 

@@ -57,6 +57,50 @@ TEST(TmaFamily, MalformedNamesNameThePart) {
   EXPECT_THAT(message("tma_m8_r64_b2"), HasSubstr("expected tma_m<tile>"));
 }
 
+// The row stream (session 39, row_stream.cuh): 8-, 16- and 32-row tiles of 16 KB stages, token tiles 8 and 16, K a multiple
+// of 64; one CTA per row tile; named, not listed.
+TEST(TmaFamily, RowStreamNamesAndShapes) {
+  const Config r = Config::parse("tma_m8_r16_b8_s4_rs");
+  EXPECT_TRUE(r.row_stream);
+  EXPECT_EQ(r.rows, 16);
+  EXPECT_EQ(r.boxes, 8);
+  EXPECT_EQ(r.stages, 4);
+  EXPECT_EQ(r.cluster, 1);
+  EXPECT_EQ(r.name(), "tma_m8_r16_b8_s4_rs");
+  EXPECT_NE(r, Config::parse("tma_m8_r16_b8_s4_x1"));  // the x1 grid of the main kernel
+  EXPECT_EQ(Config::parse("tma_m16_r8_b16_s3_rs").name(), "tma_m16_r8_b16_s3_rs");
+  EXPECT_EQ(Config::parse("tma_m8_r32_b4_s6_rs").boxes, 4);
+  auto message = [](const std::string& name) {
+    try {
+      Config::parse(name);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(message("tma_m8_r16_b2_s4_rs"), HasSubstr("16 rows take b8, got b2"));
+  EXPECT_THAT(message("tma_m32_r16_b8_s4_rs"), HasSubstr("token tiles 8 and 16, got m32"));
+  EXPECT_THAT(message("tma_m8_r64_b2_s4_rs"), HasSubstr("rows per tile r64"));
+  for (const Config& c : listed_configs(Family::Tma)) EXPECT_FALSE(c.row_stream) << c.name();
+
+  const DeviceInfo dev = h200();
+  std::string why;
+  EXPECT_TRUE(tma::fits(r, Problem{8, 2112, 7168, DType::BF16}, dev, &why)) << why;
+  EXPECT_EQ(tma::launch_grid(r, Problem{8, 2112, 7168, DType::BF16}, dev.sms).ctas, 132);  // 2112 / 16
+  EXPECT_EQ(tma::launch_grid(Config::parse("tma_m8_r8_b16_s3_rs"), Problem{1, 2100, 7168, DType::BF16}, dev.sms).ctas,
+            263);  // the last tile's rows past N read as zeros
+  EXPECT_FALSE(tma::fits(r, Problem{9, 2112, 7168, DType::BF16}, dev, &why));
+  EXPECT_THAT(why, HasSubstr("M=9 exceeds the token tile 8"));
+  EXPECT_FALSE(tma::fits(r, Problem{1, 2112, 7176, DType::BF16}, dev, &why));
+  EXPECT_THAT(why, HasSubstr("K=7176 must be a positive multiple of 64 for the row stream"));
+  // Shared memory: 2 KB, then per slot 16 KB of weights and the token tile's x rows (8 boxes x 16 rows x 128 bytes),
+  // then three warps' sums (2 MMA tiles x 4 x 32 floats each).
+  EXPECT_EQ(tma::row_stream_smem_bytes(16, 16, 4), 2048 + 4 * (16384 + 16384) + 3 * 2 * 4 * 32 * 4);
+  EXPECT_EQ(tma::row_stream_smem_bytes(32, 8, 3), 2048 + 3 * (16384 + 4096) + 3 * 4 * 4 * 32 * 4);
+  EXPECT_FALSE(tma::fits(Config::parse("tma_m16_r8_b16_s8_rs"), Problem{16, 2112, 7168, DType::BF16}, dev, &why));
+  EXPECT_THAT(why, HasSubstr("more shared memory than the device allows"));
+}
+
 TEST(TmaFamily, ListedRingsFitTwoCtasPerSm) {
   const std::vector<Config> configs = listed_configs(Family::Tma);
   EXPECT_GT(configs.size(), 100u);

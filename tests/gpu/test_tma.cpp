@@ -103,6 +103,55 @@ TEST(GpuTma, OneCopyPerStageAndCopiesPerBoxGiveTheSameBits) {
     }
 }
 
+// The row stream (session 39): every rows x token tile bitwise on small integers with N tails (300, 2100: a last tile of 4
+// rows), K of one stage and several (a last stage past K: 1088), M across the token tiles and the 8-token boundary of
+// its fragments (1, 3, 8, 9, 16); strided rows in both dtypes; per-segment outputs; the same bits twice.
+TEST(GpuTma, TheRowStreamIsBitwiseExact) {
+  SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = cuda::device_info();
+  for (const char* config : {"tma_m8_r8_b16_s3_rs", "tma_m16_r8_b16_s3_rs", "tma_m8_r16_b8_s4_rs", "tma_m16_r16_b8_s4_rs",
+                             "tma_m8_r32_b4_s5_rs", "tma_m16_r32_b4_s3_rs"}) {
+    const Config c = Config::parse(config);
+    struct Shape { int64_t n, k; };
+    for (Shape s : {Shape{300, 1024}, Shape{2100, 1088}, Shape{136, 7168}})
+      for (int64_t m : {1, 3, 8, 9, 16}) {
+        if (m > c.tile_m) continue;
+        const Problem p{m, s.n, s.k, DType::BF16};
+        std::string why_not;
+        ASSERT_TRUE(supports(c, p, dev, 16, &why_not)) << config << ": " << why_not;
+        const HostOperands h = random_operands(p, 40 + static_cast<uint32_t>(m + s.n + s.k), /*small_ints=*/true);
+        ASSERT_TRUE(bitwise_equal(p, run_tma(p, h, config).data(), naive(p, h).data()))
+            << config << " m=" << m << " n=" << s.n << " k=" << s.k;
+      }
+  }
+  for (DType dtype : {DType::BF16, DType::FP16})
+    for (const char* config : {"tma_m16_r8_b16_s3_rs", "tma_m8_r32_b4_s4_rs"}) {
+      const Config c = Config::parse(config);
+      Problem p{c.tile_m - 1, 300, 1024, dtype};
+      p.ldx = 1024 + 64, p.ldw = 1024 + 8, p.ldy = 300 + 20;
+      const HostOperands h = random_operands(p, 91, /*small_ints=*/true);
+      const std::vector<uint16_t> y = run_tma(p, h, config);
+      ASSERT_TRUE(bitwise_equal(p, y.data(), naive(p, h).data())) << config << " " << dtype_name(dtype);
+      ASSERT_TRUE(padding_untouched(p, y.data())) << config;
+    }
+  const Problem p{5, 700, 2048, DType::BF16};
+  const HostOperands h = random_operands(p, 12, /*small_ints=*/true);
+  const std::vector<uint16_t> want = naive(p, h);
+  DeviceArray x(h.x), w(h.w), a(std::vector<uint16_t>(5 * 300, kPoison)), b(std::vector<uint16_t>(5 * 410, kPoison));
+  const OutputSegment segs[2] = {{0, 300, a.get(), 300}, {300, 400, b.get(), 410}};
+  cuda::gemm_segments(p, x.get(), w.get(), segs, 2, Config::parse("tma_m8_r16_b8_s4_rs"), nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<uint16_t> ya = a.download(5 * 300), yb = b.download(5 * 410);
+  for (int64_t t = 0; t < 5; ++t) {
+    for (int64_t r = 0; r < 300; ++r) ASSERT_EQ(ya[t * 300 + r], want[t * 700 + r]) << t << "," << r;
+    for (int64_t r = 0; r < 400; ++r) ASSERT_EQ(yb[t * 410 + r], want[t * 700 + 300 + r]) << t << "," << r;
+    for (int64_t r = 400; r < 410; ++r) ASSERT_EQ(yb[t * 410 + r], kPoison) << "padding " << t << "," << r;
+  }
+  const Problem q{16, 1536, 7168, DType::BF16};
+  const HostOperands hq = random_operands(q, 6);
+  EXPECT_TRUE(bitwise_equal(q, run_tma(q, hq, "tma_m16_r16_b8_s4_rs").data(), run_tma(q, hq, "tma_m16_r16_b8_s4_rs").data()));
+}
+
 TEST(GpuTma, RandomInputsAcrossThresholdsAndTails) {
   SKIP_WITHOUT_GPU();
   uint32_t seed = 300;

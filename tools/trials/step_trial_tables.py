@@ -170,6 +170,13 @@ EXPLICIT.update({"K16": [(nk, [8], c.replace("_m8_", "_m16_")) for nk, c in PICK
                  "C8": [(nk, [16], c.replace("_m8_", "_m16_")) for nk, c in PICKS_M8.items()]})
 
 
+# Session 39: trials written by another script (tools/trials/row_stream_table.py), a JSON file named by EXTRA_TRIALS:
+# {name: [[n, k, [m, ...], config], ...]}.
+if os.environ.get("EXTRA_TRIALS"):
+    for name, items in json.load(open(os.environ["EXTRA_TRIALS"])).items():
+        EXPLICIT[name] = [((n, k), ms, c) for n, k, ms, c in items]
+
+
 def main():
     out = sys.argv[1]
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -1,5 +1,6 @@
 // The tma family's descriptor (kernels/family.h): tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas>_u<units> (stream-K)
-// or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster> (cluster split-K; x1: one CTA per row tile); its shape checks
+// or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster> (cluster split-K; x1: one CTA per row tile) or ..._rs (the row
+// stream, row_stream.cuh); its shape checks
 // are tma_family.cpp's, its first-cut config first_cut.cpp's, its shared memory tma_shape.h's, its launch tma_launch.cu's.
 #include <iterator>
 
@@ -26,7 +27,8 @@ Config tma_parse(const std::string& name, const std::vector<std::string>& parts,
   SKINNYGEMM_CHECK(parts.size() == 7 || parts.size() == 6,
                    "config '" << name << "': expected tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas per SM>_u<min units>"
                               << ", tma_m<tile>_r<rows>_b<boxes>_s<stages>_c<ctas per SM>_d<lead stages>"
-                              << " or tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster>, got " << parts.size() << " parts");
+                              << ", tma_m<tile>_r<rows>_b<boxes>_s<stages>_x<cluster>"
+                              << " or tma_m<tile>_r<rows>_b<boxes>_s<stages>_rs, got " << parts.size() << " parts");
   Config c;
   c.family = id;
   auto field = [&](int i, const char* prefix, const char* what, const auto& list) {
@@ -36,6 +38,18 @@ Config tma_parse(const std::string& name, const std::vector<std::string>& parts,
     return v;
   };
   c.tile_m = field(1, "m", "token tile", kTmaTileM);
+  if (parts.size() == 6 && parts[5] == "rs") {  // the row stream: its own rows, 16 KB weight stages
+    c.rows = field(2, "r", "rows per tile", kTmaRowStreamRows);
+    c.boxes = number_after(name, parts[3], "b", "K boxes per stage");
+    SKINNYGEMM_CHECK(c.boxes == tma::row_stream_boxes(c.rows),
+                     "config '" << name << "': the row stream's stages are 16 KB of weights; " << c.rows
+                                << " rows take b" << tma::row_stream_boxes(c.rows) << ", got b" << c.boxes);
+    SKINNYGEMM_CHECK(c.tile_m <= 16, "config '" << name << "': the row stream is built for token tiles 8 and 16, got m"
+                                                << c.tile_m);
+    c.stages = field(4, "s", "ring stages", kTmaStages);
+    c.row_stream = true, c.cluster = 1;
+    return c;
+  }
   c.rows = field(2, "r", "rows per tile", kTmaRows);
   c.boxes = field(3, "b", "K boxes per stage", kTmaBoxes);
   c.stages = field(4, "s", "ring stages", kTmaStages);
@@ -55,6 +69,7 @@ Config tma_parse(const std::string& name, const std::vector<std::string>& parts,
 std::string tma_print(const Config& c) {
   std::string s = "tma_m" + std::to_string(c.tile_m) + "_r" + std::to_string(c.rows) + "_b" + std::to_string(c.boxes) +
                   "_s" + std::to_string(c.stages);
+  if (c.row_stream) return s + "_rs";
   if (c.cluster >= 1) return s + "_x" + std::to_string(c.cluster);
   if (c.lead >= 0) return s + "_c" + std::to_string(c.ctas_per_sm) + "_d" + std::to_string(c.lead);
   return s + "_c" + std::to_string(c.ctas_per_sm) + "_u" + std::to_string(c.min_units);
@@ -106,6 +121,7 @@ bool tma_fits_shape(const Config& c, const Problem& p, const DeviceInfo& dev, st
 }
 
 int64_t tma_smem_bytes(const Config& c, const Problem&) {
+  if (c.row_stream) return tma::row_stream_smem_bytes(c.rows, c.tile_m, c.stages);
   return tma::smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0);
 }
 

@@ -3,4 +3,5 @@
 
 namespace skinnygemm::tma {
 Kernel find_bf16(int rows, int tile_m, int boxes) { return find_instance<__nv_bfloat16>(rows, tile_m, boxes); }
+Kernel find_row_stream_bf16(int rows) { return find_row_stream<__nv_bfloat16>(rows); }
 }  // namespace skinnygemm::tma

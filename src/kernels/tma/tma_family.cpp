@@ -16,6 +16,22 @@ bool fail(std::string* why_not, const std::string& why) {
 }  // namespace
 
 bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not) {
+  if (c.row_stream) {
+    if (!row_stream_built(c.rows, c.tile_m) || c.boxes != row_stream_boxes(c.rows))
+      return fail(why_not, c.name() + ": the row stream is built for 8-, 16- and 32-row tiles of 16 KB stages at token "
+                                      "tiles 8 and 16");
+    if (p.m > c.tile_m)
+      return fail(why_not, "M=" + std::to_string(p.m) + " exceeds the token tile " + std::to_string(c.tile_m));
+    if (p.k == 0 || p.k % kStageK != 0)
+      return fail(why_not, "K=" + std::to_string(p.k) + " must be a positive multiple of 64 for the row stream (its copies "
+                                                        "are boxes of a [K / 64][rows][64] view)");
+    if (p.n > INT_MAX / 2 || p.k > INT_MAX / 2)
+      return fail(why_not, "N=" + std::to_string(p.n) + ", K=" + std::to_string(p.k) +
+                               " exceed the copy engine's 32-bit coordinates");
+    if (row_stream_smem_bytes(c.rows, c.tile_m, c.stages) > dev.smem_per_block_optin)
+      return fail(why_not, c.name() + " needs more shared memory than the device allows per block");
+    return true;
+  }
   if (!boxes_built(c.rows, c.tile_m, c.boxes))
     return fail(why_not, c.name() + ": " + std::to_string(c.boxes) + " boxes per stage are built for " +
                              (max_rows_for_boxes(c.boxes) > 16 ? "16- and " : "") +

@@ -3,4 +3,5 @@
 
 namespace skinnygemm::tma {
 Kernel find_fp16(int rows, int tile_m, int boxes) { return find_instance<__half>(rows, tile_m, boxes); }
+Kernel find_row_stream_fp16(int rows) { return find_row_stream<__half>(rows); }
 }  // namespace skinnygemm::tma

@@ -2,6 +2,7 @@
 // accepts, for one dtype; one .cu per dtype so that the two compile in parallel.
 #pragma once
 
+#include "kernels/tma/row_stream.cuh"
 #include "kernels/tma/tma_gemm.cuh"
 
 namespace skinnygemm::tma {
@@ -48,7 +49,20 @@ Kernel find_instance(int rows, int tile_m, int boxes) {
   }
 }
 
+// The row stream's instances (row_stream.cuh): one per weight-row count; the token tile is a launch argument.
+template <typename T>
+Kernel find_row_stream(int rows) {
+  switch (rows) {
+    case 8: return &row_stream_kernel<T, 8>;
+    case 16: return &row_stream_kernel<T, 16>;
+    case 32: return &row_stream_kernel<T, 32>;
+    default: return nullptr;
+  }
+}
+
 Kernel find_bf16(int rows, int tile_m, int boxes);
 Kernel find_fp16(int rows, int tile_m, int boxes);
+Kernel find_row_stream_bf16(int rows);
+Kernel find_row_stream_fp16(int rows);
 
 }  // namespace skinnygemm::tma

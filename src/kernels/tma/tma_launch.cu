@@ -26,6 +26,10 @@ namespace skinnygemm::tma {
 namespace {
 
 Kernel find(const Config& c, DType dtype) {
+  if (c.row_stream) {
+    if (!row_stream_built(c.rows, c.tile_m) || c.boxes != row_stream_boxes(c.rows)) return nullptr;
+    return dtype == DType::BF16 ? find_row_stream_bf16(c.rows) : dtype == DType::FP16 ? find_row_stream_fp16(c.rows) : nullptr;
+  }
   if (dtype == DType::BF16) return find_bf16(c.rows, c.tile_m, c.boxes);
   if (dtype == DType::FP16) return find_fp16(c.rows, c.tile_m, c.boxes);
   return nullptr;
@@ -206,6 +210,43 @@ bool y_rows_aligned16(const Problem& p, const void* y, const cuda::OutputSegment
   return true;
 }
 
+// The row stream (row_stream.cuh): one CTA per row tile, no workspace; w in boxes of rows x 16 KB / rows, x in boxes of
+// its M rows (the copy engine reads no zero rows; the slots are sized for the token tile).
+void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const Grid& g, const void* x, const void* w,
+                       void* y, cudaStream_t stream, const OutputSegment* segments, int count) {
+  TmaParams params{};
+  params.y = y;
+  params.m = static_cast<int>(p.m);
+  params.n = static_cast<int>(p.n);
+  params.k = static_cast<int>(p.k);
+  params.ldy = p.y_stride();
+  params.k_stages = g.k_stages;
+  params.tiles = g.tiles;
+  params.stages = c.stages;
+  params.cluster = 1;
+  params.box3d = 1;
+  params.seg = cuda::output_segments(p, segments, count);
+  CUtensorMap w_map, x_map;
+  SKINNYGEMM_CHECK(p.k % kStageK == 0 &&
+                       tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes, Reads::Once) &&
+                       tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, p.x_stride(), params.m, c.boxes, Reads::Shared),
+                   c.name() << " on " << p.str() << ": the row stream needs K % 64 == 0 and the 3D views of w and x");
+  cuda::LaunchShape shape;
+  shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
+  shape.block = dim3(kThreads, 1, 1);
+  // Slots sized for M's x rows, not the tile's (fits() checked the tile's): the room left beside the CTA for the next
+  // launch's grows as M shrinks (16-row tiles at M = 1: 70 KB against 98 at the 8-token tile's size).
+  shape.smem = static_cast<std::size_t>(row_stream_smem_bytes(c.rows, params.m, c.stages));
+  cuda::allow_dynamic_smem(reinterpret_cast<const void*>(kernel), shape.smem);
+  params.trace = trace_words(p, c, g.ctas);  // last before the launch: a listed launch is one that was made
+  try {
+    cuda::launch(kernel, shape, stream, w_map, x_map, params);
+  } catch (const Error& e) {
+    SKINNYGEMM_FAIL(c.name() << " on " << p.str() << " (" << g.ctas << " CTAs, " << shape.smem << " B shared): "
+                             << e.what());
+  }
+}
+
 }  // namespace
 
 void set_ablate(int bits) { g_ablate.store(bits, std::memory_order_relaxed); }
@@ -243,6 +284,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   const Grid g = launch_grid(c, p, sms);
   SKINNYGEMM_CHECK(g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
                                                  << "; the workspace holds " << kMaxCounters);
+  if (c.row_stream) return launch_row_stream(p, c, kernel, g, x, w, y, stream, segments, count);
   const Workspace ws = workspace(stream, sms);
   TmaParams params{};
   params.y = y;

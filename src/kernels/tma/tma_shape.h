@@ -52,6 +52,17 @@ constexpr int smem_bytes(int rows, int tile_m, int stages, int boxes, int cluste
          (kConsumerWarps / row_warps(rows) - 1) * rows * tile_m * 4;
 }
 
+// The row stream (row_stream.cuh, config _rs): stages of 16 KB of weights, 128 / rows boxes of 64 K; 8-, 16- and 32-row tiles,
+// token tiles 8 and 16. Shared memory: 1024 bytes of alignment slack, the barriers, per slot the weights and the x boxes of
+// tile_m token rows (1024-byte aligned; the launch passes M, fits() the token tile), then warps 1-3's sums for warp 0.
+constexpr int kRowStreamStageBytes = 16384;
+SKINNYGEMM_TMA_HD constexpr int row_stream_boxes(int rows) { return kRowStreamStageBytes / (rows * kStageBytes); }
+constexpr bool row_stream_built(int rows, int tile_m) { return (rows == 8 || rows == 16 || rows == 32) && tile_m <= 16; }
+constexpr int row_stream_smem_bytes(int rows, int tile_m, int stages) {
+  return 1024 + 1024 + stages * (kRowStreamStageBytes + (row_stream_boxes(rows) * tile_m * kStageBytes + 1023) / 1024 * 1024) +
+         (kConsumerWarps - 1) * (rows / 8) * 4 * 32 * 4;
+}
+
 }  // namespace skinnygemm::tma
 
 namespace skinnygemm {

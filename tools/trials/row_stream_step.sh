@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Session 39: the row stream (tma_*_rs, src/kernels/tma/row_stream.cuh) in the library: its bitwise GPU test, then alone
+# on every Kimi-K3 TP8 shape (selection's picks and each row-stream config, M = 1 and 8 at the 8-token tile, 16 at the
+# 16-token tile, no baselines), then the fused step through trial tables that force the row stream where it won alone by
+# 3% or more (tools/trials/row_stream_table.py: RS every such shape, RSS the seeds' shapes only), "s0 RS RSS s0".
+# From the repo root on the GPU machine, OUT set, the build carried (SKIP_BUILD=1, tools/trials/prebuilt.sh unpack).
+set -uo pipefail
+source tools/trials/trial_lib.sh
+trial_build
+timeout -k 5 120 build/gpu/tests/skinnygemm_gpu_tests --gtest_filter='GpuTma.TheRowStreamIsBitwiseExact' \
+  > "$OUT/gtest-rs.log" 2>&1 || { echo "GpuTma.TheRowStreamIsBitwiseExact FAILED"; tail -20 "$OUT/gtest-rs.log"; exit 1; }
+grep -E "^\[  (PASSED|FAILED) " "$OUT/gtest-rs.log"
+w=$OUT/rs && mkdir -p "$w"
+shapes=${SHAPES:-model:kimi_k3:tp8}
+timeout -k 5 120 $cli bench --no-baselines --shapes "$shapes" --m 1,8,16 --json "$w/picks.json" > /dev/null 2>&1 ||
+  echo "picks bench failed"
+for cfg in ${RS8:-r8_b16_s3 r8_b16_s4 r16_b8_s3 r16_b8_s4 r16_b8_s5 r32_b4_s4 r32_b4_s6}; do
+  timeout -k 5 120 $cli bench --no-baselines --shapes "$shapes" --m 1,8 --config "tma_m8_${cfg}_rs" \
+    --json "$w/rs-m8-$cfg.json" > "$w/rs-m8-$cfg.txt" 2>&1 || echo "tma_m8_${cfg}_rs failed"
+done
+for cfg in ${RS16:-r8_b16_s3 r16_b8_s3 r16_b8_s4 r32_b4_s4 r32_b4_s5}; do
+  timeout -k 5 120 $cli bench --no-baselines --shapes "$shapes" --m 16 --config "tma_m16_${cfg}_rs" \
+    --json "$w/rs-m16-$cfg.json" > "$w/rs-m16-$cfg.txt" 2>&1 || echo "tma_m16_${cfg}_rs failed"
+done
+echo "== alone after $(trial_elapsed)"
+python3 tools/trials/row_stream_table.py "$w" "$OUT/rs-trials.json" "${MARGIN:-0.03}" | tee "$OUT/rs-alone.txt"
+tar -czf "$OUT/rs.tgz" -C "$OUT" rs && rm -rf "$w"
+EXTRA_TRIALS=$OUT/rs-trials.json VARIANTS=${VARIANTS:-skinny_fused} tools/trials/step_trials.sh "${TABLES:-s0 RS RSS s0}" "${STEP_M:-1,8,16}"
+echo "== done after $(trial_elapsed)"
