@@ -543,6 +543,30 @@ TEST(StructuralPick, ThreePartLeadSplitsOfShortKAtSixteenTokensTakeCublasLt) {
   EXPECT_THAT(pick_on(h200, 16, 4321, 3200).config.name(), HasSubstr("tma_m16_r64_b2_s5_c2_d6"));
 }
 
+// Session 39, rule M (held-out set twenty-two, y's rows misaligned, where the first cut is the pick up to M = 64):
+// clusters of two or four that fill the two-per-SM slots (over 231 CTAs on H200) with K <= 4096 take one CTA per tile
+// at 32-64 tokens (3900 x 1344 at M = 24 / 64: 6.57 / 8.83 us against 8.08 / 10.68 in fours; 7543 x 3968 at M = 64:
+// 21.13 against 29.14 in twos). The lines: fewer CTAs (6300 x 4096: 198 in twos; 3586 x 1344: 228 in fours), K over
+// 4096 (4002 x 5120 at M = 48, 7543 x 4160), clusters of eight (1850 x 1280) and M <= 16 keep the cluster.
+TEST(StructuralPick, FilledClustersOfTwoOrFourWithKUpTo4096AtThirtyTwoToSixtyFourTokensTakeOneCtaPerTile) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {24, 3900, 1344, "tma_m32_r64_b2_s4_x1"},   {32, 3900, 1344, "tma_m32_r64_b2_s4_x1"},
+      {48, 3900, 1344, "tma_m64_r64_b2_s3_x1"},   {64, 3900, 1344, "tma_m64_r64_b2_s3_x1"},
+      {24, 7543, 3968, "tma_m32_r64_b2_s4_x1"},   {64, 7543, 3968, "tma_m64_r64_b2_s3_x1"},
+      {48, 7543, 4096, "tma_m64_r64_b2_s3_x1"},   {24, 3650, 1344, "tma_m32_r64_b2_s4_x1"},
+      // The lines: 228 CTAs, 198 CTAs, K over 4096, clusters of eight, the 16-token tile.
+      {24, 3586, 1344, "tma_m32_r64_b2_s4_x4"},   {24, 6300, 4096, "tma_m32_r64_b2_s4_x2"},
+      {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},   {24, 7543, 4160, "tma_m32_r64_b2_s3_x2"},
+      {48, 7543, 4160, "tma_m64_r64_b1_s3_x2"},   {24, 1850, 1280, "tma_m32_r64_b1_s4_x8"},
+      {16, 3900, 1344, "tma_m16_r64_b2_s4_x2"},
+  });
+  expect_rule_note(h200, "not clusters of two or four that fill the slots, with K <= 4096", "(session 39)",
+                   {{24, 3900, 1344}, {64, 7543, 3968}}, {{48, 4002, 5120}, {24, 6300, 4096}, {16, 3900, 1344}});
+  // Aligned y rows above 16 tokens stay the scored heuristic's (the first cut of 3840 x 1280 changes, not the pick).
+  EXPECT_THAT(pick_on(h200, 24, 3840, 1280).reason.str(), ::testing::Not(HasSubstr("tma structural pick")));
+}
+
 // Session 35, rules E-I and two ring sizes, fitted offline to the recorded held-out sets (docs/tuning.md "Session 35";
 // each names its data in first_cut.cpp). Each fires on the shapes it was fitted on and leaves its counter-examples.
 TEST(StructuralPick, NewRulesOfSessionThirtyFive) {

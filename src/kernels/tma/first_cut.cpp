@@ -201,6 +201,20 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
                       "32-64 tokens (session 35)";
     return c;
   }
+  // Session 39 (rule M): at token tiles 32 and 64, clusters of two or four that fill the two-per-SM slots (more CTAs
+  // than slots - SMs / 4, the 3-stage ring's line) with K <= 4096: one CTA per tile over the whole K, as rule G. x1 /
+  // the pick, us, at M = 24 / 32 / 48 / 64 (y's rows misaligned; heuristic-twentysecond-d02342d.json): 3900 x 1344 (244
+  // CTAs in fours) 6.57 / 6.81 / 8.55 / 8.83 against 8.08 / 8.61 / 9.41 / 10.68, 7543 x 3968 (236 in twos) 17.85 /
+  // 17.89 / 23.14 / 21.13 against 18.43 / 19.02 / 28.12 / 29.14. The lines: fewer CTAs keep the twos (6300 x 4096, 198
+  // CTAs: x1 1.08-1.14x at M = 24-32, eighteenth-eeae1f9), longer K the fours (4002 x 5120 / 8192 at M = 48-64, 252
+  // CTAs: 1.08-1.19x, twentieth-e5e10d2 / eighteenth), and eights stay (1850 x 1280, 232 CTAs: 1.07-1.15x at M =
+  // 24-48, 0.95x at 64). In the band only K = 1344 and 3968 were measured, and M = 17-23 not at all.
+  if (c.tile_m >= 32 && x <= 4 && ctas > slots - sms / 4 && p.k <= 4096) {
+    c.cluster = 1, c.boxes = 2, c.stages = c.tile_m == 64 ? 3 : 4;
+    if (note) *note = "one CTA per 64-row tile, not clusters of two or four that fill the slots, with K <= 4096 at "
+                      "32-64 tokens (session 39)";
+    return c;
+  }
   // Clusters of eight at 32 tokens on (nearly) every two-per-SM slot: a ring of four one-box stages (61 KB with the
   // receive buffer) fits three CTAs per SM, so the next launch finds room beside them. 2112 x 7168 (264 CTAs) at
   // M = 32: 11.99-12.03 us against 16.90 for the two-box 3-stage ring (85 KB), cuBLASLt 12.42-12.71. With fewer

@@ -62,8 +62,9 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 // of the SMs (G), and at the 32-token tile on 1.5x the slots or more (H); stream-K at one CTA per SM at the 64-token
 // tile in rule 1's band (I), and rule A there only from 15 row tiles; a 3-stage ring at the 8-token tile for clusters
 // of 7/8 of the SMs or more with <= 4 stages each; the lead split's 5-stage ring also for halves of 4+ and thirds of 6+
-// stages. With note, the rules of session 33 on name themselves there (one line; empty where none fired), for the
-// structural pick's reason.
+// stages. Session 39 (rule M): one CTA per 64-row tile at 32-64 tokens also where clusters of two or four fill the
+// two-per-SM slots with K <= 4096. With note, the rules of session 33 on name themselves there (one line; empty where
+// none fired), for the structural pick's reason.
 Config first_cut_config(const Problem& p, int sms, int lead = -1, std::string* note = nullptr);
 
 // The grid a config launches on p with sms SMs: clusters (x1: one CTA per row tile over the whole K), the lead split or
