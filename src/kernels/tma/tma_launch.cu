@@ -2,6 +2,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -210,6 +211,8 @@ bool y_rows_aligned16(const Problem& p, const void* y, const cuda::OutputSegment
   return true;
 }
 
+constexpr int64_t kReservedSmemPerCta = 1024;  // the driver's per-CTA reservation on sm_90 (cudaDevAttrReservedSharedMemoryPerBlock)
+
 // The row stream (row_stream.cuh): one CTA per row tile, no workspace; w in boxes of rows x 16 KB / rows, x in boxes of
 // its M rows (the copy engine reads no zero rows; the slots are sized for the token tile).
 void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const Grid& g, const void* x, const void* w,
@@ -235,8 +238,12 @@ void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const G
   shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
   // Slots sized for M's x rows, not the tile's (fits() checked the tile's): the room left beside the CTA for the next
-  // launch's grows as M shrinks (16-row tiles at M = 1: 70 KB against 98 at the 8-token tile's size).
-  shape.smem = static_cast<std::size_t>(row_stream_smem_bytes(c.rows, params.m, c.stages));
+  // launch's grows as M shrinks (16-row tiles of 4 stages at M = 1: 73 KB against 101 at the 8-token tile's size). At
+  // least a third of the SM's shared memory, so that no SM takes three CTAs of one launch while others hold one (the
+  // chain floor's habit, lab/cuda/chain_floor.cuh: a third CTA ran 7168 x 14336 60.1 against 46.0 us in session 31; the
+  // probe's 73 KB CTAs on 3648 x 7168 at M = 1 ran 17.93 us against 12.88 at M = 2, 75 KB, where three no longer fit).
+  const int64_t sm_third = cuda::device_info().smem_per_sm / 3 - kReservedSmemPerCta + 1;
+  shape.smem = static_cast<std::size_t>(std::max<int64_t>(row_stream_smem_bytes(c.rows, params.m, c.stages), sm_third));
   cuda::allow_dynamic_smem(reinterpret_cast<const void*>(kernel), shape.smem);
   params.trace = trace_words(p, c, g.ctas);  // last before the launch: a listed launch is one that was made
   try {
