@@ -89,6 +89,8 @@ TEST(TmaFamily, RowStreamNamesAndShapes) {
   EXPECT_EQ(tma::launch_grid(r, Problem{8, 2112, 7168, DType::BF16}, dev.sms).ctas, 132);  // 2112 / 16
   EXPECT_EQ(tma::launch_grid(Config::parse("tma_m8_r8_b16_s3_rs"), Problem{1, 2100, 7168, DType::BF16}, dev.sms).ctas,
             263);  // the last tile's rows past N read as zeros
+  // No workspace, so no bound of 2^20 row tiles (a review found the launcher checking one before its row-stream branch).
+  EXPECT_TRUE(tma::fits(Config::parse("tma_m8_r8_b16_s3_rs"), Problem{1, 8388616, 64, DType::BF16}, dev, &why)) << why;
   EXPECT_FALSE(tma::fits(r, Problem{9, 2112, 7168, DType::BF16}, dev, &why));
   EXPECT_THAT(why, HasSubstr("M=9 exceeds the token tile 8"));
   EXPECT_FALSE(tma::fits(r, Problem{1, 2112, 7176, DType::BF16}, dev, &why));

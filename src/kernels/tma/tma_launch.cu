@@ -233,7 +233,9 @@ void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const G
   SKINNYGEMM_CHECK(p.k % kStageK == 0 &&
                        tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes, Reads::Once) &&
                        tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, p.x_stride(), params.m, c.boxes, Reads::Shared),
-                   c.name() << " on " << p.str() << ": the row stream needs K % 64 == 0 and the 3D views of w and x");
+                   c.name() << " on " << p.str() << ": the row stream needs K % 64 == 0 and the driver to take the 3D "
+                             "views of w and x; it has no box-by-box copy (the warning above says the family's other "
+                             "kernels do)");
   cuda::LaunchShape shape;
   shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
@@ -289,9 +291,10 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   const int cluster = c.cluster > 1 ? c.cluster : 1;
   // cluster 1: one CTA per row tile over the whole K, which the kernel's stream-K arithmetic gives with tiles CTAs.
   const Grid g = launch_grid(c, p, sms);
+  // The row stream has no workspace: no counter per row tile bounds its N.
+  if (c.row_stream) return launch_row_stream(p, c, kernel, g, x, w, y, stream, segments, count);
   SKINNYGEMM_CHECK(g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
                                                  << "; the workspace holds " << kMaxCounters);
-  if (c.row_stream) return launch_row_stream(p, c, kernel, g, x, w, y, stream, segments, count);
   const Workspace ws = workspace(stream, sms);
   TmaParams params{};
   params.y = y;
