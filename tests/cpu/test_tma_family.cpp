@@ -18,6 +18,16 @@ using ::testing::HasSubstr;
 
 DeviceInfo h200() { return tune::device_preset("h200"); }
 
+// What Config::parse says of a name ("no error" where it parses).
+std::string message(const std::string& name) {
+  try {
+    Config::parse(name);
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 TEST(TmaFamily, NamesParseToTheirFieldsAndRoundTrip) {
   const Config s = Config::parse("tma_m16_r64_b2_s4_c2_u8");
   EXPECT_EQ(s.family, Family::Tma);
@@ -42,14 +52,6 @@ TEST(TmaFamily, NamesParseToTheirFieldsAndRoundTrip) {
 }
 
 TEST(TmaFamily, MalformedNamesNameThePart) {
-  auto message = [](const std::string& name) {
-    try {
-      Config::parse(name);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_THAT(message("tma_m12_r64_b2_s4_c2_u2"), HasSubstr("token tile m12 is not built"));
   EXPECT_THAT(message("tma_m8_r48_b2_s4_c2_u2"), HasSubstr("rows per tile r48"));
   EXPECT_THAT(message("tma_m8_r16_b2_s9_x1"), HasSubstr("ring stages s9"));
@@ -70,14 +72,6 @@ TEST(TmaFamily, RowStreamNamesAndShapes) {
   EXPECT_NE(r, Config::parse("tma_m8_r16_b8_s4_x1"));  // the x1 grid of the main kernel
   EXPECT_EQ(Config::parse("tma_m16_r8_b16_s3_rs").name(), "tma_m16_r8_b16_s3_rs");
   EXPECT_EQ(Config::parse("tma_m8_r32_b4_s6_rs").boxes, 4);
-  auto message = [](const std::string& name) {
-    try {
-      Config::parse(name);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_THAT(message("tma_m8_r16_b2_s4_rs"), HasSubstr("16 rows take b8, got b2"));
   EXPECT_THAT(message("tma_m32_r16_b8_s4_rs"), HasSubstr("token tiles 8 and 16, got m32"));
   EXPECT_THAT(message("tma_m8_r64_b2_s4_rs"), HasSubstr("rows per tile r64"));

@@ -211,12 +211,8 @@ bool y_rows_aligned16(const Problem& p, const void* y, const cuda::OutputSegment
   return true;
 }
 
-constexpr int64_t kReservedSmemPerCta = 1024;  // the driver's per-CTA reservation on sm_90 (cudaDevAttrReservedSharedMemoryPerBlock)
-
-// The row stream (row_stream.cuh): one CTA per row tile, no workspace; w in boxes of rows x 16 KB / rows, x in boxes of
-// its M rows (the copy engine reads no zero rows; the slots are sized for the token tile).
-void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const Grid& g, const void* x, const void* w,
-                       void* y, cudaStream_t stream, const OutputSegment* segments, int count) {
+// The fields every decomposition reads: the problem, the grid's stages and tiles, the ring, the output segments.
+TmaParams common_params(const Problem& p, const Config& c, const Grid& g, void* y, const OutputSegment* segments, int count) {
   TmaParams params{};
   params.y = y;
   params.m = static_cast<int>(p.m);
@@ -225,10 +221,35 @@ void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const G
   params.ldy = p.y_stride();
   params.k_stages = g.k_stages;
   params.tiles = g.tiles;
+  params.units = g.units;
   params.stages = c.stages;
+  params.seg = cuda::output_segments(p, segments, count);
+  return params;
+}
+
+// The launch itself, its timeline words taken last (a listed launch is one that was made), a failure named by config,
+// problem and shape.
+void launch_kernel(Kernel kernel, const cuda::LaunchShape& shape, cudaStream_t stream, const CUtensorMap& w_map,
+                   const CUtensorMap& x_map, TmaParams params, const Problem& p, const Config& c, int ctas) {
+  cuda::allow_dynamic_smem(reinterpret_cast<const void*>(kernel), shape.smem);
+  params.trace = trace_words(p, c, ctas);
+  try {
+    cuda::launch(kernel, shape, stream, w_map, x_map, params);
+  } catch (const Error& e) {
+    SKINNYGEMM_FAIL(c.name() << " on " << p.str() << " (" << ctas << " CTAs, " << shape.smem << " B shared): "
+                             << e.what());
+  }
+}
+
+constexpr int64_t kReservedSmemPerCta = 1024;  // the driver's per-CTA reservation on sm_90 (cudaDevAttrReservedSharedMemoryPerBlock)
+
+// The row stream (row_stream.cuh): one CTA per row tile, no workspace; w in boxes of rows x 16 KB / rows, x in boxes of
+// its M rows (the copy engine reads no zero rows; the slots are sized for the token tile).
+void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const Grid& g, const void* x, const void* w,
+                       void* y, cudaStream_t stream, const OutputSegment* segments, int count) {
+  TmaParams params = common_params(p, c, g, y, segments, count);
   params.cluster = 1;
   params.box3d = 1;
-  params.seg = cuda::output_segments(p, segments, count);
   CUtensorMap w_map, x_map;
   SKINNYGEMM_CHECK(p.k % kStageK == 0 &&
                        tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes, Reads::Once) &&
@@ -246,14 +267,7 @@ void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const G
   // probe's 73 KB CTAs on 3648 x 7168 at M = 1 ran 17.93 us against 12.88 at M = 2, 75 KB, where three no longer fit).
   const int64_t sm_third = cuda::device_info().smem_per_sm / 3 - kReservedSmemPerCta + 1;
   shape.smem = static_cast<std::size_t>(std::max<int64_t>(row_stream_smem_bytes(c.rows, params.m, c.stages), sm_third));
-  cuda::allow_dynamic_smem(reinterpret_cast<const void*>(kernel), shape.smem);
-  params.trace = trace_words(p, c, g.ctas);  // last before the launch: a listed launch is one that was made
-  try {
-    cuda::launch(kernel, shape, stream, w_map, x_map, params);
-  } catch (const Error& e) {
-    SKINNYGEMM_FAIL(c.name() << " on " << p.str() << " (" << g.ctas << " CTAs, " << shape.smem << " B shared): "
-                             << e.what());
-  }
+  launch_kernel(kernel, shape, stream, w_map, x_map, params, p, c, g.ctas);
 }
 
 }  // namespace
@@ -296,16 +310,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   SKINNYGEMM_CHECK(g.tiles <= kMaxCounters, "N=" << p.n << " needs " << g.tiles << " row tiles of " << c.rows
                                                  << "; the workspace holds " << kMaxCounters);
   const Workspace ws = workspace(stream, sms);
-  TmaParams params{};
-  params.y = y;
-  params.m = static_cast<int>(p.m);
-  params.n = static_cast<int>(p.n);
-  params.k = static_cast<int>(p.k);
-  params.ldy = p.y_stride();
-  params.k_stages = g.k_stages;
-  params.tiles = g.tiles;
-  params.units = g.units;
-  params.stages = c.stages;
+  TmaParams params = common_params(p, c, g, y, segments, count);
   params.cluster = cluster;
   params.parts = g.parts;
   params.lead_stages = g.lead_stages;
@@ -328,7 +333,6 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
                    c.name() << " on " << p.str() << ": " << g.ctas << " CTAs exceed the partials workspace");
   params.partials = ws.partials;
   params.counters = ws.counters;
-  params.seg = cuda::output_segments(p, segments, count);
   params.y_rows16 = y_rows_aligned16(p, y, params.seg) ? 1 : 0;
   params.ablate = g_ablate.load(std::memory_order_relaxed);
   CUtensorMap w_map, x_map;
@@ -354,14 +358,7 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   shape.block = dim3(kThreads, 1, 1);
   shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0));
   shape.cluster_x = cluster;
-  cuda::allow_dynamic_smem(reinterpret_cast<const void*>(kernel), shape.smem);
-  params.trace = trace_words(p, c, g.ctas);  // last before the launch: a listed launch is one that was made
-  try {
-    cuda::launch(kernel, shape, stream, w_map, x_map, params);
-  } catch (const Error& e) {
-    SKINNYGEMM_FAIL(c.name() << " on " << p.str() << " (" << g.ctas << " CTAs, " << shape.smem << " B shared): "
-                             << e.what());
-  }
+  launch_kernel(kernel, shape, stream, w_map, x_map, params, p, c, g.ctas);
 }
 
 }  // namespace skinnygemm::tma
