@@ -18,6 +18,7 @@ source tools/trials/trial_lib.sh
 trial_build  # SKIP_BUILD=1: the build carried (tools/trials/prebuilt.sh unpack)
 data=build/trial-data
 rm -rf "$data" && python3 tools/trials/step_trial_tables.py "$data"
+trial_retarget_tables tables/nvidia-h200.json "$data"/*/tables/nvidia-h200.json
 for s in $1; do
   d=.
   if [ "$s" != s0 ]; then d="$data/$s"; cp -r models policies "$d/"; fi

@@ -44,3 +44,20 @@ trial_configs_by_bits() {
     awk -F, -v s="$bits" -v r="$r" 'NR > 1 {printf "%sx%s,%s,%s,%s,%s,%s\n", $4, $5, $6, $7, s, r, $9}' "$f"
   done | sort -t, -k1,1 -k3,3 -k2,2n -k4,4n -k5,5n >> "$OUT/$csv"
 }
+# Session 40: the device tool may lend an H100 (132 SMs, as the H200) where an H200 was asked for. The shipped table
+# matches the device by name, so on an H100 selection would run without it and forced trial entries would do nothing.
+# On any GPU but the H200 this rewrites meta.gpu of the table files named ($@) to the device's name, says so, and
+# leaves the H200 untouched: s0 and the trials then force the same picks as on the H200 (timings are that GPU's).
+trial_retarget_tables() {
+  local gpu
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+  if [ -z "$gpu" ] || [ "$gpu" = "NVIDIA H200" ]; then return 0; fi
+  echo "NOTE: $gpu, not an H200: the H200's tables retargeted to it ($# files)"
+  python3 - "$gpu" "$@" <<'PY'
+import json, sys
+for path in sys.argv[2:]:
+    t = json.load(open(path))
+    t["meta"]["gpu"] = sys.argv[1]
+    json.dump(t, open(path, "w"))
+PY
+}
