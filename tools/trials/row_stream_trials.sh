@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Session 40: row-stream step trials from a trial file, generic (row_stream_h1.sh's shape): ABAB TABLES of TRIALS_JSON
+# (tools/trials/step_trial_tables.py's EXTRA format) through the fused step at STEP_M, the timelines of TRACE (names, at
+# M = 1 and 8), and ALONE items "NxK:config" timed alone at ALONE_M without baselines (config "pick": selection's).
+# OUT set, the build carried (SKIP_BUILD=1). Writes OUT/trials.tgz (step outputs, timelines, alone JSONs).
+#   TRIALS_JSON=tools/trials/row_stream_b.json TABLES="s0 B0 B1 s0 B0 B1" STEP_M=1,8 TRACE="s0 B0" \
+#     ALONE="6016x7168:pick 6016x7168:tma_m8_r8_b16_s4_rs" ALONE_M=1,8 tools/trials/row_stream_trials.sh
+set -uo pipefail
+source tools/trials/trial_lib.sh
+trial_build
+w=$OUT/w && mkdir -p "$w"
+(export OUT=$w EXTRA_TRIALS=$TRIALS_JSON VARIANTS=skinny_fused
+ tools/trials/step_trials.sh "$TABLES" "${STEP_M:-1,8}"
+ if [ -n "${TRACE:-}" ]; then tools/trials/step_timelines.sh "$TRACE" > "$w/timelines.txt" 2>&1; head -16 "$w/timelines.txt"; fi)
+echo "== steps after $(trial_elapsed)"
+for item in ${ALONE:-}; do
+  shape=${item%%:*} c=${item#*:}
+  args=() && [ "$c" != pick ] && args=(--config "$c")
+  for m in ${ALONE_M//,/ }; do
+    case "$c" in tma_m8_*) [ "$m" -gt 8 ] && continue ;; esac
+    $cli bench --no-baselines --shapes "$shape" --m "$m" "${args[@]}" --json "$w/alone-$shape-$c-m$m.json" \
+      > /dev/null 2>&1 || echo "bench $shape $c m$m failed"
+  done
+done
+python3 - "$w" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/alone-*.json")):
+    for r in json.load(open(f))["rows"]:
+        print("alone %5dx%-5d m=%2d %-28s %7.2f" % (r["n"], r["k"], r["m"], r["config"], r["us"]))
+PY
+tar -czf "$OUT/trials.tgz" -C "$w" . && rm -rf "$w"
+echo "== done after $(trial_elapsed)"
