@@ -175,6 +175,12 @@ EXPLICIT.update({"K16": [(nk, [8], c.replace("_m8_", "_m16_")) for nk, c in PICK
 if os.environ.get("EXTRA_TRIALS"):
     for name, items in json.load(open(os.environ["EXTRA_TRIALS"])).items():
         EXPLICIT[name] = [((n, k), ms, c) for n, k, ms, c in items]
+# Session 40: trials whose table holds only their own entries (the heuristic decides everywhere else, as on a GPU with no
+# shipped table), named by BARE_TRIALS in the same format; an empty list is the heuristic alone.
+BARE = {}
+if os.environ.get("BARE_TRIALS"):
+    for name, items in json.load(open(os.environ["BARE_TRIALS"])).items():
+        BARE[name] = [((n, k), ms, c) for n, k, ms, c in items]
 
 
 def main():
@@ -190,6 +196,13 @@ def main():
         save(out, name, t)
     for name, items in EXPLICIT.items():
         t = copy.deepcopy(base)
+        for (n, k), ms, c in items:
+            for m in ms:
+                t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0, "cublaslt_us": 1.0})
+        save(out, name, t)
+    for name, items in BARE.items():
+        t = copy.deepcopy(base)
+        t["entries"] = []
         for (n, k), ms, c in items:
             for m in ms:
                 t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0, "cublaslt_us": 1.0})
