@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 40: row-stream step trials from a trial file, generic (row_stream_h1.sh's shape): ABAB TABLES of TRIALS_JSON
 # (tools/trials/step_trial_tables.py's EXTRA format) through the fused step at STEP_M, the timelines of TRACE (names, at
-# M = 1 and 8), LT=1 cuBLASLt's two steps, BARE_TRIALS (tables of only their own entries) beside, and ALONE items "NxK:config" timed alone at ALONE_M without baselines (config "pick": selection's).
+# M = 1 and 8), PER_M=1 each M of STEP_M in processes of its own, LT=1 cuBLASLt's two steps, BARE_TRIALS (tables of only their own entries) beside, and ALONE items "NxK:config" timed alone at ALONE_M without baselines (config "pick": selection's).
 # OUT set, the build carried (SKIP_BUILD=1). Writes OUT/trials.tgz (step outputs, timelines, alone JSONs).
 #   TRIALS_JSON=tools/trials/row_stream_b.json TABLES="s0 B0 B1 s0 B0 B1" STEP_M=1,8 TRACE="s0 B0" \
 #     ALONE="6016x7168:pick 6016x7168:tma_m8_r8_b16_s4_rs" ALONE_M=1,8 tools/trials/row_stream_trials.sh
@@ -10,7 +10,13 @@ source tools/trials/trial_lib.sh
 trial_build
 w=$OUT/w && mkdir -p "$w"
 (export OUT=$w EXTRA_TRIALS=$TRIALS_JSON VARIANTS=skinny_fused
- tools/trials/step_trials.sh "$TABLES" "${STEP_M:-1,8}"
+ if [ -n "${PER_M:-}" ]; then  # each M in processes of its own (an earlier M's launches in the same process moved a
+   for m in ${STEP_M//,/ }; do   # later M's step by up to 70 us in call 5: docs/kernels.md "Session 40")
+     tools/trials/step_trials.sh "$TABLES" "$m"
+   done
+ else
+   tools/trials/step_trials.sh "$TABLES" "${STEP_M:-1,8}"
+ fi
  if [ -n "${TRACE:-}" ]; then tools/trials/step_timelines.sh "$TRACE" > "$w/timelines.txt" 2>&1; head -16 "$w/timelines.txt"; fi)
 if [ -n "${LT:-}" ]; then  # cuBLASLt's two steps at STEP_M, for the x cuBLASLt line
   $cli step --model kimi_k3 --tp 8 --m "${STEP_M:-1,8}" --pdl on --no-sinks --variants cublaslt,cublaslt_torch \
