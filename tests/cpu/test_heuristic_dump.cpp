@@ -161,16 +161,16 @@ TEST(HeuristicDump, FlagsAmendThePresetsFacts) {
 }
 
 TEST(HeuristicDump, BadInputNamesTheValue) {
-  Dump d = run_dump("--device h100 --shapes 144x7168 --m 1");
+  Dump d = run_dump("--device a100 --shapes 144x7168 --m 1");
   EXPECT_EQ(d.status, 2);
-  EXPECT_THAT(d.output, HasSubstr("device preset 'h100' is unknown; expected one of: h200"));
+  EXPECT_THAT(d.output, HasSubstr("device preset 'a100' is unknown; expected one of: h200, h100"));
   d = run_dump("--device h200 --sms 0 --shapes 144x7168 --m 1");
   EXPECT_EQ(d.status, 2);
   EXPECT_THAT(d.output, HasSubstr("--sms"));
   if (!cuda::available()) {
     d = run_dump("--shapes 144x7168 --m 1");
     EXPECT_EQ(d.status, 2);
-    EXPECT_THAT(d.output, HasSubstr("name them: --device <preset> (one of h200)"));
+    EXPECT_THAT(d.output, HasSubstr("name them: --device <preset> (one of h200, h100)"));
     d = run_dump("--device gpu --shapes 144x7168 --m 1");
     EXPECT_EQ(d.status, 2);
     EXPECT_THAT(d.output, HasSubstr("--device gpu: "));
