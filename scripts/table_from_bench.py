@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A table from forced `skinnygemm bench` rows (bench --config C --json F, with baselines): one entry per row, its config,
+"""A table from forced `skinnygemm bench` rows (bench --config C --json F, with baselines; rows of kind "gemm" whose
+source is "forced"): one entry per row, its config,
 its time and cuBLASLt's default time in the same run, the device signature from the bench's meta. For configs judged in
 the whole step on a GPU that has no table (docs/kernels.md "Session 40": the H100's table), where `tune` would judge them
 alone. Refuses rows of two devices, rows without a cuBLASLt time, and a point given twice.
@@ -15,7 +16,7 @@ from table_file import write_table
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("bench", nargs="+", help="bench JSONs (rows of kind \"kernel\" with a forced config)")
+    ap.add_argument("bench", nargs="+", help="bench JSONs (rows of kind \"gemm\" with a forced config)")
     ap.add_argument("--library", required=True, help="the library version the entries were measured with")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
@@ -30,6 +31,9 @@ def main():
         meta = sig
         for r in doc["rows"]:
             key = (r["dtype"], r["n"], r["k"], r["m"])
+            if r.get("kind") != "gemm" or r.get("source") != "forced":
+                sys.exit("%s: %s is a row of kind %s, source %s; expected kind gemm, source forced (bench --config)" %
+                         (path, key, r.get("kind"), r.get("source")))
             if not r.get("cublaslt_us"):
                 sys.exit("%s: %s has no cuBLASLt time (bench without --no-baselines)" % (path, key))
             if key in entries:

@@ -22,7 +22,7 @@ echo "== tuned after $(trial_elapsed)"
 with=build/h100-data no=build/no-table-data
 rm -rf "$with" "$no" && mkdir -p "$with/tables" "$no" && cp -r models policies "$with/" && cp -r models policies "$no/"
 cp "$t" "$with/tables/"
-for m in ${STEP_M:-1 2 4 6 8}; do
+for m in $(echo "${STEP_M:-1,2,4,6,8}" | tr , ' '); do  # each M in processes of its own
   for r in 1 2; do
     for d in "$no" "$with"; do
       SKINNYGEMM_DATA_DIR=$d $cli step --model kimi_k3 --tp 8 --m "$m" --pdl on --no-sinks --variants skinny_fused \

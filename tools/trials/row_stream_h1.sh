@@ -16,7 +16,7 @@ for c in pick tma_m8_r8_b16_s4_rs tma_m8_r8_b16_s3_rs tma_m8_r16_b8_s3_rs tma_m1
   for m in 1 8 16; do
     case "$c" in tma_m8_*) [ "$m" = 16 ] && continue ;; tma_m16_*) [ "$m" = 1 ] && continue ;; esac
     args=() && [ "$c" != pick ] && args=(--config "$c")
-    $cli bench --no-baselines --shapes 6016x7168,6288x7168 --m "$m" "${args[@]}" --json "$w/alone-$c-m$m.json" \
+    $cli bench --no-baselines --shapes 6016x7168,6288x7168 --m "$m" ${args[@]+"${args[@]}"} --json "$w/alone-$c-m$m.json" \
       > /dev/null 2>&1 || echo "bench $c m$m failed"
   done
 done

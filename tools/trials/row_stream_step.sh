@@ -10,13 +10,13 @@
 set -uo pipefail
 source tools/trials/trial_lib.sh
 trial_build
-trial_retarget_tables tables/nvidia-h200.json
+s0=$(trial_s0_dir)
 timeout -k 5 120 build/gpu/tests/skinnygemm_gpu_tests --gtest_filter='GpuTma.*:-GpuTma.RandomInputs*:GpuTma.StreamK*' \
   > "$OUT/gtest-rs.log" 2>&1 || { echo "GpuTma FAILED"; grep -E "FAILED|Failure" "$OUT/gtest-rs.log" | head; exit 1; }
 grep -E "^\[  (PASSED|FAILED) " "$OUT/gtest-rs.log"
 w=$OUT/rs && mkdir -p "$w"
 shapes=${SHAPES:-model:kimi_k3:tp8}
-timeout -k 5 120 $cli bench --no-baselines --shapes "$shapes" --m 1,8,16 --json "$w/picks.json" > /dev/null 2>&1 ||
+SKINNYGEMM_DATA_DIR=$s0 timeout -k 5 120 $cli bench --no-baselines --shapes "$shapes" --m 1,8,16 --json "$w/picks.json" > /dev/null 2>&1 ||
   echo "picks bench failed"
 for cfg in ${RS8:-r8_b16_s3 r8_b16_s4 r16_b8_s3 r16_b8_s4 r16_b8_s5 r32_b4_s4 r32_b4_s6}; do
   timeout -k 5 120 $cli bench --no-baselines --shapes "$shapes" --m 1,8 --config "tma_m8_${cfg}_rs" \

@@ -7,11 +7,13 @@
 #     ALONE="6016x7168:pick 6016x7168:tma_m8_r8_b16_s4_rs" ALONE_M=1,8 tools/trials/row_stream_trials.sh
 set -uo pipefail
 source tools/trials/trial_lib.sh
+: "${TRIALS_JSON:?set TRIALS_JSON}" "${TABLES:?set TABLES}"
 trial_build
 w=$OUT/w && mkdir -p "$w"
 (export OUT=$w EXTRA_TRIALS=$TRIALS_JSON VARIANTS=skinny_fused
+ STEP_M=${STEP_M:-1,8}
  if [ -n "${PER_M:-}" ]; then  # each M in processes of its own (an earlier M's launches in the same process moved a
-   for m in ${STEP_M//,/ }; do   # later M's step by up to 70 us in call 5: docs/kernels.md "Session 40")
+   for m in ${STEP_M//,/ }; do   # later M's step by 67-74 us in call 5: docs/kernels.md "Session 40")
      tools/trials/step_trials.sh "$TABLES" "$m"
    done
  else
@@ -24,12 +26,13 @@ if [ -n "${LT:-}" ]; then  # cuBLASLt's two steps at STEP_M, for the x cuBLASLt 
   grep -E "^cublaslt" "$w/step-cublaslt.txt"
 fi
 echo "== steps after $(trial_elapsed)"
+s0=$(trial_s0_dir)  # "pick" is the H200 table's (retargeted on another 132-SM GPU), as s0 in the steps
 for item in ${ALONE:-}; do
   shape=${item%%:*} c=${item#*:}
   args=() && [ "$c" != pick ] && args=(--config "$c")
-  for m in ${ALONE_M//,/ }; do
+  for m in $(echo "${ALONE_M:-1,8}" | tr , ' '); do
     case "$c" in tma_m8_*) [ "$m" -gt 8 ] && continue ;; esac
-    $cli bench --no-baselines --shapes "$shape" --m "$m" "${args[@]}" --json "$w/alone-$shape-$c-m$m.json" \
+    SKINNYGEMM_DATA_DIR=$s0 $cli bench --no-baselines --shapes "$shape" --m "$m" ${args[@]+"${args[@]}"} --json "$w/alone-$shape-$c-m$m.json" \
       > /dev/null 2>&1 || echo "bench $shape $c m$m failed"
   done
 done

@@ -8,9 +8,11 @@
 # prints scripts/trace_summary.py of each. Exit 1 when no timeline was written.
 set -uo pipefail
 : "${OUT:?set OUT to the folder whose files come back}"
+source tools/trials/trial_lib.sh
+s0=$(trial_s0_dir)  # the H200's table alone; the trial tables are step_trials.sh's (retargeted there)
 args=()
 for s in $1; do
-  d=.
+  d=$s0
   if [ "$s" != s0 ]; then
     d="build/trial-data/$s"
     [ -d "$d" ] || { echo "no trial table $s (tools/trials/step_trial_tables.py)"; continue; }

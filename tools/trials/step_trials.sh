@@ -18,10 +18,13 @@ source tools/trials/trial_lib.sh
 trial_build  # SKIP_BUILD=1: the build carried (tools/trials/prebuilt.sh unpack)
 data=build/trial-data
 rm -rf "$data" && python3 tools/trials/step_trial_tables.py "$data"
-trial_retarget_tables tables/nvidia-h200.json "$data"/*/tables/nvidia-h200.json
+s0=$(trial_s0_dir)  # the H200's table alone (retargeted on another 132-SM GPU: trial_lib.sh)
 for s in $1; do
-  d=.
-  if [ "$s" != s0 ]; then d="$data/$s"; cp -r models policies "$d/"; fi
+  d=$s0
+  if [ "$s" != s0 ]; then
+    d="$data/$s"; cp -r models policies "$d/"
+    trial_retarget_tables "$d/tables/nvidia-h200.json"
+  fi
   log="$OUT/step-$s${PDL:+-pdl$PDL}.txt"
   SKINNYGEMM_DATA_DIR="$d" $cli step --model kimi_k3 --tp 8 --m "$2" --pdl "${PDL:-on}" --no-sinks \
     --variants "$variants" > "$log" 2>&1

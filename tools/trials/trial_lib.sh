@@ -44,15 +44,17 @@ trial_configs_by_bits() {
     awk -F, -v s="$bits" -v r="$r" 'NR > 1 {printf "%sx%s,%s,%s,%s,%s,%s\n", $4, $5, $6, $7, s, r, $9}' "$f"
   done | sort -t, -k1,1 -k3,3 -k2,2n -k4,4n -k5,5n >> "$OUT/$csv"
 }
-# Session 40: the device tool may lend an H100 (132 SMs, as the H200) where an H200 was asked for. The shipped table
-# matches the device by name, so on an H100 selection would run without it and forced trial entries would do nothing.
-# On any GPU but the H200 this rewrites meta.gpu of the table files named ($@) to the device's name, says so, and
-# leaves the H200 untouched: s0 and the trials then force the same picks as on the H200 (timings are that GPU's).
+# Session 40: the device tool may lend an H100 (132 SMs, as the H200) where an H200 was asked for. A table matches the
+# device by name and SM count, so on an H100 the H200's table would not apply (and since 8b1f35e the H100's own table
+# would). trial_s0_dir makes build/s0-data, a data folder whose only table is a copy of the H200's, and on any GPU but the
+# H200 rewrites the copy's meta.gpu to the device's name (trial_retarget_tables: trial tables likewise), saying so on
+# stderr: s0 and the trials then force the H200's picks there, and the timings are that GPU's. The shipped files are
+# never rewritten. A GPU of another SM count (an H100 PCIe: 114) still matches no copy: s0 is the heuristic there.
 trial_retarget_tables() {
   local gpu
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
-  if [ -z "$gpu" ] || [ "$gpu" = "NVIDIA H200" ]; then return 0; fi
-  echo "NOTE: $gpu, not an H200: the H200's tables retargeted to it ($# files)"
+  if [ -z "$gpu" ] || [ "$gpu" = "NVIDIA H200" ] || [ $# -eq 0 ]; then return 0; fi
+  echo "NOTE: $gpu, not an H200: copies of the H200's table retargeted to it ($# files)" >&2
   python3 - "$gpu" "$@" <<'PY'
 import json, sys
 for path in sys.argv[2:]:
@@ -60,4 +62,10 @@ for path in sys.argv[2:]:
     t["meta"]["gpu"] = sys.argv[1]
     json.dump(t, open(path, "w"))
 PY
+}
+trial_s0_dir() {
+  local d=build/s0-data
+  rm -rf "$d" && mkdir -p "$d/tables" && cp -r models policies "$d/" && cp tables/nvidia-h200.json "$d/tables/"
+  trial_retarget_tables "$d/tables/nvidia-h200.json"
+  echo "$d"
 }
