@@ -62,7 +62,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_fifteenth:tp1", "model:heldout_sixteenth:tp1",
                                         "model:heldout_seventeenth:tp1", "model:heldout_eighteenth:tp1",
                                         "model:heldout_nineteenth:tp1", "model:heldout_twentieth:tp1",
-                                        "model:heldout_twentyfirst:tp1", "model:heldout_twentysecond:tp1"};
+                                        "model:heldout_twentyfirst:tp1", "model:heldout_twentysecond:tp1",
+                                        "model:heldout_twentythird:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -218,6 +219,14 @@ TEST(Heldout, TwentyFirstSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // synthetic odd.* sizes, 15 with N % 8 != 0 (where G, H and I can show above 16 tokens).
 TEST(Heldout, TwentySecondSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentysecond:tp1");
+}
+
+// Set twenty-three (session 40), written blind at 621fd44 by a helper that read no measurement: 30 shapes, 17 real decode
+// projections no earlier set used (lm_heads of Llama-3.2-3B, Llama-3.1-405B TP16, Falcon-7B, SeamlessM4T, GPT-J, OPT,
+// Pythia, Qwen2.5-14B; downs of ChatGLM3, Hunyuan-Large, Orion-14B) and 13 synthetic odd.* sizes in pairs across the
+// edges of rules K, E, I / A, G, D, J and C / F; 14 with N % 8 != 0, 12 with K % 64 != 0.
+TEST(Heldout, TwentyThirdSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twentythird:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
