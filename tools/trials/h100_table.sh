@@ -19,9 +19,7 @@ $cli tune --shapes $shapes --m 6:8 --candidates tma_m8_r8_b16_s3_rs --table "$t"
   > "$w/tune-m6-8.txt" 2>&1 || { echo "tune M = 6-8 failed"; tail -5 "$w/tune-m6-8.txt"; }
 grep -c '"config"' "$t"; grep -o '"config": *"[^"]*"' "$t" | sort | uniq -c
 echo "== tuned after $(trial_elapsed)"
-with=build/h100-data no=build/no-table-data
-rm -rf "$with" "$no" && mkdir -p "$with/tables" "$no" && cp -r models policies "$with/" && cp -r models policies "$no/"
-cp "$t" "$with/tables/"
+with=$(trial_data_dir h100-data "$t") no=$(trial_data_dir no-table-data)
 for m in $(echo "${STEP_M:-1,2,4,6,8}" | tr , ' '); do  # each M in processes of its own
   for r in 1 2; do
     for d in "$no" "$with"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 40: row-stream step trials from a trial file, generic (row_stream_h1.sh's shape): ABAB TABLES of TRIALS_JSON
+# Session 40: row-stream step trials from a trial file (calls 3-9 of docs/benchmarks/h100/session40): ABAB TABLES of TRIALS_JSON
 # (tools/trials/step_trial_tables.py's EXTRA format) through the fused step at STEP_M, the timelines of TRACE (names, at
 # M = 1 and 8), PER_M=1 each M of STEP_M in processes of its own, LT=1 cuBLASLt's two steps, BARE_TRIALS (tables of only their own entries) beside, and ALONE items "NxK:config" timed alone at ALONE_M without baselines (config "pick": selection's).
 # OUT set, the build carried (SKIP_BUILD=1). Writes OUT/trials.tgz (step outputs, timelines, alone JSONs).

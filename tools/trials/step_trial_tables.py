@@ -194,19 +194,16 @@ def main():
                 c = config.replace("_m8_", "_m16_") if m > 8 else config
                 t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0, "cublaslt_us": 1.0})
         save(out, name, t)
-    for name, items in EXPLICIT.items():
-        t = copy.deepcopy(base)
-        for (n, k), ms, c in items:
-            for m in ms:
-                t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0, "cublaslt_us": 1.0})
-        save(out, name, t)
-    for name, items in BARE.items():
-        t = copy.deepcopy(base)
-        t["entries"] = []
-        for (n, k), ms, c in items:
-            for m in ms:
-                t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0, "cublaslt_us": 1.0})
-        save(out, name, t)
+    for trials, keep_shipped in ((EXPLICIT, True), (BARE, False)):
+        for name, items in trials.items():
+            t = copy.deepcopy(base)
+            if not keep_shipped:
+                t["entries"] = []
+            for (n, k), ms, c in items:
+                for m in ms:
+                    t["entries"].append({"dtype": "bf16", "n": n, "k": k, "m": m, "config": c, "us": 1.0,
+                                         "cublaslt_us": 1.0})
+            save(out, name, t)
 
 def save(out, name, table):
     # A forced entry replaces the shipped one of its problem (the table refuses duplicates); the last forced one wins.

@@ -63,9 +63,16 @@ for path in sys.argv[2:]:
     json.dump(t, open(path, "w"))
 PY
 }
+# A data folder build/NAME: the tree's models and policies, and as tables only the files named (none: the heuristic alone).
+trial_data_dir() {
+  local d=build/$1
+  shift
+  rm -rf "$d" && mkdir -p "$d/tables" && cp -r models policies "$d/" && { [ $# -eq 0 ] || cp "$@" "$d/tables/"; }
+  echo "$d"
+}
 trial_s0_dir() {
-  local d=build/s0-data
-  rm -rf "$d" && mkdir -p "$d/tables" && cp -r models policies "$d/" && cp tables/nvidia-h200.json "$d/tables/"
+  local d
+  d=$(trial_data_dir s0-data tables/nvidia-h200.json)
   trial_retarget_tables "$d/tables/nvidia-h200.json"
   echo "$d"
 }

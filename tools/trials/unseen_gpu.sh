@@ -9,7 +9,7 @@ set -uo pipefail
 source tools/trials/trial_lib.sh
 trial_build
 w=$(mktemp -d)
-nt=build/no-table-data && rm -rf "$nt" && mkdir -p "$nt" && cp -r models policies "$nt/"
+nt=$(trial_data_dir no-table-data)
 s0=$(trial_s0_dir)
 SKINNYGEMM_DATA_DIR=$s0 $cli step --model kimi_k3 --tp 8 --m "${STEP_M:-1,2,4,8,16,32,64}" --pdl on --no-sinks --chain-floor \
   --variants cublaslt,cublaslt_torch,skinny_fused --json "$w/step-table.json" > "$w/step-table.txt" 2>&1 || echo "step (table) failed"
