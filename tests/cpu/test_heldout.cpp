@@ -63,7 +63,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_seventeenth:tp1", "model:heldout_eighteenth:tp1",
                                         "model:heldout_nineteenth:tp1", "model:heldout_twentieth:tp1",
                                         "model:heldout_twentyfirst:tp1", "model:heldout_twentysecond:tp1",
-                                        "model:heldout_twentythird:tp1"};
+                                        "model:heldout_twentythird:tp1", "model:heldout_twentyfourth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -227,6 +227,16 @@ TEST(Heldout, TwentySecondSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // edges of rules K, E, I / A, G, D, J and C / F; 14 with N % 8 != 0, 12 with K % 64 != 0.
 TEST(Heldout, TwentyThirdSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentythird:tp1");
+}
+
+// Set twenty-four (session 41), written blind at 085d066 by a helper that read no measurement: 32 shapes, 16 real decode
+// projections no earlier set used (qkv, o_proj, gate_up, down and lm_heads of Gemma-2-27B, gpt-oss-120b, Nemotron-4-340B,
+// Llama-2-13B, Gemma-7B, GLM-4-9B, Code Llama 34B, Command R+, MiniCPM4-8B, Qwen3-30B-A3B, Llama-4-Scout at TP 1-16; MoE
+// experts of Llama-4-Scout, gpt-oss-120b and Phi-3.5-MoE; MiniCPM3-4B's MLA a-projection) and 16 synthetic odd.* sizes in
+// eight pairs across the edges of rules M, L, H / 4, B, the structural pick's quarter of the SMs and 1 MiB, the largest
+// cluster's fit and the lead split's 5-stage ring; 14 with N % 8 != 0, 16 with K % 64 != 0.
+TEST(Heldout, TwentyFourthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twentyfourth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
