@@ -425,19 +425,25 @@ TEST(StructuralPick, FilledClustersOfFourWithFewStagesHalveOnAFourStageRing) {
 // 4.75-5.25; 1514 x 3072 0.91-0.99x, 2048 x 3072 0.93-0.95x). The lines: 160 CTAs (1280 x 3072, fours 7-30% slower) and
 // 144 (1152 x 3072) keep the eights, as do 25 stages per tile (2048 x 3200), 4 stages per CTA (2048 x 4096, fours
 // 1.03-1.09x) and the 32-token tile (on rows that are not 16-byte aligned, where the first cut is the pick above M = 16).
+// Session 41, rule N (set twenty-three): the line moves to 1.4 CTAs per SM (over 184 on H200): 1350 x 3000 (176 CTAs)
+// ran the eights 1.22-1.29x faster than the fours at M = 1-16 (3.61-4.12 us against 4.45-5.25). 184 CTAs (1472 x 3072)
+// keep the eights, 192 (1473 x 3072) halve; at most 2 stages per CTA (1344 x 2048, 168 CTAs) still halve at 1.25.
 TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 1920, 2560, "tma_m8_r64_b2_s4_x4"},    {16, 2048, 3072, "tma_m16_r64_b2_s4_x4"},
-      {5, 1514, 3072, "tma_m8_r64_b2_s4_x4"},    {1, 1344, 3072, "tma_m8_r64_b2_s4_x4"},
+      {5, 1514, 3072, "tma_m8_r64_b2_s4_x4"},    {1, 1473, 3072, "tma_m8_r64_b2_s4_x4"},
+      {1, 1344, 2048, "tma_m8_r64_b2_s4_x4"},
       // Counter-examples.
       {1, 1280, 3072, "tma_m8_r64_b2_s3_x8"},    {16, 1152, 3072, "tma_m16_r64_b2_s3_x8"},
       {1, 2048, 4096, "tma_m8_r64_b2_s3_x8"},    {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
-      {1, 2048, 3200, "tma_m8_r64_b2_s3_x8"},
+      {1, 2048, 3200, "tma_m8_r64_b2_s3_x8"},    {1, 1344, 3072, "tma_m8_r64_b2_s3_x8"},
+      {1, 1350, 3000, "tma_m8_r64_b2_s3_x8"},    {16, 1350, 3000, "tma_m16_r64_b2_s3_x8"},
+      {1, 1472, 3072, "tma_m8_r64_b2_s3_x8"},
   });
   expect_rule_note(h200, "clusters of four on a 4-stage ring, not of eight on 3, where eights of at most 3 stages",
                    "not of eight on 3", {{1, 1920, 2560}, {12, 2048, 3072}, {16, 2047, 3072}},
-                   {{1, 1280, 3072}, {1, 2048, 4096}, {24, 2047, 3072}});
+                   {{1, 1280, 3072}, {1, 2048, 4096}, {24, 2047, 3072}, {1, 1350, 3000}});
   EXPECT_EQ(pick_on(h200, 24, 2047, 3072).config.family, Family::Tma) << "the first cut must be the pick here";
   // At most 2 stages per CTA: session 16's halving, without a note.
   EXPECT_THAT(pick_on(h200, 1, 2048, 2048).reason.str(), ::testing::Not(HasSubstr("not of eight on 3")));

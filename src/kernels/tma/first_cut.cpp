@@ -113,13 +113,21 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   // 215.5 -> 200.5 us, within 5% of the best 12 -> 38. Fewer CTAs keep the eights: 1280 x 3072 (160) and 1152 x 3072
   // (144) ran the fours 7-30% slower. Clusters of four with 3 stages each were not measured in this band, so x == 8
   // only.
-  const bool few_stage_eights = x == 8 && g.k_stages <= 3 * x;
+  // Session 41 (rule N): only on more than 1.4 CTAs per SM (over 184 on H200; the fours then fill more than 0.7 of
+  // the SMs). Set twenty-three (heuristic-twentythird-36a5aea.json, blind) measured the eights 1.22-1.29x faster
+  // than the fours below that line (x4 s4 / x8 s3, us, M = 1-16): 1350 x 3000 (176 CTAs, 2.93 stages) 4.45-5.25 /
+  // 3.61-4.12, and 1281 x 3080 (168; 3.01 stages, outside the rule) 1.19-1.25x; the rule's own shapes all have 192
+  // CTAs or more (1514 x 3072: fours 0.91-0.99x). Offline over every report: the 8 points of 1350 x 3000 change,
+  // all faster, 38.1 -> 30.5 us, within 5% 0 -> 8. Not extended to session 16's halving of eights with at most 2
+  // stages (1330 x 2048, 168 CTAs, fourteenth-fbbcfa9: the eights 6 of 8 points faster, 28.8 -> 26.4 us, but 5.5%
+  // and 3.4% slower at M = 1 and 4). Between 177 and 184 CTAs nothing was measured.
+  const bool few_stage_eights = x == 8 && g.k_stages <= 3 * x && 5 * ctas > 7 * int64_t{sms};
   if (c.tile_m <= 16 && x >= 4 &&
       ((ctas > sms + sms / 4 && (g.k_stages <= 2 * x || few_stage_eights)) || few_stage_fours)) {
     c.cluster = x / 2, c.stages = 4;
     if (note && g.k_stages > 2 * x)
       *note = x == 8 ? "clusters of four on a 4-stage ring, not of eight on 3, where eights of at most 3 stages each "
-                       "fill more than 1.25 CTAs per SM (session 37)"
+                       "fill more than 1.4 CTAs per SM (sessions 37, 41)"
                      : "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most "
                        "2.75 stages each (session 34)";
     return c;
