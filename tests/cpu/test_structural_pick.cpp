@@ -496,14 +496,14 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
     EXPECT_EQ(tma::first_cut_config(Problem{s.m, s.n, s.k, DType::BF16}, h200.sms).family, Family::Tma);
   }
   EXPECT_THAT(pick_on(h200, 2, 12000, 2056).reason.str(),
-              HasSubstr("not the tma first cut tma_m8_r32_b2_s4_c2_d6 (375 row tiles of 32, one CTA per row tile)"));
+              HasSubstr("not the tma first cut tma_m8_r64_b2_s4_c2_u1 (188 row tiles of 64, stream-K)"));
   expect_structural_picks(h200, {
       {1, 12000, 2056, "tma_m8_r32_b2_s4_c2_d6"},  {1, 40000, 1096, "tma_m8_r64_b2_s4_c2_d6"},
       {8, 5120, 1712, "tma_m8_r64_b2_s4_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s5_c2_d6"},
       {8, 8448, 2056, "tma_m8_r64_b2_s5_c2_d6"},   {16, 2048, 2736, "tma_m16_r64_b2_s4_x4"},
       {16, 1000, 15000, "tma_m16_r64_b2_s4_x8"},   {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},
-      {16, 12000, 2048, "tma_m16_r32_b2_s4_c2_d6"}, {4, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
-      {16, 12345, 2056, "tma_m16_r32_b2_s4_c2_d6"},
+      {16, 12000, 2048, "tma_m16_r32_b2_s4_c2_d6"}, {4, 12345, 2056, "tma_m8_r64_b2_s4_c2_u1"},
+      {16, 12345, 2056, "tma_m16_r64_b2_s4_c2_u1"},
   });
   // K <= 1024 was never measured under the rule (its shapes have K >= 1096): small and short-K shapes keep the family.
   for (const Shape3& s : std::vector<Shape3>{{12, 1536, 40}, {2, 12000, 1000}, {16, 7000, 1000}, {9, 40000, 1016}})
@@ -518,6 +518,23 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
   if (heuristic_kernel(q, h200, 16, &kernel)) {  // a build with kernel instances
     EXPECT_TRUE(family(kernel.config.family).kernel) << kernel.config.name();
   }
+}
+
+// Session 41, rule O (sets twelve and twenty-three): K over 1024 and not a multiple of 64 at M >= 2 takes stream-K, not
+// one CTA per 32-row tile, both under rule E (11003 x 3080, 344 tiles of 32: stream-K 0.79-0.84x at M = 2-16) and with
+// medium K (12345 x 2056: 0.87-0.96x at M = 2 and 4-16). The lines: M = 1 keeps the 32-row tiles (12345 x 2056:
+// stream-K 1.09x), as do K a multiple of 64 (11001 x 4096 under rule E, 12000 x 2048) and K <= 1024 (12345 x 1000,
+// unmeasured). On y rows that are 16-byte aligned rule B's cuBLASLt still takes M >= 2 (11520 x 4104).
+TEST(StructuralPick, KNotAMultipleOf64AtTwoTokensOrMoreLeavesThirtyTwoRowTilesForStreamK) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {2, 11003, 3080, "tma_m8_r64_b2_s4_c2_u1"},   {16, 11003, 3080, "tma_m16_r64_b2_s4_c2_u1"},
+      {3, 12345, 2056, "tma_m8_r64_b2_s4_c2_u1"},   {4, 11001, 4104, "tma_m8_r64_b2_s4_c2_u1"},
+      // Counter-examples.
+      {1, 11003, 3080, "tma_m8_r32_b2_s4_c2_d6"},   {1, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
+      {4, 11001, 4096, "tma_m8_r32_b2_s4_c2_d6"},   {4, 12345, 1000, "tma_m8_r32_b2_s4_c2_d6"},
+  });
+  EXPECT_EQ(pick_on(h200, 4, 11520, 4104).config.name(), "cublaslt_unsplit");
 }
 
 // Session 38, rule L (held-out sets eight to twenty-two): the 64-row lead split in three parts per tile with K <= 3456,

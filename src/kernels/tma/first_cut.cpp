@@ -33,6 +33,18 @@ struct Cut {
   }
 };
 
+// Session 41 (rule O): K over 1024 and not a multiple of 64 at M >= 2, where one CTA per 32-row tile lost to stream-K
+// (rule E and the 32-row tiles of short K in unclustered_short). There each stage's boxes are copied one by one and x's
+// rows, 2K bytes apart, are not 128-byte aligned (rule B's reading, tma_family.cpp); the 32-row tiles copy x's
+// tokens twice as often per weight byte as stream-K's 64-row tiles. Stream-K / one CTA per 32-row tile, us (y's rows
+// not 16-byte aligned, where the family is the pick; aligned ones take rule B's cuBLASLt from M = 2): 11003 x 3080
+// (344 tiles of 32, rule E) at M = 2-16 19.40-24.20 / 23.46-28.89, 0.79-0.84x (heuristic-twentythird-36a5aea.json,
+// blind); 12345 x 2056 (386 tiles, medium K) 0.87-0.96x at M = 2, 4-16 and 1.01x at M = 3 (twelfth-c942f9d).
+// Offline over every report: 14 points change, 13 faster and 1 slower (12345 x 2056 M = 3, 0.7%), 319.4 -> 276.2
+// us, within 5% 0 -> 13. M = 1 keeps the 32-row tiles: 12345 x 2056 1.09x and 12000 x 2056 1.02x for stream-K
+// (twelfth, nineteenth-d6706fb; 11003 x 3080 0.97x). K <= 1024 was not measured.
+bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK != 0 && p.m >= 2; }
+
 // Under 128 MiB, where clusters of x CTAs per 64-row tile fit (the largest of 8, 4 and 2 that does, g the grid of
 // whole tiles): the cluster, or what a rule of its band takes instead.
 Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
@@ -311,10 +323,14 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
   // one-part 0.99-1.07x, stream-K 0.86-0.99x; 20000 x 1536, 21888 x 2048 and 24576 x 1536: one-box 64-row tiles
   // 0.92-0.96x, two-box 1.04-1.14x where measured, 128-row 1.14-1.19x, one-box 64-row 1.08-1.10x on 25600 x 2048).
   const bool many_wide_tiles = 2 * int64_t{g.tiles} >= 3 * slots;
+  const bool short_rows = medium_k && !wide_tiles_fill && !many_wide_tiles;
   if (c.tile_m <= 16 && g.k_stages >= 2 && (medium_k || 10 * int64_t{g.tiles} >= 9 * slots)) {
+    // Session 41 (rule O): not the 32-row tiles where K is not a multiple of 64 at M >= 2 (stream-K instead; rule E
+    // below has the same line and the data).
+    if (short_rows && misaligned_k_rows(cut.p)) return false;
     if (medium_k && many_wide_tiles && note)
       *note = "one CTA per 64-row tile, not 32-row, where the 64-row tiles give 1.5x the slots or more (session 33)";
-    *out = cut.lead_split(medium_k && !wide_tiles_fill && !many_wide_tiles, true);
+    *out = cut.lead_split(short_rows, true);
     return true;
   }
   // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid is stream-K's (one part per
@@ -342,10 +358,12 @@ Config unclustered(Cut& cut) {
   // 0.97-1.01x, eighteenth-eeae1f9), at M = 1-2 0.96-1.02x. Outside the band it loses: a few CTAs more per SM than the
   // rest (12800 x 4096-8192: 400 CTAs, 1.14-1.21x; 13696-15111 rows: 428-473, 1.13-1.23x) or fewer than 2.6 per SM
   // (8453-10240 rows: 265-320 CTAs, 0.97-1.29x, 1.05-1.22x above 9216 rows; 10752 x 5376 at 2.55: 0.97-1.05x). Not
-  // measured: K % 64 != 0 at M = 1 (rule B's cuBLASLt takes M >= 2 there), K over 12288. Kimi-K3 TP1's g_proj (12288 x
+  // measured: K over 12288. Session 41 (rule O, misaligned_k_rows): K % 64 != 0 at M >= 2 takes stream-K (11003 x
+  // 3080, y's rows misaligned: 0.79-0.84x at M = 2-16); at M = 1 it keeps the rule (stream-K 0.97x there). Kimi-K3 TP1's g_proj (12288 x
   // 7168) is in the band, untimed; no TP8 shape is.
   const int64_t tiles32 = (p.n + 31) / 32, tiles64 = (p.n + 63) / 64;
-  if (c.tile_m <= 16 && p.k > 3072 && 5 * tiles32 >= 13 * int64_t{sms} && tiles32 <= 3 * int64_t{sms}) {
+  if (c.tile_m <= 16 && p.k > 3072 && !misaligned_k_rows(p) && 5 * tiles32 >= 13 * int64_t{sms} &&
+      tiles32 <= 3 * int64_t{sms}) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
