@@ -537,6 +537,21 @@ TEST(StructuralPick, KNotAMultipleOf64AtTwoTokensOrMoreLeavesThirtyTwoRowTilesFo
   EXPECT_EQ(pick_on(h200, 4, 11520, 4104).config.name(), "cublaslt_unsplit");
 }
 
+// Session 41, rule P (sets nineteen to twenty-three): clusters of two at token tiles 32 and 64 keep the 4-stage ring on
+// more CTAs than slots - SMs / 4 (7551 x 4104, 236 CTAs, at M = 48 / 64: 30.49 / 34.63 us against 41.19 / 47.52 with
+// 3 stages). The lines: rules G and M take one CTA per tile first (7543 x 3968), clusters of four (4002 x 5120) and
+// eight (1850 x 1280) keep 3 stages at 64 tokens, and at M <= 16 the twos are the lead split's.
+TEST(StructuralPick, ClustersOfTwoAtThirtyTwoToSixtyFourTokensKeepTheFourStageRing) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {48, 7551, 4104, "tma_m64_r64_b1_s4_x2"},   {64, 7551, 4104, "tma_m64_r64_b1_s4_x2"},
+      {24, 7551, 4104, "tma_m32_r64_b2_s4_x2"},   {48, 7521, 4608, "tma_m64_r64_b1_s4_x2"},
+      // Counter-examples.
+      {48, 7543, 3968, "tma_m64_r64_b2_s3_x1"},   {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},
+      {48, 1850, 1280, "tma_m64_r64_b1_s3_x8"},   {8, 7551, 4104, "tma_m8_r64_b2_s5_c2_d6"},
+  });
+}
+
 // Session 38, rule L (held-out sets eight to twenty-two): the 64-row lead split in three parts per tile with K <= 3456,
 // a multiple of 64, at the 16-token tile is cuBLASLt's default (4320 x 3200 at M = 12 / 16: 10.52 / 10.72 us against
 // 9.54 / 9.44; 5120 x 1728 8.37 against 7.16-7.22). The lines: M = 8 keeps the split (the 8-token tile), two parts
@@ -580,8 +595,8 @@ TEST(StructuralPick, FilledClustersOfTwoOrFourWithKUpTo4096AtThirtyTwoToSixtyFou
       {48, 7543, 4096, "tma_m64_r64_b2_s3_x1"},   {24, 3650, 1344, "tma_m32_r64_b2_s4_x1"},
       // The lines: 228 CTAs, 198 CTAs, K over 4096, clusters of eight, the 16-token tile.
       {24, 3586, 1344, "tma_m32_r64_b2_s4_x4"},   {24, 6300, 4096, "tma_m32_r64_b2_s4_x2"},
-      {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},   {24, 7543, 4160, "tma_m32_r64_b2_s3_x2"},
-      {48, 7543, 4160, "tma_m64_r64_b1_s3_x2"},   {24, 1850, 1280, "tma_m32_r64_b1_s4_x8"},
+      {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},   {24, 7543, 4160, "tma_m32_r64_b2_s4_x2"},  // ring: rule P
+      {48, 7543, 4160, "tma_m64_r64_b1_s4_x2"},   {24, 1850, 1280, "tma_m32_r64_b1_s4_x8"},
       {16, 3900, 1344, "tma_m16_r64_b2_s4_x2"},
   });
   expect_rule_note(h200, "not clusters of two or four that fill the slots, with K <= 4096", "(session 39)",

@@ -160,7 +160,18 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   const int doubled_from = c.tile_m <= 8 ? sms - sms / 8 : sms;
   const bool few_stages_doubled = c.tile_m <= 16 && ctas > doubled_from && g.k_stages <= 4 * x;  // at M <= 16
   const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
-  c.stages = ctas > slots - sms / 4 || few_stages_doubled || big_ring ? 3 : 4;
+  // Session 41 (rule P): clusters of two at token tiles 32 and 64 keep the 4-stage ring past that line. On every shape
+  // where both rings were measured there (232-264 CTAs; s4 / s3, us): 7551 x 4104 at M = 48 / 64 30.49 / 34.63 against
+  // 41.19 / 47.52 (one box per stage, 0.73-0.74x; heuristic-twentythird-36a5aea.json, blind), 7543 x 3968 0.76-0.79x
+  // (twentysecond-d02342d), 8004 x 4096 0.79-0.80x (nineteenth-d6706fb), 8004 x 5120 0.75-0.79x (twentyfirst-2720553);
+  // at the 32-token tile (two boxes) 0.96-0.99x on those four, 7561 x 4160, 7605 x 3968 and 8391 x 2432. Rules G and M
+  // below take most such shapes to one CTA per tile; this is the ring of those they leave (116-118 tiles with K over
+  // 4096 on H200). Offline over every report: 4 points change (7551 x 4104 at M = 24-64), all faster, 135.9 -> 111.1
+  // us, within 5% 2 -> 4. Clusters of four and eight at 64 tokens keep 3 stages (4002 x 5120 / 8192 in fours: 4 stages
+  // 1.25-1.40x, 3900 x 1344 1.19-1.20x; 1850 x 1280 in eights 1.00-1.04x); 3900 x 5000 in fours went the other way
+  // (0.89-0.94x), unexplained.
+  const bool twos_ring = x == 2 && c.tile_m >= 32;
+  c.stages = (ctas > slots - sms / 4 && !twos_ring) || few_stages_doubled || big_ring ? 3 : 4;
   c.cluster = x;
   // Session 33: clusters of four on (nearly) every two-per-SM slot with 10 or more stages per CTA, at token tiles
   // up to 32: clusters of two on a 4-stage ring instead (about one CTA per SM, each with its half of the tile's K
