@@ -454,7 +454,7 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // resident at three per SM (24000 x 3072: 35.40-36.12 us against stream-K's 37.76-38.89; 24576 x 1536 18.59-19.48
 // against 32-row tiles' 19.69-21.19). The lines: 357 tiles (22848 rows) take it and 356 (22784) do not, 396 (25344
 // rows) take it and 397 do not (25600 x 5120, 400 tiles, lost 15-22% with it); K of 1472 or 1024, 12288 or 4000 keeps
-// the others, and the 32-token tile is not its (on rows that are not 16-byte aligned).
+// the others, and the 64-token tile is not its (the 32-token tile is since session 41, rule Q).
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -469,9 +469,23 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
       {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile of one box per stage, all resident at three per SM", "all resident",
-                   {{1, 24000, 3072}, {12, 25008, 3072}, {16, 24577, 4096}},
-                   {{1, 25600, 5120}, {1, 22528, 8192}, {24, 24577, 4096}});
+                   {{1, 24000, 3072}, {12, 25008, 3072}, {16, 24577, 4096}, {24, 24577, 4096}},
+                   {{1, 25600, 5120}, {1, 22528, 8192}, {48, 24577, 4096}});
   EXPECT_EQ(pick_on(h200, 24, 24577, 4096).config.family, Family::Tma) << "the first cut must be the pick here";
+}
+
+// Session 41, rule Q (sets twenty-two and twenty-three): rule K at the 32-token tile too, on y rows that are not 16-byte
+// aligned (22790 x 2560 at M = 24 / 32: 29.69 / 30.18 us against stream-K's 33.06 / 33.63; 25247 x 2048 0.84-0.86x). The
+// lines: 356 tiles (22781 x 2560), K % 64 != 0 (24003 x 4040) and the 64-token tile keep stream-K.
+TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAtThirtyTwoTokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {24, 22790, 2560, "tma_m32_r64_b1_s4_c2_d6"},  {32, 22790, 2560, "tma_m32_r64_b1_s4_c2_d6"},
+      {32, 25247, 2048, "tma_m32_r64_b1_s4_c2_d6"},
+      // Counter-examples.
+      {24, 22781, 2560, "tma_m32_r64_b2_s4_c2_u1"},  {24, 24003, 4040, "tma_m32_r64_b2_s4_c2_u1"},
+      {48, 22790, 2560, "tma_m64_r64_b2_s3_c2_u1"},
+  });
 }
 
 // Session 34, rule B (held-out sets ten, twelve, nineteen and twenty): K not a multiple of 64 on 16-byte aligned y

@@ -445,8 +445,15 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // cuBLASLt was 5-7% ahead of stream-K). Past 3 per SM the grid no longer fits at once and the same config lost 15-22%
   // (25501 x 8000, 399 tiles; 25600 x 5120, 400); below 2.7 it lost 0-7% (22528 x 8192 at 2.67, 21888 x 4096 at 2.59).
   // Not measured: K outside 1536-10240 or not a multiple of 64, and the 32- and 64-token tiles (rule H's band at 32).
+  // Session 41 (rule Q): the 32-token tile too (y's rows not 16-byte aligned, where the first cut is the pick there).
+  // One-box tiles / stream-K at M = 24 / 32, us: 22790 x 2560 (357 tiles) 29.69 / 30.18 against 33.06 / 33.63
+  // (heuristic-twentythird-36a5aea.json, blind), 25247 x 2048 (395) 25.71 / 25.52 against 29.67 / 30.25
+  // (twentysecond-d02342d): 0.84-0.90x. Offline over every report: 10 points change, 6 timed both ways (those; 25247 x
+  // 2048 is in two reports), all faster, 186.5 -> 162.3 us, within 5% 0 -> 6; 4 unmeasured (23701 x 8192 and 25013 x
+  // 10240 at M = 24 / 32). Just below the line 22781 x 2560 (356 tiles, 2.697 per SM) ran the same 0.90x and keeps
+  // stream-K; 24003 x 4040 (K % 64 = 8) ran it 1.05-1.12x and keeps it too. The 64-token tile was not measured.
   const int64_t tiles64 = (p.n + 63) / 64;
-  if (c.tile_m <= 16 && p.k >= 1536 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
+  if (c.tile_m <= 32 && p.k >= 1536 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
     cut.lead_split(false, true);
     cut.c.boxes = 1, cut.c.stages = 4;
