@@ -425,19 +425,25 @@ TEST(StructuralPick, FilledClustersOfFourWithFewStagesHalveOnAFourStageRing) {
 // 4.75-5.25; 1514 x 3072 0.91-0.99x, 2048 x 3072 0.93-0.95x). The lines: 160 CTAs (1280 x 3072, fours 7-30% slower) and
 // 144 (1152 x 3072) keep the eights, as do 25 stages per tile (2048 x 3200), 4 stages per CTA (2048 x 4096, fours
 // 1.03-1.09x) and the 32-token tile (on rows that are not 16-byte aligned, where the first cut is the pick above M = 16).
+// Session 41, rule N (set twenty-three): the line moves to 1.4 CTAs per SM (over 184 on H200): 1350 x 3000 (176 CTAs)
+// ran the eights 1.22-1.29x faster than the fours at M = 1-16 (3.61-4.12 us against 4.45-5.25). 184 CTAs (1472 x 3072)
+// keep the eights, 192 (1473 x 3072) halve; at most 2 stages per CTA (1344 x 2048, 168 CTAs) still halve at 1.25.
 TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 1920, 2560, "tma_m8_r64_b2_s4_x4"},    {16, 2048, 3072, "tma_m16_r64_b2_s4_x4"},
-      {5, 1514, 3072, "tma_m8_r64_b2_s4_x4"},    {1, 1344, 3072, "tma_m8_r64_b2_s4_x4"},
+      {5, 1514, 3072, "tma_m8_r64_b2_s4_x4"},    {1, 1473, 3072, "tma_m8_r64_b2_s4_x4"},
+      {1, 1344, 2048, "tma_m8_r64_b2_s4_x4"},
       // Counter-examples.
       {1, 1280, 3072, "tma_m8_r64_b2_s3_x8"},    {16, 1152, 3072, "tma_m16_r64_b2_s3_x8"},
       {1, 2048, 4096, "tma_m8_r64_b2_s3_x8"},    {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
-      {1, 2048, 3200, "tma_m8_r64_b2_s3_x8"},
+      {1, 2048, 3200, "tma_m8_r64_b2_s3_x8"},    {1, 1344, 3072, "tma_m8_r64_b2_s3_x8"},
+      {1, 1350, 3000, "tma_m8_r64_b2_s3_x8"},    {16, 1350, 3000, "tma_m16_r64_b2_s3_x8"},
+      {1, 1472, 3072, "tma_m8_r64_b2_s3_x8"},
   });
   expect_rule_note(h200, "clusters of four on a 4-stage ring, not of eight on 3, where eights of at most 3 stages",
                    "not of eight on 3", {{1, 1920, 2560}, {12, 2048, 3072}, {16, 2047, 3072}},
-                   {{1, 1280, 3072}, {1, 2048, 4096}, {24, 2047, 3072}});
+                   {{1, 1280, 3072}, {1, 2048, 4096}, {24, 2047, 3072}, {1, 1350, 3000}});
   EXPECT_EQ(pick_on(h200, 24, 2047, 3072).config.family, Family::Tma) << "the first cut must be the pick here";
   // At most 2 stages per CTA: session 16's halving, without a note.
   EXPECT_THAT(pick_on(h200, 1, 2048, 2048).reason.str(), ::testing::Not(HasSubstr("not of eight on 3")));
@@ -448,7 +454,7 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // resident at three per SM (24000 x 3072: 35.40-36.12 us against stream-K's 37.76-38.89; 24576 x 1536 18.59-19.48
 // against 32-row tiles' 19.69-21.19). The lines: 357 tiles (22848 rows) take it and 356 (22784) do not, 396 (25344
 // rows) take it and 397 do not (25600 x 5120, 400 tiles, lost 15-22% with it); K of 1472 or 1024, 12288 or 4000 keeps
-// the others, and the 32-token tile is not its (on rows that are not 16-byte aligned).
+// the others, and the 64-token tile is not its (the 32-token tile is since session 41, rule Q).
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -463,9 +469,23 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
       {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile of one box per stage, all resident at three per SM", "all resident",
-                   {{1, 24000, 3072}, {12, 25008, 3072}, {16, 24577, 4096}},
-                   {{1, 25600, 5120}, {1, 22528, 8192}, {24, 24577, 4096}});
+                   {{1, 24000, 3072}, {12, 25008, 3072}, {16, 24577, 4096}, {24, 24577, 4096}},
+                   {{1, 25600, 5120}, {1, 22528, 8192}, {48, 24577, 4096}});
   EXPECT_EQ(pick_on(h200, 24, 24577, 4096).config.family, Family::Tma) << "the first cut must be the pick here";
+}
+
+// Session 41, rule Q (sets twenty-two and twenty-three): rule K at the 32-token tile too, on y rows that are not 16-byte
+// aligned (22790 x 2560 at M = 24 / 32: 29.69 / 30.18 us against stream-K's 33.06 / 33.63; 25247 x 2048 0.84-0.86x). The
+// lines: 356 tiles (22781 x 2560), K % 64 != 0 (24003 x 4040) and the 64-token tile keep stream-K.
+TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAtThirtyTwoTokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {24, 22790, 2560, "tma_m32_r64_b1_s4_c2_d6"},  {32, 22790, 2560, "tma_m32_r64_b1_s4_c2_d6"},
+      {32, 25247, 2048, "tma_m32_r64_b1_s4_c2_d6"},
+      // Counter-examples.
+      {24, 22781, 2560, "tma_m32_r64_b2_s4_c2_u1"},  {24, 24003, 4040, "tma_m32_r64_b2_s4_c2_u1"},
+      {48, 22790, 2560, "tma_m64_r64_b2_s3_c2_u1"},
+  });
 }
 
 // Session 34, rule B (held-out sets ten, twelve, nineteen and twenty): K not a multiple of 64 on 16-byte aligned y
@@ -490,14 +510,14 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
     EXPECT_EQ(tma::first_cut_config(Problem{s.m, s.n, s.k, DType::BF16}, h200.sms).family, Family::Tma);
   }
   EXPECT_THAT(pick_on(h200, 2, 12000, 2056).reason.str(),
-              HasSubstr("not the tma first cut tma_m8_r32_b2_s4_c2_d6 (375 row tiles of 32, one CTA per row tile)"));
+              HasSubstr("not the tma first cut tma_m8_r64_b2_s4_c2_u1 (188 row tiles of 64, stream-K)"));
   expect_structural_picks(h200, {
       {1, 12000, 2056, "tma_m8_r32_b2_s4_c2_d6"},  {1, 40000, 1096, "tma_m8_r64_b2_s4_c2_d6"},
       {8, 5120, 1712, "tma_m8_r64_b2_s4_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s5_c2_d6"},
       {8, 8448, 2056, "tma_m8_r64_b2_s5_c2_d6"},   {16, 2048, 2736, "tma_m16_r64_b2_s4_x4"},
       {16, 1000, 15000, "tma_m16_r64_b2_s4_x8"},   {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},
-      {16, 12000, 2048, "tma_m16_r32_b2_s4_c2_d6"}, {4, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
-      {16, 12345, 2056, "tma_m16_r32_b2_s4_c2_d6"},
+      {16, 12000, 2048, "tma_m16_r32_b2_s4_c2_d6"}, {4, 12345, 2056, "tma_m8_r64_b2_s4_c2_u1"},
+      {16, 12345, 2056, "tma_m16_r64_b2_s4_c2_u1"},
   });
   // K <= 1024 was never measured under the rule (its shapes have K >= 1096): small and short-K shapes keep the family.
   for (const Shape3& s : std::vector<Shape3>{{12, 1536, 40}, {2, 12000, 1000}, {16, 7000, 1000}, {9, 40000, 1016}})
@@ -512,6 +532,38 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
   if (heuristic_kernel(q, h200, 16, &kernel)) {  // a build with kernel instances
     EXPECT_TRUE(family(kernel.config.family).kernel) << kernel.config.name();
   }
+}
+
+// Session 41, rule O (sets twelve and twenty-three): K over 1024 and not a multiple of 64 at M >= 2 takes stream-K, not
+// one CTA per 32-row tile, both under rule E (11003 x 3080, 344 tiles of 32: stream-K 0.79-0.84x at M = 2-16) and with
+// medium K (12345 x 2056: 0.87-0.96x at M = 2 and 4-16). The lines: M = 1 keeps the 32-row tiles (12345 x 2056:
+// stream-K 1.09x), as do K a multiple of 64 (11001 x 4096 under rule E, 12000 x 2048) and K <= 1024 (12345 x 1000,
+// unmeasured). On y rows that are 16-byte aligned rule B's cuBLASLt still takes M >= 2 (11520 x 4104).
+TEST(StructuralPick, KNotAMultipleOf64AtTwoTokensOrMoreLeavesThirtyTwoRowTilesForStreamK) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {2, 11003, 3080, "tma_m8_r64_b2_s4_c2_u1"},   {16, 11003, 3080, "tma_m16_r64_b2_s4_c2_u1"},
+      {3, 12345, 2056, "tma_m8_r64_b2_s4_c2_u1"},   {4, 11001, 4104, "tma_m8_r64_b2_s4_c2_u1"},
+      // Counter-examples.
+      {1, 11003, 3080, "tma_m8_r32_b2_s4_c2_d6"},   {1, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
+      {4, 11001, 4096, "tma_m8_r32_b2_s4_c2_d6"},   {4, 12345, 1000, "tma_m8_r32_b2_s4_c2_d6"},
+  });
+  EXPECT_EQ(pick_on(h200, 4, 11520, 4104).config.name(), "cublaslt_unsplit");
+}
+
+// Session 41, rule P (sets nineteen to twenty-three): clusters of two at token tiles 32 and 64 keep the 4-stage ring on
+// more CTAs than slots - SMs / 4 (7551 x 4104, 236 CTAs, at M = 48 / 64: 30.49 / 34.63 us against 41.19 / 47.52 with
+// 3 stages). The lines: rules G and M take one CTA per tile first (7543 x 3968), clusters of four (4002 x 5120) and
+// eight (1850 x 1280) keep 3 stages at 64 tokens, and at M <= 16 the twos are the lead split's.
+TEST(StructuralPick, ClustersOfTwoAtThirtyTwoToSixtyFourTokensKeepTheFourStageRing) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {48, 7551, 4104, "tma_m64_r64_b1_s4_x2"},   {64, 7551, 4104, "tma_m64_r64_b1_s4_x2"},
+      {24, 7551, 4104, "tma_m32_r64_b2_s4_x2"},   {48, 7521, 4608, "tma_m64_r64_b1_s4_x2"},
+      // Counter-examples.
+      {48, 7543, 3968, "tma_m64_r64_b2_s3_x1"},   {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},
+      {48, 1850, 1280, "tma_m64_r64_b1_s3_x8"},   {8, 7551, 4104, "tma_m8_r64_b2_s5_c2_d6"},
+  });
 }
 
 // Session 38, rule L (held-out sets eight to twenty-two): the 64-row lead split in three parts per tile with K <= 3456,
@@ -557,8 +609,8 @@ TEST(StructuralPick, FilledClustersOfTwoOrFourWithKUpTo4096AtThirtyTwoToSixtyFou
       {48, 7543, 4096, "tma_m64_r64_b2_s3_x1"},   {24, 3650, 1344, "tma_m32_r64_b2_s4_x1"},
       // The lines: 228 CTAs, 198 CTAs, K over 4096, clusters of eight, the 16-token tile.
       {24, 3586, 1344, "tma_m32_r64_b2_s4_x4"},   {24, 6300, 4096, "tma_m32_r64_b2_s4_x2"},
-      {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},   {24, 7543, 4160, "tma_m32_r64_b2_s3_x2"},
-      {48, 7543, 4160, "tma_m64_r64_b1_s3_x2"},   {24, 1850, 1280, "tma_m32_r64_b1_s4_x8"},
+      {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},   {24, 7543, 4160, "tma_m32_r64_b2_s4_x2"},  // ring: rule P
+      {48, 7543, 4160, "tma_m64_r64_b1_s4_x2"},   {24, 1850, 1280, "tma_m32_r64_b1_s4_x8"},
       {16, 3900, 1344, "tma_m16_r64_b2_s4_x2"},
   });
   expect_rule_note(h200, "not clusters of two or four that fill the slots, with K <= 4096", "(session 39)",

@@ -33,6 +33,18 @@ struct Cut {
   }
 };
 
+// Session 41 (rule O): K over 1024 and not a multiple of 64 at M >= 2, where one CTA per 32-row tile lost to stream-K
+// (rule E and the 32-row tiles of short K in unclustered_short). There each stage's boxes are copied one by one and x's
+// rows, 2K bytes apart, are not 128-byte aligned (rule B's reading, tma_family.cpp); the 32-row tiles copy x's
+// tokens twice as often per weight byte as stream-K's 64-row tiles. Stream-K / one CTA per 32-row tile, us (y's rows
+// not 16-byte aligned, where the family is the pick; aligned ones take rule B's cuBLASLt from M = 2): 11003 x 3080
+// (344 tiles of 32, rule E) at M = 2-16 19.40-24.20 / 23.46-28.89, 0.79-0.84x (heuristic-twentythird-36a5aea.json,
+// blind); 12345 x 2056 (386 tiles, medium K) 0.87-0.96x at M = 2, 4-16 and 1.01x at M = 3 (twelfth-c942f9d).
+// Offline over every report: 14 points change, 13 faster and 1 slower (12345 x 2056 M = 3, 0.7%), 319.4 -> 276.2
+// us, within 5% 0 -> 13. M = 1 keeps the 32-row tiles: 12345 x 2056 1.09x and 12000 x 2056 1.02x for stream-K
+// (twelfth, nineteenth-d6706fb; 11003 x 3080 0.97x). K <= 1024 was not measured.
+bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK != 0 && p.m >= 2; }
+
 // Under 128 MiB, where clusters of x CTAs per 64-row tile fit (the largest of 8, 4 and 2 that does, g the grid of
 // whole tiles): the cluster, or what a rule of its band takes instead.
 Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
@@ -113,13 +125,21 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   // 215.5 -> 200.5 us, within 5% of the best 12 -> 38. Fewer CTAs keep the eights: 1280 x 3072 (160) and 1152 x 3072
   // (144) ran the fours 7-30% slower. Clusters of four with 3 stages each were not measured in this band, so x == 8
   // only.
-  const bool few_stage_eights = x == 8 && g.k_stages <= 3 * x;
+  // Session 41 (rule N): only on more than 1.4 CTAs per SM (over 184 on H200; the fours then fill more than 0.7 of
+  // the SMs). Set twenty-three (heuristic-twentythird-36a5aea.json, blind) measured the eights 1.22-1.29x faster
+  // than the fours below that line (x4 s4 / x8 s3, us, M = 1-16): 1350 x 3000 (176 CTAs, 2.93 stages) 4.45-5.25 /
+  // 3.61-4.12, and 1281 x 3080 (168; 3.01 stages, outside the rule) 1.19-1.25x; the rule's own shapes all have 192
+  // CTAs or more (1514 x 3072: fours 0.91-0.99x). Offline over every report: the 8 points of 1350 x 3000 change,
+  // all faster, 38.1 -> 30.5 us, within 5% 0 -> 8. Not extended to session 16's halving of eights with at most 2
+  // stages (1330 x 2048, 168 CTAs, fourteenth-fbbcfa9: the eights 6 of 8 points faster, 28.8 -> 26.4 us, but 5.5%
+  // and 3.4% slower at M = 1 and 4). Between 177 and 184 CTAs nothing was measured.
+  const bool few_stage_eights = x == 8 && g.k_stages <= 3 * x && 5 * ctas > 7 * int64_t{sms};
   if (c.tile_m <= 16 && x >= 4 &&
       ((ctas > sms + sms / 4 && (g.k_stages <= 2 * x || few_stage_eights)) || few_stage_fours)) {
     c.cluster = x / 2, c.stages = 4;
     if (note && g.k_stages > 2 * x)
       *note = x == 8 ? "clusters of four on a 4-stage ring, not of eight on 3, where eights of at most 3 stages each "
-                       "fill more than 1.25 CTAs per SM (session 37)"
+                       "fill more than 1.4 CTAs per SM (sessions 37, 41)"
                      : "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most "
                        "2.75 stages each (session 34)";
     return c;
@@ -140,7 +160,18 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   const int doubled_from = c.tile_m <= 8 ? sms - sms / 8 : sms;
   const bool few_stages_doubled = c.tile_m <= 16 && ctas > doubled_from && g.k_stages <= 4 * x;  // at M <= 16
   const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
-  c.stages = ctas > slots - sms / 4 || few_stages_doubled || big_ring ? 3 : 4;
+  // Session 41 (rule P): clusters of two at token tiles 32 and 64 keep the 4-stage ring past that line. On every shape
+  // where both rings were measured there (232-264 CTAs; s4 / s3, us): 7551 x 4104 at M = 48 / 64 30.49 / 34.63 against
+  // 41.19 / 47.52 (one box per stage, 0.73-0.74x; heuristic-twentythird-36a5aea.json, blind), 7543 x 3968 0.76-0.79x
+  // (twentysecond-d02342d), 8004 x 4096 0.79-0.80x (nineteenth-d6706fb), 8004 x 5120 0.75-0.79x (twentyfirst-2720553);
+  // at the 32-token tile (two boxes) 0.96-0.99x on those four, 7561 x 4160, 7605 x 3968 and 8391 x 2432. Rules G and M
+  // below take most such shapes to one CTA per tile; this is the ring of those they leave (116-118 tiles with K over
+  // 4096 on H200). Offline over every report: 4 points change (7551 x 4104 at M = 24-64), all faster, 135.9 -> 111.1
+  // us, within 5% 2 -> 4. Clusters of four and eight at 64 tokens keep 3 stages (4002 x 5120 / 8192 in fours: 4 stages
+  // 1.25-1.40x, 3900 x 1344 1.19-1.20x; 1850 x 1280 in eights 1.00-1.04x); 3900 x 5000 in fours went the other way
+  // (0.89-0.94x), unexplained.
+  const bool twos_ring = x == 2 && c.tile_m >= 32;
+  c.stages = (ctas > slots - sms / 4 && !twos_ring) || few_stages_doubled || big_ring ? 3 : 4;
   c.cluster = x;
   // Session 33: clusters of four on (nearly) every two-per-SM slot with 10 or more stages per CTA, at token tiles
   // up to 32: clusters of two on a 4-stage ring instead (about one CTA per SM, each with its half of the tile's K
@@ -303,10 +334,14 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
   // one-part 0.99-1.07x, stream-K 0.86-0.99x; 20000 x 1536, 21888 x 2048 and 24576 x 1536: one-box 64-row tiles
   // 0.92-0.96x, two-box 1.04-1.14x where measured, 128-row 1.14-1.19x, one-box 64-row 1.08-1.10x on 25600 x 2048).
   const bool many_wide_tiles = 2 * int64_t{g.tiles} >= 3 * slots;
+  const bool short_rows = medium_k && !wide_tiles_fill && !many_wide_tiles;
   if (c.tile_m <= 16 && g.k_stages >= 2 && (medium_k || 10 * int64_t{g.tiles} >= 9 * slots)) {
+    // Session 41 (rule O): not the 32-row tiles where K is not a multiple of 64 at M >= 2 (stream-K instead; rule E
+    // below has the same line and the data).
+    if (short_rows && misaligned_k_rows(cut.p)) return false;
     if (medium_k && many_wide_tiles && note)
       *note = "one CTA per 64-row tile, not 32-row, where the 64-row tiles give 1.5x the slots or more (session 33)";
-    *out = cut.lead_split(medium_k && !wide_tiles_fill && !many_wide_tiles, true);
+    *out = cut.lead_split(short_rows, true);
     return true;
   }
   // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid is stream-K's (one part per
@@ -334,10 +369,12 @@ Config unclustered(Cut& cut) {
   // 0.97-1.01x, eighteenth-eeae1f9), at M = 1-2 0.96-1.02x. Outside the band it loses: a few CTAs more per SM than the
   // rest (12800 x 4096-8192: 400 CTAs, 1.14-1.21x; 13696-15111 rows: 428-473, 1.13-1.23x) or fewer than 2.6 per SM
   // (8453-10240 rows: 265-320 CTAs, 0.97-1.29x, 1.05-1.22x above 9216 rows; 10752 x 5376 at 2.55: 0.97-1.05x). Not
-  // measured: K % 64 != 0 at M = 1 (rule B's cuBLASLt takes M >= 2 there), K over 12288. Kimi-K3 TP1's g_proj (12288 x
+  // measured: K over 12288. Session 41 (rule O, misaligned_k_rows): K % 64 != 0 at M >= 2 takes stream-K (11003 x
+  // 3080, y's rows misaligned: 0.79-0.84x at M = 2-16); at M = 1 it keeps the rule (stream-K 0.97x there). Kimi-K3 TP1's g_proj (12288 x
   // 7168) is in the band, untimed; no TP8 shape is.
   const int64_t tiles32 = (p.n + 31) / 32, tiles64 = (p.n + 63) / 64;
-  if (c.tile_m <= 16 && p.k > 3072 && 5 * tiles32 >= 13 * int64_t{sms} && tiles32 <= 3 * int64_t{sms}) {
+  if (c.tile_m <= 16 && p.k > 3072 && !misaligned_k_rows(p) && 5 * tiles32 >= 13 * int64_t{sms} &&
+      tiles32 <= 3 * int64_t{sms}) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
@@ -408,8 +445,15 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // cuBLASLt was 5-7% ahead of stream-K). Past 3 per SM the grid no longer fits at once and the same config lost 15-22%
   // (25501 x 8000, 399 tiles; 25600 x 5120, 400); below 2.7 it lost 0-7% (22528 x 8192 at 2.67, 21888 x 4096 at 2.59).
   // Not measured: K outside 1536-10240 or not a multiple of 64, and the 32- and 64-token tiles (rule H's band at 32).
+  // Session 41 (rule Q): the 32-token tile too (y's rows not 16-byte aligned, where the first cut is the pick there).
+  // One-box tiles / stream-K at M = 24 / 32, us: 22790 x 2560 (357 tiles) 29.69 / 30.18 against 33.06 / 33.63
+  // (heuristic-twentythird-36a5aea.json, blind), 25247 x 2048 (395) 25.71 / 25.52 against 29.67 / 30.25
+  // (twentysecond-d02342d): 0.84-0.90x. Offline over every report: 10 points change, 6 timed both ways (those; 25247 x
+  // 2048 is in two reports), all faster, 186.5 -> 162.3 us, within 5% 0 -> 6; 4 unmeasured (23701 x 8192 and 25013 x
+  // 10240 at M = 24 / 32). Just below the line 22781 x 2560 (356 tiles, 2.697 per SM) ran the same 0.90x and keeps
+  // stream-K; 24003 x 4040 (K % 64 = 8) ran it 1.05-1.12x and keeps it too. The 64-token tile was not measured.
   const int64_t tiles64 = (p.n + 63) / 64;
-  if (c.tile_m <= 16 && p.k >= 1536 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
+  if (c.tile_m <= 32 && p.k >= 1536 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
     cut.lead_split(false, true);
     cut.c.boxes = 1, cut.c.stages = 4;
