@@ -97,7 +97,8 @@ struct Decision {
 struct HeuristicPick {
   Choice choice;
   BenchRow row;        // its measured row; meaningless when error is set
-  bool extra = false;  // not among the candidates (e.g. excluded by --candidates), so measured after them
+  bool extra = false;  // not among the candidates (e.g. excluded by --candidates), so measured after them; a
+                       // kernel pick then joins TuneResult::rows last, so that the entry never loses to it
   std::string error;   // why it has no time: its output check failed or it could not run
 };
 

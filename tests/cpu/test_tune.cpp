@@ -284,6 +284,16 @@ TEST(TuneCandidates, GlobsAndTheAlwaysMeasuredBaseline) {
   for (const Config& c : tune::tune_candidates(p, h200(), "cpu_*,bulk_m8_*"))
     if (c.family == Family::Cublaslt) names.push_back(c.name());
   EXPECT_EQ(names.size(), 1u + kCublasltAlgos);
+  // A glob that names no listed kernel (a lab-only instance) is an error on a GPU too, though cuBLASLt would be
+  // measured: session 41's H100 tune stored cuBLASLt alone that way. Naming cuBLASLt itself is a tuning of it.
+  try {
+    tune::tune_candidates(p, h200(), "tma_m8_r8_b16_s4_rs");
+    ADD_FAILURE() << "a glob naming no listed config was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--candidates 'tma_m8_r8_b16_s4_rs' matches no listed config"));
+    EXPECT_THAT(e.what(), HasSubstr("configs built only for the lab are not tuned"));
+  }
+  EXPECT_EQ(tune::tune_candidates(p, h200(), "cublaslt*").size(), 1u + kCublasltAlgos);
 }
 
 TEST(TuneNameDistance, CountsTheTokensThatDiffer) {
@@ -398,6 +408,21 @@ TEST(TuneRefine, StoresOnlyWhatBeatsTheHeuristicInEverySample) {
   r = tune::tune_problem(p, o);
   EXPECT_FALSE(r.heuristic_kept);
   EXPECT_EQ(r.entry.config.name(), "cpu_r8");
+
+  // The pick left out by the globs is measured after them and is a candidate as well: the entry never loses to what
+  // selection runs without it (session 41). Refining, the pick is then the winner and kept.
+  o.candidates = "cpu_r8";
+  o.measure = scripted({{"cpu_r2", 10.0}, {"cpu_r8", 12.0}});
+  for (const bool refine : {false, true}) {
+    o.refine = refine;
+    r = tune::tune_problem(p, o);
+    EXPECT_TRUE(r.heuristic.extra);
+    ASSERT_EQ(r.rows.size(), 2u);
+    EXPECT_EQ(r.rows.back().config, "cpu_r2");
+    EXPECT_EQ(r.entry.config.name(), "cpu_r2") << r.reason;
+    EXPECT_EQ(r.heuristic_kept, refine) << r.reason;
+  }
+  o.candidates.clear();
 
   // A pick that fails its check has no time to refine against: the winner is stored.
   o.refine = true;
