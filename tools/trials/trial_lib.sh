@@ -3,6 +3,10 @@
 : "${OUT:?set OUT to the folder whose files come back}"
 trial_start=$(date +%s)
 cli=build/gpu/skinnygemm
+# The reports' revision: the carried pack's (as tools/trials/heldout_parts.sh does). Session 41's H100 step.json, run
+# through h100_step.sh on a pack of 4ffd090, said 36a5aea-dirty: the GPU machine's copy of .git is not the pack's.
+[ -z "${SKINNYGEMM_REVISION:-}" ] && [ "${SKIP_BUILD:-0}" = 1 ] && [ -f build/gpu/revision ] &&
+  export SKINNYGEMM_REVISION="$(cat build/gpu/revision)"
 trial_elapsed() { echo "$(( $(date +%s) - trial_start ))s"; }
 # scripts/gpu-check's build, its log kept out of $OUT (the tool's file count is limited); its tail on a failure. SKIP_BUILD=1:
 # none (a build carried here, tools/trials/prebuilt.sh).
