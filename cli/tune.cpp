@@ -283,8 +283,8 @@ Command add_tune(CLI::App& app) {
       sub->add_option("--table", args->table, "table file to merge into (default: <data dir>/tables/<device>.json)");
   sub->add_option("--candidates", args->candidates,
                   "comma list of config-name globs of listed configs (default: every config of the backend; "
-                  "cuBLASLt always on a GPU; cublaslt* for cuBLASLt alone; the heuristic's pick is measured as "
-                  "well and can be the entry)");
+                  "cuBLASLt always on a GPU; cublaslt* for cuBLASLt alone; where kernels are named, the heuristic's "
+                  "kernel pick is measured as well and can be the entry)");
   sub->add_option("--samples", args->samples, "timed samples per candidate (median used)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--replays", args->replays, "graph replays (GPU) or calls (CPU) per sample")

@@ -98,7 +98,8 @@ struct HeuristicPick {
   Choice choice;
   BenchRow row;        // its measured row; meaningless when error is set
   bool extra = false;  // not among the candidates (e.g. excluded by --candidates), so measured after them; a
-                       // kernel pick then joins TuneResult::rows last, so that the entry never loses to it
+                       // kernel pick then joins TuneResult::rows last and competes under the margin rule (unless
+                       // the globs name cuBLASLt alone), so no entry is slower than it by more than the margin
   std::string error;   // why it has no time: its output check failed or it could not run
 };
 
@@ -108,8 +109,9 @@ struct TuneResult {
   std::size_t stored = 0;          // index into rows of entry.config
   std::string reason;              // "heuristic kept: <why>" where heuristic_kept
   bool heuristic_kept = false;     // refine: the entry does not beat the heuristic's pick, so a marker is stored
-  std::vector<BenchRow> rows;      // every candidate that passed its check, in candidate order (GPU rows
-                                   // carry the cuBLASLt default / best times of the same point)
+  std::vector<BenchRow> rows;      // every candidate that passed its check, in candidate order, then the
+                                   // heuristic's kernel pick where it is HeuristicPick::extra (GPU rows carry the
+                                   // cuBLASLt default / best times of the same point)
   std::vector<Rejected> rejected;  // candidates that failed their check or could not run
   // GPU: per row, the algorithm cuBLASLt's default or a position (cublaslt_a<i>) ran on this point, by identity (or
   // why it could not be named); empty for other rows. The positions move with the shape, so a report can say which

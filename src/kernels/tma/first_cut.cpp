@@ -34,15 +34,16 @@ struct Cut {
 };
 
 // Session 41 (rule O): K over 1024 and not a multiple of 64 at M >= 2, where one CTA per 32-row tile lost to stream-K
-// (rule E and the 32-row tiles of short K in unclustered_short). There each stage's boxes are copied one by one and x's
-// rows, 2K bytes apart, are not 128-byte aligned (rule B's reading, tma_family.cpp); the 32-row tiles copy x's
+// (rule E and the 32-row tiles of medium K in unclustered_short). There each stage's boxes are copied one by one and
+// x's rows, 2K bytes apart, are not 128-byte aligned (rule B's reading, tma_family.cpp); the 32-row tiles copy x's
 // tokens twice as often per weight byte as stream-K's 64-row tiles. Stream-K / one CTA per 32-row tile, us (y's rows
-// not 16-byte aligned, where the family is the pick; aligned ones take rule B's cuBLASLt from M = 2): 11003 x 3080
-// (344 tiles of 32, rule E) at M = 2-16 19.40-24.20 / 23.46-28.89, 0.79-0.84x (heuristic-twentythird-36a5aea.json,
-// blind); 12345 x 2056 (386 tiles, medium K) 0.87-0.96x at M = 2, 4-16 and 1.01x at M = 3 (twelfth-c942f9d).
-// Offline over every report: 14 points change, 13 faster and 1 slower (12345 x 2056 M = 3, 0.7%), 319.4 -> 276.2
-// us, within 5% 0 -> 13. M = 1 keeps the 32-row tiles: 12345 x 2056 1.09x and 12000 x 2056 1.02x for stream-K
-// (twelfth, nineteenth-d6706fb; 11003 x 3080 0.97x). K <= 1024 was not measured.
+// not 16-byte aligned, where the family is the pick; aligned ones take rule B's cuBLASLt from M = 2): 11003 x 3080 (344
+// tiles of 32, rule E) at M = 2-16 19.40-24.20 / 23.46-28.89, 0.79-0.84x (heuristic-twentythird-36a5aea.json, blind);
+// 12345 x 2056 (386 tiles, medium K) 0.87-0.96x at M = 2, 4-16 and 1.01x at M = 3 (twelfth-c942f9d). Offline over every
+// report: 14 points change, 13 faster and 1 slower (12345 x 2056 M = 3, 0.7%), 319.4 -> 276.2 us, within 5% 0 -> 13.
+// M = 1 keeps the 32-row tiles: 12345 x 2056 1.09x and 12000 x 2056 1.02x for stream-K (twelfth, nineteenth-d6706fb;
+// 11003 x 3080 0.97x). Measured at K = 2056 and 3080 only: K <= 1024 is left as it was, and K above 3080 (rule E's
+// band reaches 12288) takes the rule unmeasured.
 bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK != 0 && p.m >= 2; }
 
 // Under 128 MiB, where clusters of x CTAs per 64-row tile fit (the largest of 8, 4 and 2 that does, g the grid of
@@ -370,8 +371,8 @@ Config unclustered(Cut& cut) {
   // rest (12800 x 4096-8192: 400 CTAs, 1.14-1.21x; 13696-15111 rows: 428-473, 1.13-1.23x) or fewer than 2.6 per SM
   // (8453-10240 rows: 265-320 CTAs, 0.97-1.29x, 1.05-1.22x above 9216 rows; 10752 x 5376 at 2.55: 0.97-1.05x). Not
   // measured: K over 12288. Session 41 (rule O, misaligned_k_rows): K % 64 != 0 at M >= 2 takes stream-K (11003 x
-  // 3080, y's rows misaligned: 0.79-0.84x at M = 2-16); at M = 1 it keeps the rule (stream-K 0.97x there). Kimi-K3 TP1's g_proj (12288 x
-  // 7168) is in the band, untimed; no TP8 shape is.
+  // 3080, y's rows misaligned: 0.79-0.84x at M = 2-16); at M = 1 it keeps the rule (stream-K 0.97x there). Kimi-K3
+  // TP1's g_proj (12288 x 7168) is in the band, untimed; no TP8 shape is.
   const int64_t tiles32 = (p.n + 31) / 32, tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 16 && p.k > 3072 && !misaligned_k_rows(p) && 5 * tiles32 >= 13 * int64_t{sms} &&
       tiles32 <= 3 * int64_t{sms}) {
@@ -451,14 +452,15 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // (twentysecond-d02342d): 0.84-0.90x. Offline over every report: 10 points change, 6 timed both ways (those; 25247 x
   // 2048 is in two reports), all faster, 186.5 -> 162.3 us, within 5% 0 -> 6; 4 unmeasured (23701 x 8192 and 25013 x
   // 10240 at M = 24 / 32). Just below the line 22781 x 2560 (356 tiles, 2.697 per SM) ran the same 0.90x and keeps
-  // stream-K; 24003 x 4040 (K % 64 = 8) ran it 1.05-1.12x and keeps it too. The 64-token tile was not measured.
+  // stream-K; 24003 x 4040 (K % 64 = 8) ran it 1.05-1.12x and keeps it too. The 64-token tile was not measured, nor
+  // 396 tiles at the 32-token tile (N = 25281-25344), which rule H below took before and this rule takes now.
   const int64_t tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 32 && p.k >= 1536 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
     cut.lead_split(false, true);
     cut.c.boxes = 1, cut.c.stages = 4;
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2.7-3 per SM (session 37)";
+                      "give 2.7-3 per SM (sessions 37, 41)";
     return cut.c;
   }
   if (p.weight_bytes() < (int64_t{128} << 20)) {
