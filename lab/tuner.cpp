@@ -608,11 +608,11 @@ std::string heuristic_report_json(const BenchMeta& meta, const std::vector<TuneR
       if (c < r.identities.size() && !r.identities[c].error.empty()) x["identity_error"] = r.identities[c].error;
       candidates.push_back(std::move(x));
     }
-    const bool in_rows =
-        std::any_of(r.rows.begin(), r.rows.end(), [&](const BenchRow& x) { return x.config == h.row.config; });
     if (h.extra && h.error.empty()) {  // the pick, measured after the candidates that left it out
-      if (in_rows) candidates.back()["extra"] = true;  // a kernel pick joins the rows last (tune_problem)
-      else candidates.push_back({{"config", h.row.config}, {"us", json_round(h.row.us)}, {"extra", true}});
+      if (!r.rows.empty() && r.rows.back().config == h.row.config)  // a kernel pick joins the rows last (tune_problem)
+        candidates.back()["extra"] = true;
+      else
+        candidates.push_back({{"config", h.row.config}, {"us", json_round(h.row.us)}, {"extra", true}});
     }
     o["candidates"] = std::move(candidates);
     o["loss"] = h.error.empty() ? ordered_json(json_round(h.row.us / best.us - 1)) : ordered_json();

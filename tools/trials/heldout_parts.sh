@@ -9,12 +9,8 @@
 set -uo pipefail
 : "${OUT:?set OUT}" "${SET:?set SET to a model of models/}" "${PARTS:?set PARTS}"
 mkdir -p "$OUT" build
-cli=${CLI:-build/gpu/skinnygemm}
-# The reports' revision: the carried pack's (tools/trials/prebuilt.sh, SKIP_BUILD=1); the GPU machine's copy of the
-# tree reports the git state it was copied with (session 33's set nineteen said 29a38df-dirty for a pack of d6706fb).
-# Only a pack unpacked for this call (SKIP_BUILD=1): a warm machine keeps an older pack's file in build/gpu.
-[ -z "${SKINNYGEMM_REVISION:-}" ] && [ "${SKIP_BUILD:-0}" = 1 ] && [ -f build/gpu/revision ] &&
-  export SKINNYGEMM_REVISION="$(cat build/gpu/revision)"
+source tools/trials/trial_lib.sh  # the reports' revision: the carried pack's (SKIP_BUILD=1)
+cli=${CLI:-$cli}
 data=build/heldout-parts
 named=""
 for item in $PARTS; do [ "${item%@*}" = "*" ] || named="$named+${item%@*}"; done

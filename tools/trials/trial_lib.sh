@@ -3,8 +3,10 @@
 : "${OUT:?set OUT to the folder whose files come back}"
 trial_start=$(date +%s)
 cli=build/gpu/skinnygemm
-# The reports' revision: the carried pack's (as tools/trials/heldout_parts.sh does). Session 41's H100 step.json, run
-# through h100_step.sh on a pack of 4ffd090, said 36a5aea-dirty: the GPU machine's copy of .git is not the pack's.
+# The reports' revision: the carried pack's (tools/trials/prebuilt.sh). The GPU machine's copy of the tree reports the
+# git state it was copied with (session 33's set nineteen said 29a38df-dirty for a pack of d6706fb; session 41's H100
+# step.json 36a5aea-dirty for a pack of 4ffd090). Only a pack unpacked for this call (SKIP_BUILD=1): a warm machine
+# keeps an older pack's file in build/gpu.
 [ -z "${SKINNYGEMM_REVISION:-}" ] && [ "${SKIP_BUILD:-0}" = 1 ] && [ -f build/gpu/revision ] &&
   export SKINNYGEMM_REVISION="$(cat build/gpu/revision)"
 trial_elapsed() { echo "$(( $(date +%s) - trial_start ))s"; }
