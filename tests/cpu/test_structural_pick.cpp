@@ -203,6 +203,28 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
   }
 }
 
+// Session 42, rule R (held-out set twenty-four on the H200): above 16 tokens, where only y rows that are not 16-byte
+// aligned reach the structural pick, a narrow grid of two or more row tiles keeps the first cut's cluster of eight
+// (150 x 3504 and 255 x 15992: 0.60-0.81x the scored pick's time at M = 24-64). Up to 16 tokens, and on one row tile at
+// any M, the exclusion above still leaves the point to the scored families.
+TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEight) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  Config pick;
+  std::string why;
+  for (int64_t n : {150, 255})
+    for (int64_t k : {3504, 15992}) {
+      expect_structural_picks(h200, {{24, n, k, "tma_m32_r64_b2_s4_x8"}, {32, n, k, "tma_m32_r64_b2_s4_x8"},
+                                     {48, n, k, "tma_m64_r64_b1_s4_x8"}, {64, n, k, "tma_m64_r64_b1_s4_x8"}});
+      for (int64_t m : {1, 8, 16})
+        EXPECT_FALSE(tma::structural_pick(Problem{m, n, k, DType::BF16}, h200, &pick, &why))
+            << n << "x" << k << " m=" << m << ": " << why;
+    }
+  for (int64_t m : {24, 64}) {
+    EXPECT_FALSE(tma::structural_pick(Problem{m, 60, 16384, DType::BF16}, h200, &pick, &why)) << "m=" << m << ": " << why;
+    EXPECT_FALSE(tma::structural_pick(Problem{m, 1024, 2560, DType::BF16}, h200, &pick, &why)) << "aligned, m=" << m;
+  }
+}
+
 // Session 16's three rules from held-out set nine's first run (581d850; docs/tuning.md "Session 16"), each with the
 // neighbour it must leave alone. Where a pick changed, the old one lost by 22-42% there:
 //  - short K and no cluster: 64-row tiles where they fill three quarters of the two-per-SM slots and no more (14336 x

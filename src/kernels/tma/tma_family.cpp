@@ -112,7 +112,16 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // at M <= 4, 48 x 8192 at M <= 2; sets two to four), and on 16 x 6144 at M = 4 every tma config measured lost to the
   // stage ring's 2.38 (heuristic-train-fourth-9d9b7ef.json).
   const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;
-  if (g.ctas < dev.sms / 4 && (p.weight_bytes() >= (int64_t{1} << 20) || stages_per_cta > first.stages)) return false;
+  // Session 42 (rule R): not above 16 tokens (misaligned y rows only, see above) on two or more row tiles. There the
+  // first cut's cluster of eight took 0.60-0.81x the scored pick's time on both such shapes of held-out set twenty-four
+  // (H200, 2a9250d: 150 x 3504 at M = 24-64 3.80-5.77 us against bulk 4.82-4.89 and cuBLASLt 8.15-8.32; 255 x 15992
+  // 8.70-12.89 against bulk 12.66-14.89 and cuBLASLt 19.44-20.54), where up to M = 8 the scored bulk family is
+  // 0.58-0.90x the cluster's and at M = 12-16 the two are within 14% either way. One-tile shapes keep the exclusion (the
+  // cluster's CTAs outrun their ring there at M <= 16: above), unmeasured at M > 16.
+  const bool narrow_wide_tokens = p.m > 16 && g.tiles >= 2;
+  if (g.ctas < dev.sms / 4 && !narrow_wide_tokens &&
+      (p.weight_bytes() >= (int64_t{1} << 20) || stages_per_cta > first.stages))
+    return false;
   char text[256];
   // Session 34 (rule B): K not a multiple of 64 on 16-byte aligned y rows, where the first cut splits K without a
   // cluster (the lead split or stream-K): cuBLASLt's default at M >= 9, and from M = 2 where no cluster fits (more
