@@ -225,11 +225,31 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
   }
 }
 
+// Session 42, rule S: rule K's one-box 64-row tiles also at 2 to 2.7 tiles per SM where K <= 2560 is a multiple of 64
+// (18432 x 1152: 0.86-0.89x the 32-row lead split, set twenty-four; 21888 x 2048 and 22781 x 2560 0.94-0.98x); at
+// K = 3072 the 32-row lead split stays (16941 and 18432 x 3072: the one-box tile 1.06-1.12x), and so does a K that is not
+// a multiple of 64.
+TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  for (int64_t m : {1, 5, 8}) {
+    expect_structural_picks(h200, {{m, 18432, 1152, "tma_m8_r64_b1_s4_c2_d6"},
+                                   {m, 21888, 2048, "tma_m8_r64_b1_s4_c2_d6"},
+                                   {m, 22781, 2560, "tma_m8_r64_b1_s4_c2_d6"},
+                                   {m, 18432, 3072, "tma_m8_r32_b2_s4_c2_d6"}});
+    EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr("(session 42)"));
+    EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr("(session 42)")));
+  }
+  expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"}});
+  // Fewer 64-row tiles than slots (14336 x 1792: 224) keep the two-box tiles of session 16.
+  EXPECT_THAT(pick_on(h200, 8, 14336, 1792).reason.str(), ::testing::Not(HasSubstr("(session 42)")));
+}
+
 // Session 16's three rules from held-out set nine's first run (581d850; docs/tuning.md "Session 16"), each with the
 // neighbour it must leave alone. Where a pick changed, the old one lost by 22-42% there:
 //  - short K and no cluster: 64-row tiles where they fill three quarters of the two-per-SM slots and no more (14336 x
 //    1792: 224 tiles, 13.3 us against 18.2 in 32-row tiles), 32-row ones below (9728 x 896: 152 tiles) and above
-//    (20000 x 1536: 313 tiles, where 64 rows lost 24-27% against 32 rows' 10-13% in set ten);
+//    (20000 x 1536: 313 tiles, where 64 rows of two boxes lost 24-27% against 32 rows' 10-13% in set ten; one-box 64-row
+//    tiles took it in session 42, rule S);
 //  - the band's 32-row clusters: of two where four would put more than 2.75 CTAs on an SM (3072 x 12288: 384 CTAs;
 //    20.8 us in twos against 28.0 in fours at M = 3-8), of four below that (2816 x 4096: 352, the best measured);
 //  - a cluster's ring: 3 stages where some SMs hold two CTAs of at most 4 stages each (1280 x 2048: 160 CTAs of 2
@@ -244,7 +264,7 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 14336, 1792, "tma_m8_r64_b2_s4_c2_d6"}, {16, 14336, 1792, "tma_m16_r64_b2_s4_c2_d6"},
-      {1, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},   {1, 20000, 1536, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},   {1, 20000, 1536, "tma_m8_r64_b1_s4_c2_d6"},  // rule S since session 42
       {4, 3072, 12288, "tma_m8_r32_b2_s4_x2"},
       {16, 3072, 12288, "tma_m16_r32_b2_s4_x2"},  {4, 2560, 10240, "tma_m8_r32_b2_s4_x4"},
       {4, 2816, 4096, "tma_m8_r32_b2_s4_x4"},
@@ -399,8 +419,8 @@ TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens
 // Session 33, rule 4 (the rule's own data, all reports): where no cluster fits and K is at most 3072, 64-row tiles
 // that give 1.5x the two-per-SM slots or more (396+ on H200, under 128 MiB) are one CTA per 64-row tile, not per 32-row
 // tile (32768 x 1024: 18.87-20.35 us -> 16.71-17.71 at M = 1-16; 51866 x 1280 0.89-0.94x; 25600 x 2048, 400 tiles,
-// 0.93-0.96x). The counter-examples keep their 32-row tiles: 21888 x 2048 (342 tiles of 64; the two-box 64-row split
-// 1.04-1.06x), 9001 x 1024 (141); from 128 MiB on stream-K as before (65536 x 1024). 24576 x 1536 (384) is rule K's
+// 0.93-0.96x). The counter-examples keep their 32-row tiles: 9001 x 1024 (141); 21888 x 2048 (342 tiles of 64; the
+// two-box 64-row split 1.04-1.06x) takes rule S's one-box 64-row tiles since session 42; from 128 MiB on stream-K as before (65536 x 1024). 24576 x 1536 (384) is rule K's
 // since session 37 (one-box 64-row tiles, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident).
 TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
   const DeviceInfo h200 = tune::device_preset("h200");
@@ -409,7 +429,7 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
       {4, 51866, 1280, "tma_m8_r64_b2_s4_c2_d6"},  {8, 25600, 2048, "tma_m8_r64_b2_s4_c2_d6"},
       {12, 65534, 1024, "tma_m16_r64_b2_s4_c2_d6"},
       // Counter-examples.
-      {1, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r32_b2_s4_c2_d6"},
+      {1, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
       // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64.
       {1, 25280, 1024, "tma_m8_r32_b2_s4_c2_d6"},  {1, 25281, 1024, "tma_m8_r64_b2_s4_c2_d6"},

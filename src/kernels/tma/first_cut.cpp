@@ -343,6 +343,20 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     if (medium_k && many_wide_tiles && note)
       *note = "one CTA per 64-row tile, not 32-row, where the 64-row tiles give 1.5x the slots or more (session 33)";
     *out = cut.lead_split(short_rows, true);
+    // Session 42 (rule S): rule K's one-box 64-row tiles (below) also where those tiles give 2 to 2.7 per SM with K of
+    // at most 2560, a multiple of 64: a ring of 44-49 KB fits three CTAs per SM, so the whole grid is resident. One-box
+    // tile / pick (32-row lead split, or stream-K), us at M = 1-16: 18432 x 1152 (288 tiles) 12.01-12.47 against
+    // 13.49-14.45, 0.86-0.89x (heuristic-twentyfourth-2a9250d.json, blind); 21888 x 2048 (342) 22.80-23.17 against
+    // 23.65-24.65, 0.94-0.96x (fourteenth-fbbcfa9); 22781 x 2560 (356) 27.92-29.27 against 28.51-31.08, 0.94-0.98x
+    // (twentythird-36a5aea). At K = 3072 the same tile lost: 16941 x 3072 (265) 1.08-1.12x, 18432 x 3072 (288) 1.06-1.08x
+    // (fifteenth-9bdc087, fourteenth-fbbcfa9), so K stops at 2560; K under 1152 and 2.7-3 tiles per SM (rule K's band,
+    // which starts at K = 1536) were not measured with it.
+    if (c.tile_m <= 16 && g.tiles > slots && 10 * int64_t{g.tiles} < 27 * int64_t{cut.sms} && cut.p.k >= 1152 &&
+        cut.p.k <= 2560 && cut.p.k % kStageK == 0) {
+      out->rows = 64, out->boxes = 1, out->stages = 4;
+      if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
+                        "give 2-2.7 per SM with K <= 2560 (session 42)";
+    }
     return true;
   }
   // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid is stream-K's (one part per
