@@ -63,7 +63,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_seventeenth:tp1", "model:heldout_eighteenth:tp1",
                                         "model:heldout_nineteenth:tp1", "model:heldout_twentieth:tp1",
                                         "model:heldout_twentyfirst:tp1", "model:heldout_twentysecond:tp1",
-                                        "model:heldout_twentythird:tp1", "model:heldout_twentyfourth:tp1"};
+                                        "model:heldout_twentythird:tp1", "model:heldout_twentyfourth:tp1",
+                                        "model:heldout_twentyfifth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -237,6 +238,15 @@ TEST(Heldout, TwentyThirdSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // cluster's fit and the lead split's 5-stage ring; 14 with N % 8 != 0, 16 with K % 64 != 0.
 TEST(Heldout, TwentyFourthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentyfourth:tp1");
+}
+
+// Set twenty-five (session 42), written blind at 8aba384 by a helper that read no measurement: 32 shapes, 16 real decode
+// projections no earlier set used (lm_heads of Llama-3.1-8B TP4, Llama-3.1-70B TP16, Qwen3-8B TP8, Mistral-7B TP4 and
+// Gemma-3-27B TP16; gate_up, down and qkv of Qwen2.5-32B, Qwen2.5-72B, Qwen3-32B, Gemma-3-12B / 27B, Mistral-Large-2,
+// Command A and DeepSeek-V2-Lite at TP 1-16, one of them a routed expert) and 16 synthetic odd.* sizes in eight pairs across
+// the edges of rules R, S (2.7 tiles per SM, K 1152 and 2560), N, O, P / G and K / Q; 13 with N % 8 != 0, 4 with K % 64 != 0.
+TEST(Heldout, TwentyFifthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twentyfifth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
