@@ -379,13 +379,14 @@ TEST(StructuralPick, NarrowLongKStreamKAtOneCtaPerSmAtOneOrTwoTokens) {
 // stages, 0.97x). The counter-examples: 8 stages per CTA keep the fours' 3-stage ring (4000 x 4096: twos 1.05x the
 // time), as do clusters of eight (2048 x 16384: fours 1.19x), the few-stage rings (2560 x 1024) and the 64-token tile.
 // Since session 35 (rule F) the twos at M = 5-16 are on 32-row tiles with an 8-stage ring (4002 x 8192 and the others
-// here; test NewRulesOfSessionThirtyFive).
+// here; test NewRulesOfSessionThirtyFive), and since session 42 (rule T) those 32-row tiles are the lead split of lead 9
+// on the same ring instead of clusters of two.
 TEST(StructuralPick, FilledClustersOfFourWithLongKHalve) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {5, 4002, 8192, "tma_m8_r32_b2_s8_x2"},    {16, 4002, 8192, "tma_m16_r32_b2_s8_x2"},
-      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {8, 4096, 12288, "tma_m8_r32_b2_s8_x2"},
-      {8, 3840, 5120, "tma_m8_r32_b2_s8_x2"},
+      {5, 4002, 8192, "tma_m8_r32_b2_s8_c2_d9"},    {16, 4002, 8192, "tma_m16_r32_b2_s8_c2_d9"},
+      {24, 4002, 8192, "tma_m32_r64_b2_s4_x2"},  {8, 4096, 12288, "tma_m8_r32_b2_s8_c2_d9"},
+      {8, 3840, 5120, "tma_m8_r32_b2_s8_c2_d9"},
       // Counter-examples.
       {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},    {16, 3840, 2560, "tma_m16_r64_b2_s3_x4"},
       {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},   {4, 2560, 1024, "tma_m8_r64_b2_s3_x4"},
@@ -406,7 +407,7 @@ TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens
       {1, 4002, 5120, "tma_m8_r64_b2_s4_c2_d6"},  {4, 4002, 5120, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 4096, 10240, "tma_m8_r64_b2_s4_c2_d6"}, {3, 4002, 8192, "tma_m8_r64_b2_s4_c2_d6"},
       // Counter-examples.
-      {5, 4002, 5120, "tma_m8_r32_b2_s8_x2"},     {5, 4096, 10240, "tma_m8_r32_b2_s8_x2"},
+      {5, 4002, 5120, "tma_m8_r32_b2_s8_c2_d9"},     {5, 4096, 10240, "tma_m8_r32_b2_s8_c2_d9"},
       {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},     {1, 2048, 16384, "tma_m8_r64_b2_s3_x8"},
   });
   expect_rule_note(h200, "the 64-row lead split at M <= 4, not clusters of two", "lead split at M <= 4",
@@ -671,9 +672,9 @@ TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
       {1, 12288, 12288, "tma_m8_r32_b2_s4_c2_d6"}, {8, 12672, 5120, "tma_m8_r32_b2_s4_c2_d6"},
       // ... not past 3 per SM (12800: 400 tiles of 32), below 2.6 (10752 x 5376: 336), nor at K <= 3072.
       {8, 12800, 4096, "tma_m8_r64_b2_s4_c2_u1"},  {8, 10752, 5376, "tma_m8_r64_b2_s4_c2_u1"},
-      // F: rule 2's band at M = 5-16, clusters of two on 32-row tiles with an 8-stage ring; M <= 4 keeps rule C's lead
-      // split, the 32-token tile the 64-row twos.
-      {5, 4096, 5504, "tma_m8_r32_b2_s8_x2"},      {16, 3968, 14848, "tma_m16_r32_b2_s8_x2"},
+      // F: rule 2's band at M = 5-16, 32-row tiles with an 8-stage ring (clusters of two until session 42, the lead
+      // split of lead 9 since: rule T); M <= 4 keeps rule C's lead split, the 32-token tile the 64-row twos.
+      {5, 4096, 5504, "tma_m8_r32_b2_s8_c2_d9"},      {16, 3968, 14848, "tma_m16_r32_b2_s8_c2_d9"},
       {4, 4096, 5504, "tma_m8_r64_b2_s4_c2_d6"},   {24, 4002, 5120, "tma_m32_r64_b2_s4_x2"},
       // A 3-stage ring at the 8-token tile for clusters of CTAs between 7/8 of the SMs and the SMs with <= 4 stages
       // each (128 CTAs: 2048 x 1408 in fours, 1024 x 3072 in eights); M = 12-16 and 96 CTAs (768 x 4096) keep 4.
@@ -707,7 +708,7 @@ TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
   // grid from the older short-K rule, not from rule E.
   expect_rule_note(h200, "one CTA per 32-row tile, not stream-K", "one CTA per 32-row tile",
                    {{3, 12288, 5120}}, {{8, 12800, 4096}, {8, 10752, 5376}, {8, 11520, 3072}});
-  expect_rule_note(h200, "clusters of two on 32-row tiles with an 8-stage ring", "8-stage ring",
+  expect_rule_note(h200, "the lead split of 32-row tiles with an 8-stage ring", "8-stage ring",
                    {{5, 4096, 5504}, {16, 3968, 14848}}, {{4, 4096, 5504}, {24, 4002, 5120}});
   expect_rule_note(h200, "one CTA per 64-row tile, not clusters of two", "not clusters of two",
                    {{24, 8004, 5120}, {64, 8004, 4096}}, {{48, 6300, 4096}});
@@ -720,10 +721,11 @@ TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {
   DeviceInfo half = tune::device_preset("h200");
   half.sms = 66;  // 132 two-per-SM slots: 33 row tiles x 4 (the cluster of 8 no longer fits) fill them with 14
-                  // stages each, so clusters of two on 32-row tiles with an 8-stage ring from M = 5 (sessions 33-35)
+                  // stages each, so 32-row tiles with an 8-stage ring from M = 5 (sessions 33-35), in the lead
+                  // split's two parts since session 42 (rule T)
   const Choice c = pick_on(half, 8, 2112, 7168);
-  EXPECT_EQ(c.config.name(), "tma_m8_r32_b2_s8_x2");
-  EXPECT_THAT(c.reason.str(), HasSubstr("66 row tiles of 32 x 2 cluster CTAs = 132 CTAs on 132 two-per-SM slots"));
+  EXPECT_EQ(c.config.name(), "tma_m8_r32_b2_s8_c2_d9");
+  EXPECT_THAT(c.reason.str(), HasSubstr("66 row tiles of 32 x 2 lead-split parts = 132 CTAs on 132 two-per-SM slots"));
   // ... and at M <= 4 the lead split's four parts per tile (session 34).
   EXPECT_THAT(pick_on(half, 1, 2112, 7168).reason.str(),
               HasSubstr("33 row tiles of 64 x 4 lead-split parts = 132 CTAs"));

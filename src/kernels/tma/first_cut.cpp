@@ -213,11 +213,19 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
     // one earlier sets measured, the 32-row twos were 1.13-1.26x (sets ten to sixteen). At M <= 4 the lead split
     // above was faster still (4002 x 5120: 0.87-0.91x the 64-row twos, the 32-row twos 0.92-0.93x); at 24-32
     // tokens the 8-stage ring does not fit twice.
-    if (p.m >= 5 && c.tile_m <= 16) c.rows = 32, c.stages = 8;
-    if (note) *note = c.rows == 32 ? "clusters of two on 32-row tiles with an 8-stage ring, not of four on 3, where "
-                                     "fours fill the slots with 10+ stages each (session 35)"
-                                   : "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots "
-                                     "with 10+ stages each (session 33)";
+    // Session 42 (rule T): the same 32-row tiles and 8-stage ring as the lead split of lead 9 (two parts per tile,
+    // as many CTAs) instead of clusters of two. At every point where rule F's twos were measured beside it, the lead
+    // split was faster (its time / the twos', M = 5-16): 4096 x 5120 0.91-0.92x (heuristic-twentyfourth-2a9250d.json),
+    // 3900 x 5000 0.94-0.98x (twentythird-36a5aea), 4096 x 10944 and 4096 x 11520 0.96-0.97x (twentysecond-d02342d);
+    // leads 6 and 12 were within 1-3% of lead 9 on the same points (lead 12 1.00x on 3900 x 5000 at M = 8-16).
+    if (p.m >= 5 && c.tile_m <= 16) {
+      c.cluster = 0, c.ctas_per_sm = 2, c.lead = lead < 0 ? 9 : lead, c.rows = 32, c.stages = 8;
+      if (note) *note = "the lead split of 32-row tiles with an 8-stage ring, not clusters of four on 3, where fours "
+                        "fill the slots with 10+ stages each (sessions 35, 42)";
+      return c;
+    }
+    if (note) *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with 10+ stages "
+                      "each (session 33)";
     return c;
   }
   // Session 35 (rule G): at token tiles 32 and 64, where the 64-row tiles alone give nine tenths of the SMs or more,
