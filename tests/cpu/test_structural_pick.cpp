@@ -204,9 +204,10 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 }
 
 // Session 42, rule R (held-out set twenty-four on the H200): above 16 tokens, where only y rows that are not 16-byte
-// aligned reach the structural pick, a narrow grid of two or more row tiles keeps the first cut's cluster of eight
-// (150 x 3504 and 255 x 15992: 0.60-0.81x the scored pick's time at M = 24-64). Up to 16 tokens, and on one row tile at
-// any M, the exclusion above still leaves the point to the scored families.
+// aligned reach the structural pick, a narrow grid of two or more row tiles of at most 256 KiB per CTA keeps the first
+// cut's cluster of eight (150 x 3504 and 255 x 15992: 0.60-0.81x the scored pick's time at M = 24-64). Up to 16 tokens,
+// on one row tile at any M, and past 256 KiB per CTA, the exclusion above still leaves the point to the scored families
+// (aligned rows never reach it above 16 tokens).
 TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEight) {
   const DeviceInfo h200 = tune::device_preset("h200");
   Config pick;
@@ -220,15 +221,18 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
             << n << "x" << k << " m=" << m << ": " << why;
     }
   for (int64_t m : {24, 64}) {
-    EXPECT_FALSE(tma::structural_pick(Problem{m, 60, 16384, DType::BF16}, h200, &pick, &why)) << "m=" << m << ": " << why;
-    EXPECT_FALSE(tma::structural_pick(Problem{m, 1024, 2560, DType::BF16}, h200, &pick, &why)) << "aligned, m=" << m;
+    EXPECT_FALSE(tma::structural_pick(Problem{m, 60, 16384, DType::BF16}, h200, &pick, &why))
+        << "m=" << m << ": " << why;
+    // More than 256 KiB of weights per CTA (100 x 65536: 16 CTAs of 800 KiB), beyond what was measured.
+    EXPECT_FALSE(tma::structural_pick(Problem{m, 100, 65536, DType::BF16}, h200, &pick, &why))
+        << "m=" << m << ": " << why;
   }
 }
 
 // Session 42, rule S: rule K's one-box 64-row tiles also at 2 to 2.7 tiles per SM where K <= 2560 is a multiple of 64
-// (18432 x 1152: 0.86-0.89x the 32-row lead split, set twenty-four; 21888 x 2048 and 22781 x 2560 0.94-0.98x); at
-// K = 3072 the 32-row lead split stays (16941 and 18432 x 3072: the one-box tile 1.06-1.12x), and so does a K that is not
-// a multiple of 64.
+// (18432 x 1152: 0.86-0.89x the 32-row lead split, set twenty-four; 21888 x 2048 and 22781 x 2560 0.94-0.98x); at K =
+// 3072 the 32-row lead split stays (16941 and 18432 x 3072: the one-box tile 1.06-1.12x), and so does a K that is not a
+// multiple of 64.
 TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
   for (int64_t m : {1, 5, 8}) {
@@ -240,16 +244,20 @@ TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages
     EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr("(session 42)")));
   }
   expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"}});
-  // Fewer 64-row tiles than slots (14336 x 1792: 224) keep the two-box tiles of session 16.
-  EXPECT_THAT(pick_on(h200, 8, 14336, 1792).reason.str(), ::testing::Not(HasSubstr("(session 42)")));
+  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out; K = 1152 in, 1088 out; K not a multiple of 64
+  // (1160) out; fewer 64-row tiles than slots (14336 x 1792: 224) keep the two-box tiles of session 16.
+  EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr("(session 42)"));
+  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 1088}, {1, 18432, 1160}, {8, 14336, 1792}})
+    EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr("(session 42)")))
+        << out.n << "x" << out.k;
 }
 
 // Session 16's three rules from held-out set nine's first run (581d850; docs/tuning.md "Session 16"), each with the
 // neighbour it must leave alone. Where a pick changed, the old one lost by 22-42% there:
 //  - short K and no cluster: 64-row tiles where they fill three quarters of the two-per-SM slots and no more (14336 x
 //    1792: 224 tiles, 13.3 us against 18.2 in 32-row tiles), 32-row ones below (9728 x 896: 152 tiles) and above
-//    (20000 x 1536: 313 tiles, where 64 rows of two boxes lost 24-27% against 32 rows' 10-13% in set ten; one-box 64-row
-//    tiles took it in session 42, rule S);
+//    (20000 x 1536: 313 tiles, where 64 rows of two boxes lost 24-27% against 32 rows' 10-13% in set ten;
+//    one-box 64-row tiles took it in session 42, rule S);
 //  - the band's 32-row clusters: of two where four would put more than 2.75 CTAs on an SM (3072 x 12288: 384 CTAs;
 //    20.8 us in twos against 28.0 in fours at M = 3-8), of four below that (2816 x 4096: 352, the best measured);
 //  - a cluster's ring: 3 stages where some SMs hold two CTAs of at most 4 stages each (1280 x 2048: 160 CTAs of 2
@@ -264,7 +272,8 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 14336, 1792, "tma_m8_r64_b2_s4_c2_d6"}, {16, 14336, 1792, "tma_m16_r64_b2_s4_c2_d6"},
-      {1, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},   {1, 20000, 1536, "tma_m8_r64_b1_s4_c2_d6"},  // rule S since session 42
+      {1, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 20000, 1536, "tma_m8_r64_b1_s4_c2_d6"},  // rule S since session 42
       {4, 3072, 12288, "tma_m8_r32_b2_s4_x2"},
       {16, 3072, 12288, "tma_m16_r32_b2_s4_x2"},  {4, 2560, 10240, "tma_m8_r32_b2_s4_x4"},
       {4, 2816, 4096, "tma_m8_r32_b2_s4_x4"},
@@ -379,8 +388,8 @@ TEST(StructuralPick, NarrowLongKStreamKAtOneCtaPerSmAtOneOrTwoTokens) {
 // stages, 0.97x). The counter-examples: 8 stages per CTA keep the fours' 3-stage ring (4000 x 4096: twos 1.05x the
 // time), as do clusters of eight (2048 x 16384: fours 1.19x), the few-stage rings (2560 x 1024) and the 64-token tile.
 // Since session 35 (rule F) the twos at M = 5-16 are on 32-row tiles with an 8-stage ring (4002 x 8192 and the others
-// here; test NewRulesOfSessionThirtyFive), and since session 42 (rule T) those 32-row tiles are the lead split of lead 9
-// on the same ring instead of clusters of two.
+// here; test NewRulesOfSessionThirtyFive), and since session 42 (rule T) those 32-row tiles are the lead split of lead
+// 9 on the same ring instead of clusters of two.
 TEST(StructuralPick, FilledClustersOfFourWithLongKHalve) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -417,12 +426,13 @@ TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens
               HasSubstr("63 row tiles of 64 x 4 lead-split parts = 252 CTAs"));
 }
 
-// Session 33, rule 4 (the rule's own data, all reports): where no cluster fits and K is at most 3072, 64-row tiles
-// that give 1.5x the two-per-SM slots or more (396+ on H200, under 128 MiB) are one CTA per 64-row tile, not per 32-row
-// tile (32768 x 1024: 18.87-20.35 us -> 16.71-17.71 at M = 1-16; 51866 x 1280 0.89-0.94x; 25600 x 2048, 400 tiles,
+// Session 33, rule 4 (the rule's own data, all reports): where no cluster fits and K is at most 3072, 64-row tiles that
+// give 1.5x the two-per-SM slots or more (396+ on H200, under 128 MiB) are one CTA per 64-row tile, not per 32-row tile
+// (32768 x 1024: 18.87-20.35 us -> 16.71-17.71 at M = 1-16; 51866 x 1280 0.89-0.94x; 25600 x 2048, 400 tiles,
 // 0.93-0.96x). The counter-examples keep their 32-row tiles: 9001 x 1024 (141); 21888 x 2048 (342 tiles of 64; the
-// two-box 64-row split 1.04-1.06x) takes rule S's one-box 64-row tiles since session 42; from 128 MiB on stream-K as before (65536 x 1024). 24576 x 1536 (384) is rule K's
-// since session 37 (one-box 64-row tiles, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident).
+// two-box 64-row split 1.04-1.06x) takes rule S's one-box 64-row tiles since session 42; from 128 MiB on stream-K as
+// before (65536 x 1024). 24576 x 1536 (384) is rule K's since session 37 (one-box 64-row tiles,
+// WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident).
 TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -464,13 +474,14 @@ TEST(StructuralPick, FilledClustersOfFourWithFewStagesHalveOnAFourStageRing) {
 }
 
 // Session 37, rule J (sets thirteen, fourteen and eighteen): clusters of eight with at most 3 stages per CTA on more
-// than 1.25 CTAs per SM (over 165 on H200) halve to fours on a 4-stage ring at M <= 16 (1920 x 2560: 3.86-4.34 us against
-// 4.75-5.25; 1514 x 3072 0.91-0.99x, 2048 x 3072 0.93-0.95x). The lines: 160 CTAs (1280 x 3072, fours 7-30% slower) and
-// 144 (1152 x 3072) keep the eights, as do 25 stages per tile (2048 x 3200), 4 stages per CTA (2048 x 4096, fours
-// 1.03-1.09x) and the 32-token tile (on rows that are not 16-byte aligned, where the first cut is the pick above M = 16).
-// Session 41, rule N (set twenty-three): the line moves to 1.4 CTAs per SM (over 184 on H200): 1350 x 3000 (176 CTAs)
-// ran the eights 1.22-1.29x faster than the fours at M = 1-16 (3.61-4.12 us against 4.45-5.25). 184 CTAs (1472 x 3072)
-// keep the eights, 192 (1473 x 3072) halve; at most 2 stages per CTA (1344 x 2048, 168 CTAs) still halve at 1.25.
+// than 1.25 CTAs per SM (over 165 on H200) halve to fours on a 4-stage ring at M <= 16 (1920 x 2560: 3.86-4.34 us
+// against 4.75-5.25; 1514 x 3072 0.91-0.99x, 2048 x 3072 0.93-0.95x). The lines: 160 CTAs (1280 x 3072, fours 7-30%
+// slower) and 144 (1152 x 3072) keep the eights, as do 25 stages per tile (2048 x 3200), 4 stages per CTA (2048 x 4096,
+// fours 1.03-1.09x) and the 32-token tile (on rows that are not 16-byte aligned, where the first cut is the pick above
+// M = 16). Session 41, rule N (set twenty-three): the line moves to 1.4 CTAs per SM (over 184 on H200): 1350 x 3000
+// (176 CTAs) ran the eights 1.22-1.29x faster than the fours at M = 1-16 (3.61-4.12 us against 4.45-5.25). 184 CTAs
+// (1472 x 3072) keep the eights, 192 (1473 x 3072) halve; at most 2 stages per CTA (1344 x 2048, 168 CTAs) still halve
+// at 1.25.
 TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -517,9 +528,9 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   EXPECT_EQ(pick_on(h200, 24, 24577, 4096).config.family, Family::Tma) << "the first cut must be the pick here";
 }
 
-// Session 41, rule Q (sets twenty-two and twenty-three): rule K at the 32-token tile too, on y rows that are not 16-byte
-// aligned (22790 x 2560 at M = 24 / 32: 29.69 / 30.18 us against stream-K's 33.06 / 33.63; 25247 x 2048 0.84-0.86x). The
-// lines: 356 tiles (22781 x 2560), K % 64 != 0 (24003 x 4040) and the 64-token tile keep stream-K.
+// Session 41, rule Q (sets twenty-two and twenty-three): rule K at the 32-token tile too, on y rows that are not
+// 16-byte aligned (22790 x 2560 at M = 24 / 32: 29.69 / 30.18 us against stream-K's 33.06 / 33.63; 25247 x 2048
+// 0.84-0.86x). The lines: 356 tiles (22781 x 2560), K % 64 != 0 (24003 x 4040) and the 64-token tile keep stream-K.
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAtThirtyTwoTokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {

@@ -204,26 +204,27 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
                         "stages each (session 34)";
       return c;
     }
-    c.cluster = 2, c.stages = 4;
-    // Session 35 (rule F): at M = 5-16, clusters of two on 32-row tiles (as many CTAs, each with half the rows and
-    // the same K) on an 8-stage ring (107 KB at the 16-token tile, two per SM). On all five band shapes where it
-    // was measured it beat the 64-row twos at every M = 5-16 (us; heuristic-twentyfirst-2720553.json): 4096 x 5504
-    // 12.61-13.22 against 13.82-14.58 (0.91-0.92x), 4096 x 6400 0.92-0.93x, 3968 x 14848 0.95-0.96x; 4002 x 5120
-    // 0.89-0.91x (twentieth-e5e10d2), 4096 x 10240 0.94-0.96x (nineteenth-d6706fb). With a 3-stage ring, the only
-    // one earlier sets measured, the 32-row twos were 1.13-1.26x (sets ten to sixteen). At M <= 4 the lead split
-    // above was faster still (4002 x 5120: 0.87-0.91x the 64-row twos, the 32-row twos 0.92-0.93x); at 24-32
-    // tokens the 8-stage ring does not fit twice.
-    // Session 42 (rule T): the same 32-row tiles and 8-stage ring as the lead split of lead 9 (two parts per tile,
-    // as many CTAs) instead of clusters of two. At every point where rule F's twos were measured beside it, the lead
-    // split was faster (its time / the twos', M = 5-16): 4096 x 5120 0.91-0.92x (heuristic-twentyfourth-2a9250d.json),
-    // 3900 x 5000 0.94-0.98x (twentythird-36a5aea), 4096 x 10944 and 4096 x 11520 0.96-0.97x (twentysecond-d02342d);
-    // leads 6 and 12 were within 1-3% of lead 9 on the same points (lead 12 1.00x on 3900 x 5000 at M = 8-16).
+    // Session 35 (rule F): at M = 5-16, 32-row tiles (as many CTAs as the 64-row twos, each with half the rows and the
+    // same K) on an 8-stage ring (107 KB at the 16-token tile, two per SM), then in clusters of two. On all five band
+    // shapes where those were measured they beat the 64-row twos at every M = 5-16 (us; heuristic-twentyfirst-
+    // 2720553.json): 4096 x 5504 12.61-13.22 against 13.82-14.58 (0.91-0.92x), 4096 x 6400 0.92-0.93x, 3968 x 14848
+    // 0.95-0.96x; 4002 x 5120 0.89-0.91x (twentieth-e5e10d2), 4096 x 10240 0.94-0.96x (nineteenth-d6706fb). With a
+    // 3-stage ring, the only one earlier sets measured, the 32-row twos were 1.13-1.26x (sets ten to sixteen). At M <=
+    // 4 the lead split above was faster still (4002 x 5120: 0.87-0.91x the 64-row twos, the 32-row twos 0.92-0.93x); at
+    // 24-32 tokens the 8-stage ring does not fit twice. Session 42 (rule T): those 32-row tiles and 8-stage ring as the
+    // lead split of lead 9 (two parts per tile, as many CTAs) instead of clusters of two. At every point where rule F's
+    // twos were measured beside it, the lead split was faster (its time / the twos', M = 5-16): 4096 x 5120 0.91-0.92x
+    // (heuristic-twentyfourth-2a9250d.json), 3900 x 5000 0.94-0.98x (twentythird-36a5aea), 4096 x 10944 and 4096 x
+    // 11520 0.96-0.97x (twentysecond-d02342d). On the same points lead 6 was within 2% of lead 9 either way and lead 12
+    // up to 4% slower (3900 x 5000 at M = 12). (A lead asked for by the step's knob never reaches here: the 32-row lead
+    // split at the top of first_cut_config takes every shape of this band first.)
     if (p.m >= 5 && c.tile_m <= 16) {
-      c.cluster = 0, c.ctas_per_sm = 2, c.lead = lead < 0 ? 9 : lead, c.rows = 32, c.stages = 8;
+      c.cluster = 0, c.ctas_per_sm = 2, c.lead = 9, c.rows = 32, c.boxes = 2, c.stages = 8;
       if (note) *note = "the lead split of 32-row tiles with an 8-stage ring, not clusters of four on 3, where fours "
                         "fill the slots with 10+ stages each (sessions 35, 42)";
       return c;
     }
+    c.cluster = 2, c.stages = 4;
     if (note) *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with 10+ stages "
                       "each (session 33)";
     return c;
@@ -356,10 +357,10 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // tile / pick (32-row lead split, or stream-K), us at M = 1-16: 18432 x 1152 (288 tiles) 12.01-12.47 against
     // 13.49-14.45, 0.86-0.89x (heuristic-twentyfourth-2a9250d.json, blind); 21888 x 2048 (342) 22.80-23.17 against
     // 23.65-24.65, 0.94-0.96x (fourteenth-fbbcfa9); 22781 x 2560 (356) 27.92-29.27 against 28.51-31.08, 0.94-0.98x
-    // (twentythird-36a5aea). At K = 3072 the same tile lost: 16941 x 3072 (265) 1.08-1.12x, 18432 x 3072 (288) 1.06-1.08x
-    // (fifteenth-9bdc087, fourteenth-fbbcfa9), so K stops at 2560; K under 1152 and 2.7-3 tiles per SM (rule K's band,
-    // which starts at K = 1536) were not measured with it.
-    if (c.tile_m <= 16 && g.tiles > slots && 10 * int64_t{g.tiles} < 27 * int64_t{cut.sms} && cut.p.k >= 1152 &&
+    // (twentythird-36a5aea). At K = 3072 the same tile lost: 16941 x 3072 (265) 1.08-1.12x, 18432 x 3072 (288)
+    // 1.06-1.08x (fifteenth-9bdc087, fourteenth-fbbcfa9), so K stops at 2560; K under 1152 and 2.7-3 tiles per SM (rule
+    // K's band, which starts at K = 1536) were not measured with it.
+    if (g.tiles > slots && 10 * int64_t{g.tiles} < 27 * int64_t{cut.sms} && cut.p.k >= 1152 &&
         cut.p.k <= 2560 && cut.p.k % kStageK == 0) {
       out->rows = 64, out->boxes = 1, out->stages = 4;
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "

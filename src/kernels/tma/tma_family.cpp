@@ -112,13 +112,17 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // at M <= 4, 48 x 8192 at M <= 2; sets two to four), and on 16 x 6144 at M = 4 every tma config measured lost to the
   // stage ring's 2.38 (heuristic-train-fourth-9d9b7ef.json).
   const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;
-  // Session 42 (rule R): not above 16 tokens (misaligned y rows only, see above) on two or more row tiles. There the
-  // first cut's cluster of eight took 0.60-0.81x the scored pick's time on both such shapes of held-out set twenty-four
-  // (H200, 2a9250d: 150 x 3504 at M = 24-64 3.80-5.77 us against bulk 4.82-4.89 and cuBLASLt 8.15-8.32; 255 x 15992
-  // 8.70-12.89 against bulk 12.66-14.89 and cuBLASLt 19.44-20.54), where up to M = 8 the scored bulk family is
-  // 0.58-0.90x the cluster's and at M = 12-16 the two are within 14% either way. One-tile shapes keep the exclusion (the
-  // cluster's CTAs outrun their ring there at M <= 16: above), unmeasured at M > 16.
-  const bool narrow_wide_tokens = p.m > 16 && g.tiles >= 2;
+  // Session 42 (rule R): not above 16 tokens (misaligned y rows only, see above) on two or more row tiles with at most
+  // 256 KiB of weights per CTA. There the first cut's cluster of eight took 0.60-0.81x the scored pick's time on the
+  // three such shapes of held-out set twenty-four (H200, 2a9250d: 150 x 3488 / 3504 at M = 24-64 3.77-5.77 us against
+  // bulk 4.82-4.89 and cuBLASLt 8.15-8.32; 255 x 15992, 249 KiB per CTA, 8.70-12.89 against bulk 12.66-14.89 and
+  // cuBLASLt 19.44-20.54), where up to M = 8 the scored bulk family is 0.58-0.90x the cluster's and at M = 12-16 the
+  // two are within 14% either way. On an H100 the same pick was the best measured at 17 of 20 points of five older
+  // shapes (250-253 x 4096-16384, 100 x 5128) and 1.1-2.4x faster than cuBLASLt (docs/tuning.md "Session 42").
+  // Unmeasured: M = 17-23, more than 256 KiB per CTA, and one-tile shapes, which keep the exclusion (the cluster's CTAs
+  // outrun their ring there at M <= 16: above).
+  const bool narrow_wide_tokens =
+      p.m > 16 && g.tiles >= 2 && p.weight_bytes() <= g.ctas * (int64_t{256} << 10);
   if (g.ctas < dev.sms / 4 && !narrow_wide_tokens &&
       (p.weight_bytes() >= (int64_t{1} << 20) || stages_per_cta > first.stages))
     return false;

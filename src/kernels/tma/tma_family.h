@@ -26,7 +26,8 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   alone 0.3-0.6 us faster per call on 2112, 1536 and 3648 x 7168 at M = 1-8, but the whole step with it was 6.6%
 //   slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9 alike; step-lead*-38281141.json);
 // - at M <= 16 where 64-row tiles number 2.7 to 3 per SM and K is 1536-10240 (a multiple of 64), one CTA per tile of
-//   one box per stage on a 4-stage ring, the whole grid resident (rule K, session 37: 23040-25256 rows);
+//   one box per stage on a 4-stage ring, the whole grid resident (rule K, session 37: 23040-25256 rows), and the
+//   same at 2 to 2.7 per SM where K is 1152-2560 (rule S, session 42);
 // - otherwise 64-row tiles and, under 128 MiB of weights, split-K by the largest cluster (8, 4, 2) whose clusters
 //   all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the 64-token tile; 4 stages, 3 when the grid
 //   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each; where clusters
@@ -57,14 +58,14 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   (session 17);
 // - otherwise stream-K over two CTAs per SM.
 // Session 35 (rules E-I, fitted offline to the recorded held-out sets; docs/tuning.md "Session 35"): one CTA per 32-row
-// tile where those give 2.6-3 CTAs per SM and K > 3072 (E); clusters of two on 32-row tiles with an 8-stage ring at M =
-// 5-16 where rule 2 halves filled fours (F); one CTA per 64-row tile at 32-64 tokens where the tiles fill nine tenths
-// of the SMs (G), and at the 32-token tile on 1.5x the slots or more (H); stream-K at one CTA per SM at the 64-token
-// tile in rule 1's band (I), and rule A there only from 15 row tiles; a 3-stage ring at the 8-token tile for clusters
-// of 7/8 of the SMs or more with <= 4 stages each; the lead split's 5-stage ring also for halves of 4+ and thirds of 6+
-// stages. Session 39 (rule M): one CTA per 64-row tile at 32-64 tokens also where clusters of two or four fill the
-// two-per-SM slots with K <= 4096. With note, the rules of session 33 on name themselves there (one line; empty where
-// none fired), for the structural pick's reason.
+// tile where those give 2.6-3 CTAs per SM and K > 3072 (E); 32-row tiles with an 8-stage ring at M = 5-16 where rule 2
+// halves filled fours (F; in clusters of two until session 42, the lead split of lead 9 since: rule T); one CTA per
+// 64-row tile at 32-64 tokens where the tiles fill nine tenths of the SMs (G), and at the 32-token tile on 1.5x the
+// slots or more (H); stream-K at one CTA per SM at the 64-token tile in rule 1's band (I), and rule A there only from
+// 15 row tiles; a 3-stage ring at the 8-token tile for clusters of 7/8 of the SMs or more with <= 4 stages each; the
+// lead split's 5-stage ring also for halves of 4+ and thirds of 6+ stages. Session 39 (rule M): one CTA per 64-row tile
+// at 32-64 tokens also where clusters of two or four fill the two-per-SM slots with K <= 4096. With note, the rules of
+// session 33 on name themselves there (one line; empty where none fired), for the structural pick's reason.
 Config first_cut_config(const Problem& p, int sms, int lead = -1, std::string* note = nullptr);
 
 // The grid a config launches on p with sms SMs: clusters (x1: one CTA per row tile over the whole K), the lead split or
@@ -74,7 +75,8 @@ Grid launch_grid(const Config& c, const Problem& p, int sms);
 // The heuristic's pick of the family (issue 18): the first cut at M <= 16 on sm_90, with a reason naming the grid it
 // gives (row tiles, the split, CTAs against two-per-SM slots, weight bytes per CTA). False where that grid has fewer
 // CTAs than a quarter of the SMs and 1 MiB or more of weights, or less but more K stages per CTA than its ring holds
-// (narrow rows; one-tile shapes such as 1 x 8192 and 24 x 16384: tma_family.cpp), and at M > 16 where y's rows are
+// (narrow rows; one-tile shapes such as 1 x 8192 and 24 x 16384: tma_family.cpp; above 16 tokens, two or more row
+// tiles of at most 256 KiB per CTA keep the pick: rule R, session 42), and at M > 16 where y's rows are
 // 16-byte aligned: there the 32- and 64-token tiles lose to cuBLASLt alone on every Kimi-K3 TP8 shape but two (M = 32,
 // best of ~205 configs each: 2112 x 7168 12.88 vs 12.53 us, 7168 x 1536 9.22 vs 8.06; 3648 x 7168 17.25 vs 18.48;
 // tune at 9d9b7ef) and in the whole step (0.86 and 0.65 of cuBLASLt at M = 32 and 64, docs/step.md), so the scored
