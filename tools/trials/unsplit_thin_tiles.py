@@ -6,9 +6,15 @@ answer (src/backends/cuda/cublaslt_unsplit.h) against the extended one, points c
 within 5% of the point's best. Tiles' shapes from the toolkit's cublasLt.h. Run from the repo root:
     python3 tools/trials/unsplit_thin_tiles.py
 """
-import json,glob,re,sys
-IDENT=re.compile(r"cublaslt_id\d+_t(\d+)_s\d+_k(-?\d+)_")
-tiles={int(m[3]):(int(m[1]),int(m[2])) for m in re.finditer(r"CUBLASLT_MATMUL_TILE_(\d+)x(\d+)\s*=\s*(\d+)",open('/usr/local/cuda/include/cublasLt.h').read())}
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from heuristic_rescore import IDENTITY as IDENT, tile_shapes  # noqa: E402  the rescorer's reading of identities and tiles
+
+tiles = tile_shapes("/usr/local/cuda/include/cublasLt.h")
 def answers(row):
     by={c['config']:c for c in row.get('candidates',[])}
     out=[]

@@ -31,6 +31,13 @@ struct Cut {
     c.stages = short_rows && !many_tiles ? 6 : 4;
     return c;
   }
+  // One CTA per 64-row tile over the whole K, one 64-wide box per stage on a 4-stage ring (44-49 KB at token tiles
+  // 8-16: three CTAs per SM, so grids of up to three tiles per SM are resident at once): rules K and S.
+  Config one_box_tiles() {
+    lead_split(false, true);
+    c.boxes = 1, c.stages = 4;
+    return c;
+  }
 };
 
 // Session 41 (rule O): K over 1024 and not a multiple of 64 at M >= 2, where one CTA per 32-row tile lost to stream-K
@@ -219,7 +226,8 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
     // up to 4% slower (3900 x 5000 at M = 12). (A lead asked for by the step's knob never reaches here: the 32-row lead
     // split at the top of first_cut_config takes every shape of this band first.)
     if (p.m >= 5 && c.tile_m <= 16) {
-      c.cluster = 0, c.ctas_per_sm = 2, c.lead = 9, c.rows = 32, c.boxes = 2, c.stages = 8;
+      cut.lead_split(true, true);
+      c.lead = 9, c.stages = 8;
       if (note) *note = "the lead split of 32-row tiles with an 8-stage ring, not clusters of four on 3, where fours "
                         "fill the slots with 10+ stages each (sessions 35, 42)";
       return c;
@@ -351,7 +359,6 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     if (short_rows && misaligned_k_rows(cut.p)) return false;
     if (medium_k && many_wide_tiles && note)
       *note = "one CTA per 64-row tile, not 32-row, where the 64-row tiles give 1.5x the slots or more (session 33)";
-    *out = cut.lead_split(short_rows, true);
     // Session 42 (rule S): rule K's one-box 64-row tiles (below) also where those tiles give 2 to 2.7 per SM with K of
     // at most 2560, a multiple of 64: a ring of 44-49 KB fits three CTAs per SM, so the whole grid is resident. One-box
     // tile / pick (32-row lead split, or stream-K), us at M = 1-16: 18432 x 1152 (288 tiles) 12.01-12.47 against
@@ -362,10 +369,12 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // K's band, which starts at K = 1536) were not measured with it.
     if (g.tiles > slots && 10 * int64_t{g.tiles} < 27 * int64_t{cut.sms} && cut.p.k >= 1152 &&
         cut.p.k <= 2560 && cut.p.k % kStageK == 0) {
-      out->rows = 64, out->boxes = 1, out->stages = 4;
+      *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
                         "give 2-2.7 per SM with K <= 2560 (session 42)";
+      return true;
     }
+    *out = cut.lead_split(short_rows, true);
     return true;
   }
   // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid is stream-K's (one part per
@@ -480,11 +489,9 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   const int64_t tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 32 && p.k >= 1536 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
-    cut.lead_split(false, true);
-    cut.c.boxes = 1, cut.c.stages = 4;
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
                       "give 2.7-3 per SM (sessions 37, 41)";
-    return cut.c;
+    return cut.one_box_tiles();
   }
   if (p.weight_bytes() < (int64_t{128} << 20)) {
     cut.c.boxes = c.tile_m == 64 ? 1 : 2;
