@@ -4,6 +4,7 @@
 
 #include "kernels/family.h"
 #include "lab/result_row.h"
+#include "lab/tune_moves.h"
 #include "runtime/backends.h"
 
 #include <fnmatch.h>
@@ -158,16 +159,20 @@ std::string point_name(const TuneResult& r) {
          std::to_string(p.m);
 }
 
-void check_near_heuristic(std::optional<int> distance) {
+void check_candidate_choice(std::optional<int> distance, std::optional<int> moves) {
   SKINNYGEMM_CHECK(!distance || *distance >= 0,
                    "near-heuristic distance " << *distance << ": expected a number of name tokens >= 0");
+  SKINNYGEMM_CHECK(!moves || *moves >= 1,
+                   "moves " << *moves << ": expected the number of configs to time per point, >= 1 (the pick)");
+  SKINNYGEMM_CHECK(!distance || !moves, "near-heuristic distance " << *distance << " and moves " << *moves
+                                                                     << ": expected one way of choosing candidates");
 }
 
 void check_options(const TuneOptions& o) {
   SKINNYGEMM_CHECK(o.samples >= 1 && o.replays >= 1,
                    "samples " << o.samples << " and replays " << o.replays << " must both be >= 1");
   SKINNYGEMM_CHECK(o.margin >= 0 && o.margin < 1, "margin " << o.margin << " must be in [0, 1) (0.03 = 3%)");
-  check_near_heuristic(o.near_heuristic);
+  check_candidate_choice(o.near_heuristic, o.moves);
 }
 
 // TuneOptions::near_heuristic: the heuristic's pick, then those of `listed` (the kernels the globs name, and
@@ -217,8 +222,8 @@ int name_distance(const std::string& a, const std::string& b) {
 }
 
 std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, const std::string& globs,
-                                    std::optional<int> near_heuristic) {
-  check_near_heuristic(near_heuristic);
+                                    std::optional<int> near_heuristic, std::optional<int> moves) {
+  check_candidate_choice(near_heuristic, moves);
   const std::vector<std::string> patterns = split(globs, ',');
   // Every kernel family of the device (GPU: all but cpu and cublaslt, so a new family is tuned once listed).
   std::vector<Config> listed;
@@ -241,6 +246,7 @@ std::vector<Config> tune_candidates(const Problem& p, const DeviceInfo& dev, con
                                            << (dev.is_cpu ? "cpu_r*" : "tma_m8_*,bulk_m8_*,cublaslt*")
                                            << "; configs built only for the lab are not tuned)");
   if (near_heuristic) return near_heuristic_candidates(p, dev, listed, *near_heuristic);
+  if (moves) return move_candidates(p, dev, untuned_choice(p, dev).config, listed, *moves, kCandidateAlignment);
   // Only the smallest token tile of each family that holds M (among the configs the globs name): a larger
   // tile does the same streaming with more MMAs and x traffic (every H200 sweep of 2026-11-29: best m16 /
   // best m8 = 1.5x at M <= 8), and it cuts the candidates per point ~4x (docs/kernels.md). A glob that names
@@ -330,7 +336,7 @@ TuneResult tune_problem(const Problem& p, const TuneOptions& o) {
   check_options(o);
   const Backend backend = resolve_backend(o.backend);
   const DeviceInfo dev = device_info(backend);
-  const std::vector<Config> candidates = tune_candidates(p, dev, o.candidates, o.near_heuristic);
+  const std::vector<Config> candidates = tune_candidates(p, dev, o.candidates, o.near_heuristic, o.moves);
   SKINNYGEMM_CHECK(!candidates.empty(), "no candidate matching '" << o.candidates << "' supports " << p.str()
                                                                   << " on " << dev.signature());
   const MeasureFn& measure = o.measure ? o.measure : MeasureFn(bench_problem);
@@ -472,7 +478,7 @@ TuneSummary tune_into_table(const std::vector<models::Projection>& shapes, const
         if (o.progress) o.progress(ev);
         continue;
       }
-      ev.candidates = tune_candidates(ev.problem, dev, o.candidates, o.near_heuristic).size();
+      ev.candidates = tune_candidates(ev.problem, dev, o.candidates, o.near_heuristic, o.moves).size();
       if (o.progress) o.progress(ev);
       TuneResult r;
       try {

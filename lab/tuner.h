@@ -56,6 +56,9 @@ struct TuneOptions {
   // configs of its family at its token tile whose names differ from it in at most this many tokens (name_distance)
   // and match `candidates`, and on a GPU cuBLASLt. Unset: every candidate the globs name.
   std::optional<int> near_heuristic;
+  // Set (the quick tune; not with near_heuristic): per point the heuristic's pick, the first moves - 1 configs of its
+  // kind's ranked move list that the globs name and that run (lab/tune_moves.h), and on a GPU cuBLASLt's default.
+  std::optional<int> moves;
   int samples = 5;
   int replays = 20;
   // GPU: a kernel must be >= 3% faster than the best cuBLASLt algorithm (median); with refine (both backends), the
@@ -131,10 +134,12 @@ struct TuneSummary {
 };
 
 // The configs tune_problem measures for problem on device, in a fixed order (kernels, then cuBLASLt; with
-// near_heuristic the heuristic's pick first, so that a tie goes to it). near_heuristic as TuneOptions'.
-// Throws Error when the glob names no listed config of the device's families, or near_heuristic is negative.
+// near_heuristic or moves the heuristic's pick first, so that a tie goes to it). near_heuristic and moves as
+// TuneOptions'. Throws Error when the glob names no listed config of the device's families, near_heuristic is
+// negative, moves is below 1, or both are set.
 std::vector<Config> tune_candidates(const Problem& problem, const DeviceInfo& device, const std::string& globs,
-                                    std::optional<int> near_heuristic = std::nullopt);
+                                    std::optional<int> near_heuristic = std::nullopt,
+                                    std::optional<int> moves = std::nullopt);
 
 // How many underscore-separated tokens a and b do not share (the larger of the two one-sided counts):
 // tma_m8_r64_b2_s4_x8 vs tma_m8_r64_b2_s3_x8 is 1, vs tma_m8_r32_b2_s7_c2_d9 is 4.

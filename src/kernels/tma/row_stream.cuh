@@ -25,7 +25,7 @@
 
 #include "kernels/common/output_segments.cuh"
 #include "kernels/tma/ptx.cuh"
-#include "kernels/tma/tma_gemm.cuh"  // TmaParams, trace_now
+#include "kernels/tma/tma_params.cuh"
 #include "kernels/tma/tma_shape.h"
 
 namespace skinnygemm::tma {
