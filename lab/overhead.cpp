@@ -46,6 +46,15 @@ std::vector<OverheadRow> measure_host_overhead(const OverheadOptions& o) {
       time_host_calls(o.samples, o.calls, [&] { plan.run(x.data(), w.data(), y.data()); });
   rows.push_back(overhead_row("plan_run", zeros.str(), run, launch, 0.1));
 
+  // validate() of the operands alone, on a problem with K > 0 (the K = 0 paths above stop before x and w): every gemm()
+  // and Plan::run pays it. Until session 43 it built Problem::str() for every alignment check whether or not it failed
+  // (three a call here: 0.93-1.55 us best; one on the K = 0 paths above, which made them 0.31-0.60 against their
+  // 0.1-0.2 targets); since, 0.02-0.04 (2 cores, two runs each of `overhead --samples 21 --calls 100000`).
+  const Problem small{1, 8, 8, DType::BF16};
+  const SampleSummary validated =
+      time_host_calls(o.samples, o.calls, [&] { validate(small, x.data(), w.data(), y.data()); });
+  rows.push_back(overhead_row("validate_operands", small.str(), validated, SampleSummary{}, 0.05));
+
   // select() alone on a real shape (the cache hit the issue measured at 0.70 us with a string key).
   const Problem real{1, 1536, 7168, DType::BF16};
   const DeviceInfo device = cpu_device_info();

@@ -1,7 +1,8 @@
 // Plan once, run many: a projection whose selection, kernel and launch shape are resolved once.
 //
 //   skinnygemm::Plan plan(p, options);        // validates, selects (table / heuristic / forced), prepares the launch
-//   plan.run(x, w, y, stream);                // launches: no selection, string building, allocation or lock
+//   plan.run(x, w, y);                        // launches on options.stream: no selection, string building, allocation or lock
+//   plan.run(x, w, y, other_stream);          // or on another stream
 //
 // gemm() keeps a cache of plans keyed by (backend, device, table, forced config, problem, alignment) and runs the
 // cached plan, so an eager decode loop pays one hash lookup per call. A plan made for an alignment (see
@@ -23,9 +24,12 @@ class Plan {
   Plan(Plan&&) noexcept;
   Plan& operator=(Plan&&) noexcept;
 
-  // y = x w^T on stream (cudaStream_t for the CUDA backend; ignored on the CPU). Throws Error for null or
-  // overlapping operands, or operands less aligned than the plan's alignment.
-  void run(const void* x, const void* w, void* y, void* stream = nullptr) const;
+  // y = x w^T on the stream the plan was made with (Options::stream: a cudaStream_t for the CUDA backend, nullptr the
+  // default stream; ignored on the CPU). Throws Error for null or overlapping operands, or operands less aligned than
+  // the plan's alignment. (Until session 43 Options::stream was ignored here and this ran on the default stream.)
+  void run(const void* x, const void* w, void* y) const;
+  // The same on another stream.
+  void run(const void* x, const void* w, void* y, void* stream) const;
 
   const Problem& problem() const;
   Backend backend() const;

@@ -50,7 +50,7 @@ struct Choice {
 bool supports(const Config& config, const Problem& problem, const DeviceInfo& device, int alignment,
               std::string* why_not = nullptr);
 
-// Thread-safe; results are cached per (device, table, problem, alignment).
+// Thread-safe; results are cached per (device, table id, problem, alignment): see Table::id for tables edited in place.
 // table may be null (heuristic, then fallback). SKINNYGEMM_LOG=1 prints each new choice once.
 Choice select(const Problem& problem, const DeviceInfo& device, const Table* table, int alignment = 16);
 

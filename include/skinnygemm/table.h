@@ -56,10 +56,21 @@ struct TableEntry {
 
 class Table {
  public:
+  // Every table, and every copy, starts with an id of its own: selection caches key on it, so a table built by hand
+  // (entries set directly) is never mistaken for no table or for the table it was copied from (session 43: one
+  // returned the cached heuristic pick instead of its entry).
+  Table();
+  Table(const Table& other);
+  Table& operator=(const Table& other);
+  Table(Table&&) noexcept = default;
+  Table& operator=(Table&&) noexcept = default;
+
   TableMeta meta;
   std::map<TableKey, TableEntry> entries;
   std::string path;  // where it was loaded from (for messages)
-  uint64_t id = 0;   // changes whenever entries change (selection caches key on it)
+  // Fresh on construction, copy, load() and put(). Editing `entries` in place after a selection used the table leaves
+  // the id as it was: add entries with put(), or call clear_selection_cache() after editing.
+  uint64_t id = 0;
   // Entries of a retired family (the register ring, reg_*, retired in 0.2.0) that load() left out, with a warning:
   // a table of an older release keeps its other entries.
   std::size_t retired_skipped = 0;

@@ -21,8 +21,12 @@ constexpr int kMaxOutputSegments = 4;  // what the kernels' parameter block hold
 // Throws Error unless count (0..kMaxOutputSegments) segments each fit the problem's N output rows and have a
 // destination; every launcher that writes segments checks them here.
 void check_segments(const Problem& problem, const OutputSegment* segments, int count);
-// Throws Error "<what>=<ptr> is not aligned to its <n>-byte elements (<context>)" unless ptr is: the kernels load and
-// store whole elements (a 2-byte store to an odd address faults on the GPU). Null passes.
+// Whether ptr sits on a multiple of dtype's element size (null does): the kernels load and store whole elements (a
+// 2-byte store to an odd address faults on the GPU).
+bool element_aligned(const void* ptr, DType dtype);
+// Throws Error "<what>=<ptr> is not aligned to its <n>-byte elements (<context>)" unless element_aligned. The caller
+// builds both strings before the test, so a per-call path tests element_aligned itself and builds its message only on
+// failure (problem.cpp's validate).
 void check_element_aligned(const void* ptr, DType dtype, const std::string& what, const std::string& context = "");
 
 namespace cpu {

@@ -22,11 +22,14 @@ std::unique_ptr<PreparedLaunch> prepare_launch(const Problem& p, const Config& c
 }  // namespace
 
 Plan::Impl::Impl(const Problem& p, const Options& options, int align, const OutputSegment* segments, int count)
-    : problem(p), backend(resolve_backend(options.backend)), alignment(align) {
+    : problem(p), backend(resolve_backend(options.backend)), alignment(align), stream(options.stream) {
   validate(p);
   SKINNYGEMM_CHECK(align == 1 || align == 2 || align == 4 || align == 8 || align == 16,
                    "alignment " << align << " must be 1, 2, 4, 8 or 16 bytes");
   const DeviceInfo device = backend == Backend::Cuda ? cuda::device_info() : cpu_device_info();
+  // A forced name that is no config is an Error whatever the problem (the empty and K = 0 paths below used to accept
+  // any name: a review in session 43).
+  if (!options.config.empty() && (p.empty() || p.k == 0)) forced_config(options.config, p, device);
   if (p.empty()) {
     // A config name Config::parse accepts (Config{} would print as "cpu_r0"), the same one K = 0 reports.
     choice = Choice{Config::parse(backend == Backend::Cuda ? "cublaslt" : "cpu_r4"), Source::Fallback,
@@ -90,6 +93,8 @@ Plan PlanAccess::make(const Problem& problem, const Options& options, int alignm
 Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Plan::Plan(Plan&&) noexcept = default;
 Plan& Plan::operator=(Plan&&) noexcept = default;
+
+void Plan::run(const void* x, const void* w, void* y) const { run(x, w, y, impl_->stream); }
 
 void Plan::run(const void* x, const void* w, void* y, void* stream) const {
   const Impl& s = *impl_;

@@ -14,6 +14,7 @@ struct Plan::Impl {
   Backend backend = Backend::Cpu;
   int alignment = 16;
   Choice choice;
+  void* stream = nullptr;                  // Options::stream: Plan::run's stream when it is given none
   std::unique_ptr<PreparedLaunch> launch;  // CUDA with K > 0
 
   // segments (count 1..kMaxOutputSegments, or 0): the launch writes each segment's rows to its destination.

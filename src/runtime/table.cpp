@@ -216,6 +216,18 @@ Table Table::load(const std::string& path) {
   return table;
 }
 
+Table::Table() : id(next_table_id()) {}
+Table::Table(const Table& other)
+    : meta(other.meta), entries(other.entries), path(other.path), id(next_table_id()),
+      retired_skipped(other.retired_skipped) {}
+Table& Table::operator=(const Table& other) {
+  if (this != &other) {
+    meta = other.meta, entries = other.entries, path = other.path, retired_skipped = other.retired_skipped;
+    id = next_table_id();
+  }
+  return *this;
+}
+
 TableMeta Table::meta_for(const DeviceInfo& device) {
   TableMeta meta;
   meta.gpu = device.name;

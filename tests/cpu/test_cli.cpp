@@ -354,7 +354,7 @@ TEST(Cli, OverheadWritesEveryPath) {
   const std::string json = (dir.path / "overhead.json").string();
   const CliResult r = run_cli("overhead --samples 3 --calls 50 --json '" + json + "'");
   EXPECT_TRUE(r.status == 0 || r.status == 1) << r.output;  // 1: over a target on a loaded machine
-  for (const char* path : {"gemm_cache_hit", "plan_run", "select_cache_hit", "fused_run"})
+  for (const char* path : {"gemm_cache_hit", "plan_run", "validate_operands", "select_cache_hit", "fused_run"})
     EXPECT_NE(r.output.find(path), std::string::npos) << r.output;
   EXPECT_TRUE(std::filesystem::exists(json));
 }

@@ -82,6 +82,19 @@ TEST(Plan, EmptyAndZeroKProblemsNeedNoSelection) {
   const Plan zeros(Problem{1, 8, 0, DType::BF16}, cpu_options());
   zeros.run(nullptr, nullptr, y.data());
   for (uint16_t v : y) EXPECT_EQ(v, 0);
+  // A forced name that is no config is an Error there too; a real one is accepted (nothing runs).
+  Options forced = cpu_options();
+  forced.config = "nonsense_config";
+  for (const Problem& p : {Problem{0, 8, 16, DType::BF16}, Problem{1, 8, 0, DType::BF16}}) {
+    try {
+      const Plan plan(p, forced);
+      ADD_FAILURE() << "the forced name nonsense_config was accepted for " << p.str();
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("nonsense_config"));
+    }
+  }
+  forced.config = "cpu_r1";
+  EXPECT_NO_THROW(Plan(Problem{1, 8, 0, DType::BF16}, forced));
 }
 
 }  // namespace

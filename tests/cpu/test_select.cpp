@@ -71,6 +71,25 @@ TEST_F(Selection, TableHitWinsOverTheHeuristic) {
   EXPECT_EQ(select(p2, cpu, &t).source, Source::Heuristic);
 }
 
+// A table built by hand (entries set directly, no put()) and a copy of it are tables of their own to the cache: neither
+// is mistaken for no table (the heuristic's cached pick) nor for the table it was copied from (session 43).
+TEST_F(Selection, HandBuiltTablesAndCopiesAreNotMistakenForOthers) {
+  const DeviceInfo cpu = cpu_device_info();
+  const Problem p{3, 256, 512, DType::BF16};
+  const Choice heuristic = select(p, cpu, nullptr);  // cached under "no table"
+  const std::string other = heuristic.config.name() == "cpu_r1" ? "cpu_r2" : "cpu_r1";
+  Table t;
+  t.meta = Table::meta_for(cpu);
+  t.entries[TableKey{p.dtype, p.n, p.k, p.m}] = TableEntry{Config::parse(other), 1.0, 0.0, false};
+  EXPECT_EQ(select(p, cpu, &t).config.name(), other);
+  Table copy = t;  // cached under t's id now: the copy's own entry must win
+  const std::string third = other == "cpu_r4" ? "cpu_r8" : "cpu_r4";
+  copy.entries[TableKey{p.dtype, p.n, p.k, p.m}] = TableEntry{Config::parse(third), 1.0, 0.0, false};
+  EXPECT_EQ(select(p, cpu, &copy).config.name(), third);
+  EXPECT_EQ(select(p, cpu, &t).config.name(), other);
+  EXPECT_NE(Table().id, Table().id);
+}
+
 TEST_F(Selection, BucketsServeTheMsBetweenTunedOnes) {
   const DeviceInfo cpu = cpu_device_info();
   Table t = table_for(cpu);

@@ -281,5 +281,16 @@ TEST(TmaFamily, StreamKRangesCoverEveryUnitOnce) {
     }
 }
 
+// An empty problem asked about through the public API: supports() of every listed config and the family's forced first
+// cut answer without dividing by the grid's zero row tiles (session 43: both died of SIGFPE in lead_split_grid_for).
+TEST(TmaFamily, EmptyProblemsAreAnsweredWithoutCrashing) {
+  for (const Problem& p : {Problem{1, 0, 7168, DType::BF16}, Problem{16, 0, 64, DType::BF16}}) {
+    for (const Config& c : listed_configs(Family::Tma)) supports(c, p, h200(), 16);
+    const Config cut = forced_config("tma", p, h200());
+    EXPECT_EQ(cut.family, Family::Tma) << cut.name();
+    EXPECT_EQ(tma::lead_split_grid_for(p.n, p.k, 32, 2, 2, 6, 132).parts, 1);
+  }
+}
+
 }  // namespace
 }  // namespace skinnygemm

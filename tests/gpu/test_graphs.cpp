@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu/gpu_util.h"
+#include "skinnygemm/plan.h"
 
 namespace skinnygemm::test {
 namespace {
@@ -47,6 +48,41 @@ TEST(GpuGraphs, CaptureAndReplayWithNewInputs) {
     cudaGraphDestroy(graph);
     cudaStreamDestroy(stream);
   }
+}
+
+// A Plan runs on the stream it was made with when run() is given none (Options::stream; until session 43 it ran on the
+// default stream): captured on that stream, the run is a node of the graph, and a capture error where it is not.
+TEST(GpuGraphs, APlanRunsOnItsOptionsStream) {
+  SKIP_WITHOUT_GPU();
+  const Problem p{4, 1536, 7168, DType::BF16};
+  const HostOperands h = random_operands(p, 5);
+  DeviceArray x(h.x), w(h.w), y(matrix_elems(p.m, p.n, p.y_stride()));
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  Options o;
+  o.backend = Backend::Cuda;
+  o.stream = stream;
+  const Plan plan(p, o);
+  plan.run(x.get(), w.get(), y.get());  // outside capture first (workspaces)
+  CUDA_OK(cudaStreamSynchronize(stream));
+  cudaGraph_t graph;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  plan.run(x.get(), w.get(), y.get());
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  std::size_t nodes = 0;
+  CUDA_OK(cudaGraphGetNodes(graph, nullptr, &nodes));
+  EXPECT_GE(nodes, 1u) << plan.choice().config.name() << " did not run on Options::stream";
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_OK(cudaMemset(y.get(), 0xFF, matrix_elems(p.m, p.n, p.y_stride()) * 2));
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaGraphLaunch(exec, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  const std::vector<uint16_t> nv = naive(p, h);
+  ASSERT_TRUE(within_naive_bound(p, h, y.download(nv.size()), fp64(p, h), nv, "plan on Options::stream"));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
 }
 
 // A chain of projections where each output is the next input: with PDL the next kernel streams its weights

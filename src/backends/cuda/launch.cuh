@@ -66,7 +66,9 @@ void launch(void (*kernel)(KernelArgs...), const LaunchShape& shape, cudaStream_
   config.attrs = attrs;
   config.numAttrs = n;
   const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
-  cudaGetLastError();  // a failed launch leaves its error behind for the next unrelated check: clear it
+  // A failed launch leaves its error behind for the next unrelated check: clear it, and only then (on success the
+  // pending error is the caller's, e.g. of their own launch before ours, and stays theirs: a review in session 43).
+  if (status != cudaSuccess) cudaGetLastError();
   SKINNYGEMM_CUDA_CHECK(status);
 }
 

@@ -457,6 +457,10 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   Config c;
   c.family = Family::Tma;
   c.tile_m = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
+  if (p.n < 1 || p.k < 1) {  // no row tile or no stage to split (forced_config("tma") takes any problem): one CTA a tile
+    c.rows = 64, c.boxes = 2, c.stages = 4, c.cluster = 1;
+    return c;
+  }
   // The lead split where each 32-row tile gets 2 to 8 parts at two CTAs per SM (2112 x 7168 M = 1: 9.3 us, the
   // cluster split 10.3 and stream-K 10.1 in the same probe call; docs/kernels.md "Session 7"); not by default
   // (tma_family.h: it loses in the whole step).

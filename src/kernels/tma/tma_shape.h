@@ -112,7 +112,9 @@ inline Grid cluster_grid_for(long long n, long long k, int rows, int boxes, int 
 // the tiles alone fill the grid (no split, like x1).
 inline Grid lead_split_grid_for(long long n, long long k, int rows, int boxes, int ctas_per_sm, int lead, int sms) {
   Grid g = cluster_grid_for(n, k, rows, boxes, 1);
-  long long parts = static_cast<long long>(ctas_per_sm) * sms / g.tiles;
+  // N = 0 has no tile: one part (an empty grid), not a division by zero (supports() and forced_config("tma") reach
+  // here with any problem; a review in session 43 found the crash).
+  long long parts = g.tiles > 0 ? static_cast<long long>(ctas_per_sm) * sms / g.tiles : 1;
   if (parts > g.k_stages) parts = g.k_stages;
   if (parts > kMaxLeadParts) parts = kMaxLeadParts;
   if (parts < 1) parts = 1;
