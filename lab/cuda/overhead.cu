@@ -77,6 +77,20 @@ std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& o) {
   const Paired run = time_paired(o.samples, calls, [&] { plan.run(x, w, y, stream.s); }, launch, drain);
   rows.push_back(overhead_row("plan_run", p.str() + " " + config, run.total, run.launch, 0.1));
 
+  // The same plan on the TMA family's first cut and on cuBLASLt, the picks at M <= 16 and above it on most shapes. Their
+  // launches do per-call work the plan above may not: the TMA launch encodes its two tensor maps and looks up device
+  // facts and the stream's workspace under locks on every call, cuBLASLt looks up its plan by a string key (a
+  // read-only review, session 43). Reported without a target until measured.
+  for (const char* forced : {"tma", "cublaslt"}) {
+    Options f = gpu;
+    f.config = forced;
+    const Plan forced_plan(p, f);
+    forced_plan.run(x, w, y, stream.s);
+    const Paired r = time_paired(o.samples, calls, [&] { forced_plan.run(x, w, y, stream.s); }, launch, drain);
+    rows.push_back(overhead_row(std::string("plan_run_") + forced, p.str() + " " + forced_plan.choice().config.name(),
+                                r.total, r.launch, 0));
+  }
+
   // Two 128-row segments into adjacent columns of one output: the fused GEMM in place, one launch.
   Segment a{w, 128, 0, y, 256, 1, "a", p.k, p.dtype};
   Segment b{w + 128 * p.k * e, 128, 0, y + 128 * e, 256, 1, "b", p.k, p.dtype};

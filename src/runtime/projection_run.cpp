@@ -11,6 +11,7 @@
 #include "runtime/memory.h"
 #include "runtime/plan_impl.h"
 #include "runtime/projection_impl.h"
+#include "runtime/warn_once.h"
 #include "skinnygemm/select.h"
 
 namespace skinnygemm {
@@ -33,10 +34,6 @@ std::shared_ptr<const Plan> kernel_into_segments(const Problem& merged, const vo
   return nullptr;
 }
 
-bool logging_enabled() {
-  const char* v = std::getenv("SKINNYGEMM_LOG");
-  return v && *v && std::string(v) != "0";
-}
 
 }  // namespace
 

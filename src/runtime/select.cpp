@@ -40,14 +40,10 @@ const char* source_name(Source source) {
   return "?";
 }
 
-namespace {
-
 bool logging_enabled() {
   const char* v = std::getenv("SKINNYGEMM_LOG");
   return v && *v && std::string(v) != "0";
 }
-
-}  // namespace
 
 bool supports(const Config& c, const Problem& p, const DeviceInfo& dev, int alignment, std::string* why_not) {
   if (!dtype_supported(p.dtype)) return fail(why_not, std::string("dtype ") + dtype_name(p.dtype) + " is not supported");

@@ -1,8 +1,5 @@
 #include "backends/cuda/skinny.h"
 
-#include <algorithm>
-#include <map>
-#include <mutex>
 #include <sstream>
 #include <string>
 
@@ -12,33 +9,6 @@
 namespace skinnygemm::cuda {
 
 namespace {
-
-// CTAs (clusters along y) that can be resident at once, from the occupancy API.
-int resident_row_ctas(SkinnyKernel kernel, const LaunchShape& shape, int sms) {
-  int count = 0;
-  if (shape.cluster_x == 1) {
-    SKINNYGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&count, kernel, static_cast<int>(shape.block.x),
-                                                                        shape.smem));
-    count *= sms;
-  } else {
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(static_cast<unsigned>(shape.cluster_x), 1, 1);
-    config.blockDim = shape.block;
-    config.dynamicSmemBytes = shape.smem;
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = static_cast<unsigned>(shape.cluster_x);
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    config.attrs = &attr;
-    config.numAttrs = 1;
-    SKINNYGEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count, kernel, &config));
-  }
-  SKINNYGEMM_CHECK(count > 0, "no CTA of " << shape.block.x << " threads with " << shape.smem
-                                           << " bytes of shared memory (cluster " << shape.cluster_x
-                                           << ") fits on this device");
-  return count;
-}
 
 class SkinnyLaunch final : public PreparedLaunch {
  public:
@@ -67,8 +37,7 @@ class SkinnyLaunch final : public PreparedLaunch {
 }  // namespace
 
 std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Problem& p, const Config& c,
-                                               const DeviceInfo& device, const OutputSegment* segments, int count,
-                                               SkinnyGrid grid) {
+                                               const OutputSegment* segments, int count) {
   SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built for " << dtype_name(p.dtype));
   const Decomposition d = decompose(c, p);
   SkinnyParams params{};
@@ -89,10 +58,7 @@ std::unique_ptr<PreparedLaunch> prepare_skinny(SkinnyKernel kernel, const Proble
   shape.smem = static_cast<std::size_t>(family(c.family).smem_bytes(c, p));
   shape.cluster_x = c.split_k;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), shape.smem);
-  const int64_t row_ctas = grid == SkinnyGrid::OneBlockPerCta
-                               ? d.row_blocks
-                               : std::min<int64_t>(d.row_blocks, resident_row_ctas(kernel, shape, device.sms));
-  shape.grid = dim3(static_cast<unsigned>(c.split_k), static_cast<unsigned>(row_ctas), 1);
+  shape.grid = dim3(static_cast<unsigned>(c.split_k), static_cast<unsigned>(d.row_blocks), 1);
   std::ostringstream what;
   what << c.name() << " on " << p.str() << " (grid " << shape.grid.x << "x" << shape.grid.y << ", " << shape.block.x
        << " threads, " << shape.smem << " B shared)";

@@ -14,6 +14,6 @@ SkinnyKernel find_bulk(const Config& c, DType dtype) {
 }
 }  // namespace
 
-extern const FamilyDevice bulk_device = SkinnyFamilyDevice<find_bulk, SkinnyGrid::OneBlockPerCta>::device;
+extern const FamilyDevice bulk_device = SkinnyFamilyDevice<find_bulk>::device;
 
 }  // namespace skinnygemm::cuda

@@ -4,16 +4,11 @@
 #include <cstdio>
 #include <string>
 
+#include "kernels/family.h"  // fail
 #include "kernels/tma/tma_shape.h"
 
 namespace skinnygemm::tma {
 
-namespace {
-bool fail(std::string* why_not, const std::string& why) {
-  if (why_not) *why_not = why;
-  return false;
-}
-}  // namespace
 
 bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string* why_not) {
   if (c.row_stream) {
