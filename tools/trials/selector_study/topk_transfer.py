@@ -12,7 +12,9 @@ bigger file first. 'known' (the config names the library has) is the union of bo
 Reference: the same evaluation with lists learned on the H100 reports themselves, leaving the evaluated set out.
 Variants: H200 lists learned without the H200 set of the same name (set twenty-four's shapes were measured on both
 GPUs), and lists learned on H200 + the other H100 sets.
-Usage: python3 topk_transfer.py"""
+Usage: python3 topk_transfer.py
+       python3 topk_transfer.py --score REPORT.json...   the lists learned on every H200 set (what `tune --moves` ships)
+                                                         scored on new reports: a blind judge of the quick tune"""
 import os, sys, json, glob, collections
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,10 +29,10 @@ def setname(f):
     if 'verify' in b: return 'verify'       # session42/call3-verify-r / -s: rules R's and S's untimed points
     return os.path.relpath(f, H100)[:-5]
 
-def load_dir(d):
-    """study.load()'s points from every heuristic report under d (recursive), set = setname(file)."""
+def load_dir(d, paths=None):
+    """study.load()'s points from every heuristic report under d (recursive), or from paths, set = setname(file)."""
     files = []
-    for f in glob.glob(os.path.join(d, '**', '*.json'), recursive=True):
+    for f in paths or glob.glob(os.path.join(d, '**', '*.json'), recursive=True):
         try: rows = json.load(open(f)).get('rows') or []
         except (ValueError, AttributeError): continue
         if any(r.get('kind') == 'heuristic' and r.get('candidates') for r in rows): files.append((f, rows))
@@ -144,5 +146,19 @@ def main():
             y = (b[i] + ('*' if b[i] in a else '')) if i < len(b) else ''
             print('  %d %-34s | %s' % (i + 1, x, y))
 
+def score_reports(paths):
+    """The shipped lists (every H200 set) on other reports, one table per set name."""
+    h200 = study.load()
+    test, _ = load_dir(os.path.dirname(os.path.abspath(paths[0])), paths)
+    known = topk.prepare(h200) | topk.prepare(test)
+    overlap = sorted({p['set'] for p in test} & {p['set'] for p in h200})
+    if overlap: print('note: the training sets include %s: not blind there' % ', '.join(overlap))
+    orders = topk.learn(h200, True, topk.rank_greedy)
+    for s in sorted({p['set'] for p in test}):
+        pts = [p for p in test if p['set'] == s]
+        table('lists of every H200 set on %s (%d points, %s)' % (s, len(pts), ', '.join(paths)),
+              {s: evaluate(pts, orders, known)}, [s])
+
 if __name__ == '__main__':
-    main()
+    if len(sys.argv) > 2 and sys.argv[1] == '--score': score_reports(sys.argv[2:])
+    else: main()
