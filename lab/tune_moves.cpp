@@ -86,6 +86,10 @@ std::optional<std::string> apply_tma(const std::string& body, TmaName t) {
   const std::size_t gt = body.find('>');
   for (const std::string& op : words(body.substr(0, gt))) {
     SKINNYGEMM_CHECK(op.size() >= 3, "move '" << body << "': expected ops such as S+1, r*2, x/2");
+    // Another kind's field (a cluster size on a lead split, a lead on stream-K): the move is not for this pick.
+    if ((op[0] == 'x' && t.kind != "x") || (op[0] == 'c' && t.kind == "x") || (op[0] == 'd' && t.kind != "lead") ||
+        (op[0] == 'U' && t.kind != "sk"))
+      return std::nullopt;
     const int n = std::stoi(op.substr(2));
     const int sign = op[1] == '-' ? -1 : 1;
     std::optional<int> v;
@@ -138,7 +142,7 @@ std::optional<std::string> apply_tokens(const std::string& body, const std::stri
       continue;
     }
     std::smatch m;
-    SKINNYGEMM_CHECK(std::regex_match(op, m, scaled), "move '" << body << "': unknown op '" << op << "'");
+    if (!std::regex_match(op, m, scaled)) return std::nullopt;  // a tma move (S+1, x/2 ...): not for this pick
     bool done = false;
     for (std::size_t i = 2; i < tokens.size() && !done; ++i) {
       std::smatch t;

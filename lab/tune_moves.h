@@ -37,8 +37,13 @@ std::string move_kind(const Config& pick);
 const std::vector<std::string>& moves_for(const std::string& kind);
 
 // The name of the config that move names for pick on problem (CUT:tma needs the problem and the device), or nullopt
-// where the move does not apply to this pick (another kind, a stage count off the list, a number that does not divide).
-// The name is not checked to be a listed or supported config.
+// where the move does not apply to this pick (a field its kind does not have, a stage count off the list, a number that
+// does not divide; CUT:tma on a tma pick). The name is not checked to be a listed or supported config. Throws Error for a
+// malformed tma move (an unknown op letter or target).
+//
+// Against the study it reproduces: the study counted a move whose config was not measured at a point as a slot spent
+// for nothing; move_candidates passes over a move whose config is not listed or does not run and fills the slot with the
+// next one, so it times the same set or a better one (never fewer configs where more moves apply).
 std::optional<std::string> apply_move(const std::string& move, const Config& pick, const Problem& problem,
                                       const DeviceInfo& device);
 

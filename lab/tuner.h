@@ -57,7 +57,8 @@ struct TuneOptions {
   // and match `candidates`, and on a GPU cuBLASLt. Unset: every candidate the globs name.
   std::optional<int> near_heuristic;
   // Set (the quick tune; not with near_heuristic): per point the heuristic's pick, the first moves - 1 configs of its
-  // kind's ranked move list that the globs name and that run (lab/tune_moves.h), and on a GPU cuBLASLt's default.
+  // kind's ranked move list that the globs name (the tma family's first cut whatever they say, as near_heuristic
+  // measures it) and that run (lab/tune_moves.h), and on a GPU cuBLASLt's default.
   std::optional<int> moves;
   int samples = 5;
   int replays = 20;

@@ -26,7 +26,8 @@ class Plan {
 
   // y = x w^T on the stream the plan was made with (Options::stream: a cudaStream_t for the CUDA backend, nullptr the
   // default stream; ignored on the CPU). Throws Error for null or overlapping operands, or operands less aligned than
-  // the plan's alignment. (Until session 43 Options::stream was ignored here and this ran on the default stream.)
+  // the plan's alignment. (Until session 43 Options::stream was ignored here and this ran on the default stream.) The
+  // plan keeps the handle, not the stream: destroy the stream only after its last run.
   void run(const void* x, const void* w, void* y) const;
   // The same on another stream.
   void run(const void* x, const void* w, void* y, void* stream) const;

@@ -56,14 +56,14 @@ struct TableEntry {
 
 class Table {
  public:
-  // Every table, and every copy, starts with an id of its own: selection caches key on it, so a table built by hand
-  // (entries set directly) is never mistaken for no table or for the table it was copied from (session 43: one
-  // returned the cached heuristic pick instead of its entry).
+  // Every table, every copy and every moved-from table has an id of its own: selection caches key on it, so a table
+  // built by hand (entries set directly) is never mistaken for no table or for the table it was copied or moved from
+  // (session 43: one returned the cached heuristic pick instead of its entry). A move keeps the id with the entries.
   Table();
   Table(const Table& other);
   Table& operator=(const Table& other);
-  Table(Table&&) noexcept = default;
-  Table& operator=(Table&&) noexcept = default;
+  Table(Table&& other) noexcept;
+  Table& operator=(Table&& other) noexcept;
 
   TableMeta meta;
   std::map<TableKey, TableEntry> entries;

@@ -204,6 +204,9 @@ Choice gemm(const Problem& problem, const void* x, const void* w, void* y, const
   validate(problem, x, w, y);
   const Backend backend = resolve_backend(options.backend);
   if (problem.empty()) {
+    // A forced name that is no config is an Error here too, as in a Plan (empty calls are rare: the check is not on
+    // the hot path).
+    if (!options.config.empty()) forced_config(options.config, problem, device_info(backend));
     // A config name Config::parse accepts (Config{} would print as "cpu_r0"), the same one K = 0 reports.
     static const Choice empty_cpu{Config::parse("cpu_r4"), Source::Fallback,
                                   "empty problem (M=0 or N=0): nothing to do"};

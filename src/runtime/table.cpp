@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -224,6 +225,19 @@ Table& Table::operator=(const Table& other) {
   if (this != &other) {
     meta = other.meta, entries = other.entries, path = other.path, retired_skipped = other.retired_skipped;
     id = next_table_id();
+  }
+  return *this;
+}
+Table::Table(Table&& other) noexcept
+    : meta(std::move(other.meta)), entries(std::move(other.entries)), path(std::move(other.path)), id(other.id),
+      retired_skipped(other.retired_skipped) {
+  other.id = next_table_id();
+}
+Table& Table::operator=(Table&& other) noexcept {
+  if (this != &other) {
+    meta = std::move(other.meta), entries = std::move(other.entries), path = std::move(other.path);
+    retired_skipped = other.retired_skipped, id = other.id;
+    other.id = next_table_id();
   }
   return *this;
 }

@@ -93,8 +93,10 @@ TEST(Plan, EmptyAndZeroKProblemsNeedNoSelection) {
       EXPECT_THAT(e.what(), HasSubstr("nonsense_config"));
     }
   }
+  EXPECT_THROW(gemm(Problem{0, 8, 16, DType::BF16}, nullptr, nullptr, y.data(), forced), Error);
   forced.config = "cpu_r1";
   EXPECT_NO_THROW(Plan(Problem{1, 8, 0, DType::BF16}, forced));
+  EXPECT_NO_THROW(gemm(Problem{0, 8, 16, DType::BF16}, nullptr, nullptr, y.data(), forced));
 }
 
 }  // namespace

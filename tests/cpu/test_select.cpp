@@ -88,6 +88,12 @@ TEST_F(Selection, HandBuiltTablesAndCopiesAreNotMistakenForOthers) {
   EXPECT_EQ(select(p, cpu, &copy).config.name(), third);
   EXPECT_EQ(select(p, cpu, &t).config.name(), other);
   EXPECT_NE(Table().id, Table().id);
+  // A move keeps the id with the entries; the emptied source is another table.
+  const uint64_t id = t.id;
+  Table moved = std::move(t);
+  EXPECT_EQ(moved.id, id);
+  EXPECT_NE(t.id, id);  // NOLINT(bugprone-use-after-move): the moved-from table is valid and must not share the id
+  EXPECT_EQ(select(p, cpu, &moved).config.name(), other);
 }
 
 TEST_F(Selection, BucketsServeTheMsBetweenTunedOnes) {

@@ -54,25 +54,41 @@ TEST(TuneMoves, EachMoveNamesTheConfigTheStudyScored) {
   EXPECT_EQ(moved("LT:cublaslt_a1", "tma_m8_r64_b2_s4_x8"), "cublaslt_a1");
   const Problem wide{48, 7168, 7168, DType::BF16};
   EXPECT_EQ(moved("CUT:tma", "cublaslt", wide), family(Family::Tma).first_cut(wide, tune::device_preset("h200")).name());
-  // Where a move does not apply: off the stage list, a remainder, no such token, another kind's move on a tma pick.
+  // Where a move does not apply: off the stage list, a remainder, no such token, a first cut on a tma pick, another
+  // kind's move (a field the pick's kind does not have).
   EXPECT_EQ(moved("S+1", "tma_m8_r64_b2_s24_c2_d6"), "(none)");
   EXPECT_EQ(moved("S-1", "tma_m8_r64_b2_s3_c2_d6"), "(none)");
   EXPECT_EQ(moved("b/2", "tma_m8_r64_b1_s4_c2_d6"), "(none)");  // the study names b0, which no list holds
   EXPECT_EQ(moved("w1x8>w1x4", "bulk_m8_w1x4_u4_sk4"), "(none)");
   EXPECT_EQ(moved("CUT:tma", "tma_m8_r64_b2_s4_x8"), "(none)");
   EXPECT_EQ(moved("S+1", "cublaslt"), "(none)");
+  EXPECT_EQ(moved("x/2", "tma_m8_r64_b2_s5_c2_d6"), "(none)");
+  EXPECT_EQ(moved("d-3", "tma_m8_r64_b2_s4_x8"), "(none)");
+  EXPECT_EQ(moved("U+1", "tma_m8_r64_b2_s5_c2_d6"), "(none)");
+  EXPECT_EQ(moved("c-1", "tma_m8_r64_b2_s4_x8"), "(none)");
+  EXPECT_EQ(moved("S+1", "bulk_m8_w1x8_u4_sk4"), "(none)");
 }
 
-// Every move of every list parses for a pick of its kind (a typo in the table would otherwise throw mid-tune).
+// Every move of every list names a config for some pick of its kind (a typo in the table would otherwise throw mid-tune
+// or never apply).
 TEST(TuneMoves, EveryListedMoveAppliesToAPickOfItsKind) {
-  const std::vector<std::string> picks = {"tma_m8_r64_b2_s4_x8", "tma_m8_r64_b2_s5_c2_d6", "tma_m8_r64_b2_s4_c2_u1",
-                                          "bulk_m8_w1x8_u4_sk4", "cublaslt"};
-  for (const std::string& pick : picks) {
-    const Config c = Config::parse(pick);
-    const std::string kind = tune::move_kind(c);
-    ASSERT_FALSE(tune::moves_for(kind).empty()) << pick << " (" << kind << ") has no list";
-    for (const std::string& move : tune::moves_for(kind))
-      EXPECT_NO_THROW(moved(move, pick, Problem{48, 7168, 7168, DType::BF16})) << kind << ": " << move;
+  const std::vector<std::string> picks = {
+      "tma_m8_r64_b2_s4_x8",    "tma_m8_r64_b1_s4_x8",    "tma_m8_r32_b2_s5_x8",    "tma_m8_r64_b2_s5_c2_d6",
+      "tma_m8_r32_b2_s5_c2_d6", "tma_m8_r64_b2_s4_c2_u1", "tma_m8_r32_b2_s4_c2_u1", "bulk_m8_w1x8_u4_sk4",
+      "bulk_m8_w1x8_u2_sk2",    "cublaslt"};
+  const Problem wide{48, 7168, 7168, DType::BF16};
+  for (const std::string kind : {"x", "lead", "sk", "bulk", "cublaslt"}) {
+    ASSERT_FALSE(tune::moves_for(kind).empty()) << kind << " has no list";
+    for (const std::string& move : tune::moves_for(kind)) {
+      bool applies = false;
+      for (const std::string& pick : picks) {
+        if (tune::move_kind(Config::parse(pick)) != kind) continue;
+        std::string name;
+        EXPECT_NO_THROW(name = moved(move, pick, wide)) << kind << ": " << move << " on " << pick;
+        applies = applies || name != "(none)";
+      }
+      EXPECT_TRUE(applies) << kind << ": " << move << " names no config for any sample pick of its kind";
+    }
   }
   EXPECT_TRUE(tune::moves_for(tune::move_kind(Config::parse("cpu_r4"))).empty());
 }
@@ -81,11 +97,11 @@ TEST(TuneMoves, EveryListedMoveAppliesToAPickOfItsKind) {
 // default; K = 1 is the pick and the default alone; never more than K + 1 configs, none twice.
 TEST(TuneMoves, TheQuickTuneTimesThePickItsFirstMovesAndTheDefault) {
   const DeviceInfo gpu = tune::device_preset("h200");
-  const std::vector<Config> all = tune::tune_candidates(Problem{4, 1536, 7168, DType::BF16}, gpu, "");
   for (const Problem& p : {Problem{4, 1536, 7168, DType::BF16}, Problem{1, 20480, 7168, DType::BF16},
                            Problem{16, 7168, 7168, DType::BF16}, Problem{48, 7168, 7168, DType::BF16},
                            Problem{1, 100, 5128, DType::BF16}}) {
     const Config pick = select(p, gpu, nullptr, 16).config;
+    const std::vector<Config> all = tune::tune_candidates(p, gpu, "");
     std::set<std::string> listed;
     for (const Config& c : all_listed_configs()) listed.insert(c.name());
     for (const int k : {1, 3, 8}) {
@@ -105,7 +121,11 @@ TEST(TuneMoves, TheQuickTuneTimesThePickItsFirstMovesAndTheDefault) {
       for (const std::string& move : tune::moves_for(tune::move_kind(pick))) {
         if (next >= quick.size() || static_cast<int>(next) >= k) break;
         const std::optional<std::string> name = tune::apply_move(move, pick, p, gpu);
-        if (!name || !listed.count(*name) || !supports(Config::parse(*name), p, gpu, 16)) continue;
+        // The first cut is taken whether or not it is a listed config (as --near-heuristic measures it).
+        const bool cut = move == "CUT:tma";
+        if (!name || (!cut && !listed.count(*name))) continue;
+        const Config named = cut ? family(Family::Tma).first_cut(p, gpu) : Config::parse(*name);
+        if (!supports(named, p, gpu, 16)) continue;
         if (std::any_of(quick.begin(), quick.begin() + next, [&](const Config& c) { return c.name() == *name; }))
           continue;
         EXPECT_EQ(quick[next].name(), *name) << p.n << "x" << p.k << " m=" << p.m << " k=" << k << ": move " << move;

@@ -7,9 +7,13 @@
 
 #include "skinnygemm/error.h"
 
+// A failed call's error is cleared before the throw (cudaGetLastError), so that it does not surface in the caller's next
+// unrelated check (torch's launch check after ours): since session 43 a successful launch no longer clears errors that
+// are not ours (launch.cuh), so each failure clears its own. A sticky error (a fault on the device) stays regardless.
 #define SKINNYGEMM_CUDA_CHECK(call)                                                                   \
   do {                                                                                                \
     cudaError_t skinnygemm_err_ = (call);                                                             \
+    if (skinnygemm_err_ != cudaSuccess) cudaGetLastError();                                           \
     SKINNYGEMM_CHECK(skinnygemm_err_ == cudaSuccess, "CUDA error " << cudaGetErrorName(skinnygemm_err_) \
                                                                    << " (" << cudaGetErrorString(skinnygemm_err_) \
                                                                    << ") in " #call);                 \

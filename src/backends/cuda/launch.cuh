@@ -66,9 +66,8 @@ void launch(void (*kernel)(KernelArgs...), const LaunchShape& shape, cudaStream_
   config.attrs = attrs;
   config.numAttrs = n;
   const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
-  // A failed launch leaves its error behind for the next unrelated check: clear it, and only then (on success the
-  // pending error is the caller's, e.g. of their own launch before ours, and stays theirs: a review in session 43).
-  if (status != cudaSuccess) cudaGetLastError();
+  // On success a pending error is the caller's (their own launch before ours) and stays theirs; a failed launch's own
+  // is cleared by the check (check.cuh). Until session 43 every launch cleared whatever was pending.
   SKINNYGEMM_CUDA_CHECK(status);
 }
 
