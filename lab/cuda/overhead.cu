@@ -81,8 +81,8 @@ std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& o) {
   // launches do per-call work the plan above may not: the TMA launch encodes its two tensor maps and looks up device
   // facts and the stream's workspace under locks on every call, cuBLASLt looks up its plan by a string key (a
   // read-only review, session 43). Reported without a target until measured.
+  const DeviceInfo device = device_info(Backend::Cuda);
   for (const char* forced : {"tma", "cublaslt"}) {
-    const DeviceInfo device = device_info(Backend::Cuda);
     if (!supports(forced_config(forced, p, device), p, device, 16)) continue;  // the TMA family off sm_90
     Options f = gpu;
     f.config = forced;

@@ -24,10 +24,14 @@ void check_segments(const Problem& problem, const OutputSegment* segments, int c
 // Whether ptr sits on a multiple of dtype's element size (null does): the kernels load and store whole elements (a
 // 2-byte store to an odd address faults on the GPU).
 bool element_aligned(const void* ptr, DType dtype);
-// Throws Error "<what>=<ptr> is not aligned to its <n>-byte elements (<context>)" unless element_aligned. The caller
-// builds both strings before the test, so a per-call path tests element_aligned itself and builds its message only on
-// failure (problem.cpp's validate).
-void check_element_aligned(const void* ptr, DType dtype, const std::string& what, const std::string& context = "");
+// Throws Error "<what>=<ptr> is not aligned to its <n>-byte elements (<context>)" unless element_aligned. what and
+// context are stream expressions evaluated only on failure: validate() runs on every gemm() and Plan::run, and
+// building Problem::str() for each check whether or not it failed cost 1.1-1.6 us a call (session 43, `skinnygemm
+// overhead`'s validate_operands).
+#define SKINNYGEMM_CHECK_ALIGNED(ptr, dtype, what, context)                                                     \
+  SKINNYGEMM_CHECK(::skinnygemm::element_aligned(ptr, dtype), what << "=" << (ptr) << " is not aligned to its " \
+                                                                   << ::skinnygemm::dtype_size(dtype)          \
+                                                                   << "-byte elements (" << context << ")")
 
 namespace cpu {
 // y = x·w^T with FP32 accumulation, multi-threaded; config must be a cpu_* config.

@@ -65,13 +65,6 @@ Span span_of(const void* ptr, int64_t rows, int64_t cols, int64_t stride, std::s
 bool overlaps(Span a, Span b) { return a.begin < b.end && b.begin < a.end; }
 }  // namespace
 
-// Every message below is built only when its check fails: validate() runs on every gemm() and Plan::run, and three
-// Problem::str() per call built whether or not anything was wrong cost 1.1-1.6 us a call (session 43, `skinnygemm
-// overhead` on a 1 x 8 x 8 problem).
-#define SKINNYGEMM_CHECK_ALIGNED(ptr, dtype, what, context)                                                  \
-  SKINNYGEMM_CHECK(element_aligned(ptr, dtype), what << "=" << (ptr) << " is not aligned to its " << dtype_size(dtype) \
-                                                     << "-byte elements (" << context << ")")
-
 void validate(const Problem& p, const void* x, const void* w, const void* y) {
   validate(p);
   if (p.empty()) return;
@@ -113,10 +106,5 @@ void check_segments(const Problem& p, const OutputSegment* segments, int count) 
 }
 
 bool element_aligned(const void* ptr, DType dtype) { return reinterpret_cast<uintptr_t>(ptr) % dtype_size(dtype) == 0; }
-
-void check_element_aligned(const void* ptr, DType dtype, const std::string& what, const std::string& context) {
-  SKINNYGEMM_CHECK(element_aligned(ptr, dtype), what << "=" << ptr << " is not aligned to its " << dtype_size(dtype)
-                                                     << "-byte elements" << (context.empty() ? "" : " (" + context + ")"));
-}
 
 }  // namespace skinnygemm

@@ -93,8 +93,8 @@ FusedProjection::FusedProjection(std::vector<Segment> segments, Backend backend,
     SKINNYGEMM_CHECK(g.pad_to >= 1 && g.pad_to <= kMaxPadTo,
                      s.label(i) << ": pad_to=" << g.pad_to << " must be from 1 to " << kMaxPadTo << " (1 = no padding)");
     SKINNYGEMM_CHECK(g.w != nullptr, s.label(i) << ": weights w are null");
-    check_element_aligned(g.w, g.dtype, s.label(i) + ": w");
-    check_element_aligned(g.y, g.dtype, s.label(i) + ": y");
+    SKINNYGEMM_CHECK_ALIGNED(g.w, g.dtype, s.label(i) << ": w", "fused projection");
+    SKINNYGEMM_CHECK_ALIGNED(g.y, g.dtype, s.label(i) << ": y", "fused projection");
     g.ldw = g.ldw ? g.ldw : g.k;
     g.ldy = g.ldy ? g.ldy : g.n;
     SKINNYGEMM_CHECK(g.ldw >= g.k, s.label(i) << ": ldw=" << g.ldw << " is smaller than a row (K=" << g.k << ")");

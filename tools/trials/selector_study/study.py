@@ -8,22 +8,26 @@ ORDER = ['third','fourth','sixth','seventh','eighth','ninth','tenth','eleventh',
          'fifteenth','sixteenth','seventeenth','eighteenth','nineteenth','twentieth','twentyfirst','twentysecond',
          'twentythird','twentyfourth']
 
+def add_points(pts, name, rows):
+    """A report's heuristic rows with candidates as points of set `name` into pts, keyed (set, N, K, M); a key already
+    there (from a bigger part of the same set) is kept."""
+    for r in rows:
+        if r.get('kind') != 'heuristic' or not r.get('candidates'): continue
+        key = (name, r['n'], r['k'], r['m'])
+        if key in pts: continue
+        c = {}
+        for x in r['candidates']:
+            if x.get('us') and x['us'] > 0: c[x['config']] = min(x['us'], c.get(x['config'], 1e9))
+        if r['config'] not in c: c[r['config']] = r['us']
+        pts[key] = dict(set=name, n=r['n'], k=r['k'], m=r['m'], pick=r['config'], cands=c, best=min(c.values()),
+                        lt=min(r['cublaslt_us'], r.get('cublaslt_torch_us') or 1e9))
+
 def load():
     pts = {}
     files = sorted(glob.glob(D + '/heuristic-*.json'), key=lambda f: -os.path.getsize(f))  # bigger part first
     for f in files:
         name = os.path.basename(f)[len('heuristic-'):-5].split('-')[0]
-        if name not in ORDER: continue
-        for r in json.load(open(f))['rows']:
-            if r.get('kind') != 'heuristic' or not r.get('candidates'): continue
-            key = (name, r['n'], r['k'], r['m'])
-            if key in pts: continue
-            c = {}
-            for x in r['candidates']:
-                if x.get('us') and x['us'] > 0: c[x['config']] = min(x['us'], c.get(x['config'], 1e9))
-            if r['config'] not in c: c[r['config']] = r['us']
-            pts[key] = dict(set=name, n=r['n'], k=r['k'], m=r['m'], pick=r['config'], cands=c, best=min(c.values()),
-                            lt=min(r['cublaslt_us'], r.get('cublaslt_torch_us') or 1e9))
+        if name in ORDER: add_points(pts, name, json.load(open(f))['rows'])
     return list(pts.values())
 
 def feats(p):

@@ -41,16 +41,7 @@ def load_dir(d, paths=None):
     for f, rows in files:
         name = setname(f)
         src[name].append(os.path.relpath(f, d))
-        for r in rows:
-            if r.get('kind') != 'heuristic' or not r.get('candidates'): continue
-            key = (name, r['n'], r['k'], r['m'])
-            if key in pts: continue
-            c = {}
-            for x in r['candidates']:
-                if x.get('us') and x['us'] > 0: c[x['config']] = min(x['us'], c.get(x['config'], 1e9))
-            if r['config'] not in c: c[r['config']] = r['us']
-            pts[key] = dict(set=name, n=r['n'], k=r['k'], m=r['m'], pick=r['config'], cands=c, best=min(c.values()),
-                            lt=min(r['cublaslt_us'], r.get('cublaslt_torch_us') or 1e9))
+        study.add_points(pts, name, rows)
     return list(pts.values()), dict(src)
 
 def evaluate(test, orders, known):
