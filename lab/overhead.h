@@ -18,7 +18,9 @@ struct OverheadOptions {
 };
 
 struct OverheadRow {
-  std::string path;     // "gemm_cache_hit", "plan_run", "select_cache_hit", "fused_run"; GPU: also "launch_alone"
+  std::string path;     // "gemm_cache_hit", "plan_run", "select_cache_hit", "fused_run"; GPU: also "launch_alone",
+                        // "plan_run_tma", "plan_run_cublaslt" and what other libraries take of those (no target):
+                        // "cublaslt_matmul_alone" (cuBLASLt's own call), "tma_two_map_encodes" (the driver's, no launch)
   std::string problem;  // what it ran
   double total_us = 0;     // per call, median over the samples
   double launch_us = 0;    // the backend call(s) alone, per call, median (0 where there is none)

@@ -37,7 +37,7 @@ void validate(const Problem& problem, const void* x, const void* w, const void* 
 
 // The largest power of two (up to 16) that divides the input pointers (x, w) and their row strides in
 // bytes. Kernels that use 16-byte loads require 16; the selection routes anything less to a fallback.
-// The output is stored element by element, so y does not count.
+// The output is stored element by element, so y does not count; at M = 1 neither does x's row stride (one row).
 int operand_alignment(const Problem& problem, const void* x, const void* w, const void* y);
 
 }  // namespace skinnygemm

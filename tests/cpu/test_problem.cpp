@@ -157,6 +157,13 @@ TEST(ProblemAlignment, Cases) {
   EXPECT_EQ(operand_alignment(make(2, 64, 36), buf, buf + 1024, buf + 2048), 8);
   // Never more than 16, however aligned everything is.
   EXPECT_EQ(operand_alignment(make(1, 4096, 4096), buf, buf, buf), 16);
+  // One token reads one row: x's stride does not count at M = 1, its pointer does.
+  Problem one = make(1, 64, 128);
+  one.ldx = 131;
+  EXPECT_EQ(operand_alignment(one, buf, buf + 1024, buf + 2048), 16);
+  EXPECT_EQ(operand_alignment(one, buf + 1, buf + 1024, buf + 2048), 2);
+  one.m = 2;
+  EXPECT_EQ(operand_alignment(one, buf, buf + 1024, buf + 2048), 2);
 }
 
 TEST(ProblemStr, NamesEveryField) {
