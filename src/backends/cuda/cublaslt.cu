@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -30,19 +31,24 @@ struct Answers {
 
 // One problem's cuBLASLt operation: its descriptors, then what is resolved against them, once each: the heuristic's
 // answers per operand alignment and the algorithms named by identity. Never freed: launches point into it.
+// Keys are numbers, not text: building Problem::str() and an alignment string on every call cost about a microsecond of
+// the cuBLASLt path's host time (session 44).
+using AnswersKey = std::tuple<uint32_t, uint32_t, uint32_t, bool>;  // w, x, y alignment (bytes), any reduction scheme
 struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  std::map<std::string, Answers> heuristics;          // by operand alignments and the reduction schemes allowed
+  std::map<AnswersKey, Answers> heuristics;           // by operand alignments and the reduction schemes allowed
   std::map<std::string, cublasLtMatmulAlgo_t> named;  // by config name; each passed cublasLtMatmulAlgoCheck
 };
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, DType>;  // m n k ldx ldw ldy dtype
+PlanKey plan_key(const Problem& p) { return {p.m, p.n, p.k, p.x_stride(), p.w_stride(), p.y_stride(), p.dtype}; }
 
 struct DeviceState {
   cublasLtHandle_t handle = nullptr;
   // One workspace per stream: two streams running cuBLASLt at once (a side-stream projection, an engine's
   // second stream) must never share one. Allocated on a stream's first call, then reused (capture-safe).
   std::map<StreamKey, void*> workspaces;  // the device is the state's own
-  std::map<std::string, std::unique_ptr<Plan>> plans;  // by Problem::str()
+  std::map<PlanKey, std::unique_ptr<Plan>> plans;
 };
 
 std::mutex g_mutex;
@@ -108,7 +114,7 @@ cudaDataType_t data_type(const Problem& p) { return p.dtype == DType::BF16 ? CUD
 // y[M,N] = x[M,K] w[N,K]^T in cuBLASLt's column-major terms: D(N x M) = op(A)(N x K) B(K x M) with
 // A = w seen as a K x N column-major matrix (transposed), B = x seen as K x M column-major.
 Plan& plan_locked(DeviceState& s, const Problem& p) {
-  auto& slot = s.plans[p.str()];
+  auto& slot = s.plans[plan_key(p)];
   if (slot) return *slot;
   auto plan = std::make_unique<Plan>();
   const cudaDataType_t t = data_type(p);
@@ -143,8 +149,7 @@ Alignments alignments_of(const void* x, const void* w, const void* y) {
 // Heuristics assume 256-byte aligned pointers unless told otherwise; an algorithm picked for aligned
 // operands fails with NOT_SUPPORTED on misaligned ones, so the answers are kept per operand alignments.
 const Answers& heuristics_locked(DeviceState& s, Plan& plan, const Problem& p, Alignments align, bool any_reduction) {
-  Answers& answers = plan.heuristics["a" + std::to_string(align.w) + "/" + std::to_string(align.x) + "/" +
-                                     std::to_string(align.y) + (any_reduction ? " any-reduction" : "")];
+  Answers& answers = plan.heuristics[AnswersKey{align.w, align.x, align.y, any_reduction}];
   if (!answers.algos.empty()) return answers;
   cublasLtMatmulPreference_t pref = nullptr;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
