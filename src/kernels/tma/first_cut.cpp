@@ -54,13 +54,30 @@ struct Cut {
 bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK != 0 && p.m >= 2; }
 
 // Under 128 MiB, where clusters of x CTAs per 64-row tile fit (the largest of 8, 4 and 2 that does, g the grid of
-// whole tiles): the cluster, or what a rule of its band takes instead.
-Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
-  const Problem& p = cut.p;
-  Config& c = cut.c;
-  const int sms = cut.sms, slots = cut.slots, lead = cut.lead;
-  std::string* note = cut.note;
-  const int64_t ctas = static_cast<int64_t>(g.tiles) * x;
+// whole tiles): the cluster, or what a rule of its band takes instead. Each rule below either decides (true: the
+// config is in c) or leaves it to the rules after it, in the order clustered() calls them.
+struct ClusterBand {
+  Cut& cut;
+  const Problem& p;
+  Config& c;
+  const int sms, slots, lead;
+  std::string* note;
+  const int x;         // CTAs per cluster
+  const Grid& g;       // the grid of whole 64-row tiles
+  const int64_t ctas;  // tiles x x
+  const bool short_k;  // at most 32 boxes of 64
+
+  bool few_ctas_of_large_shares();
+  bool halved_clusters();
+  void cluster_ring();
+  bool fours_with_long_ranges();
+  bool one_cta_per_tile_at_32_64_tokens();
+  void eights_at_32_tokens();
+  bool fours_past_the_sms();
+  void twos_as_lead_split();
+};
+
+bool ClusterBand::few_ctas_of_large_shares() {
   // Clusters on fewer CTAs than SMs with more than 192 KiB of weights each stream at one ring per SM; stream-K
   // over two CTAs per SM is faster (1000 x 16384: 128 CTAs of 256 KiB 13.1 us, stream-K 11.3).
   // Only where stream-K gives each row tile at most 32 CTAs: on one tile (60 x 16384) its 128 CTAs' partials
@@ -84,7 +101,7 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
       c.cluster = 0, c.boxes = 2, c.stages = 3, c.ctas_per_sm = 1, c.min_units = 1;
       if (note) *note = "stream-K at one CTA per SM at the 64-token tile on fewer cluster CTAs than SMs of > 192 KiB "
                         "each (session 35)";
-      return c;
+      return true;
     }
     // Session 34 (rule A): at M <= 2 in this band, stream-K at one CTA per SM (one share of the tiles' stages per
     // SM, 132 CTAs on H200 where the clusters launch 72-128) instead. On all three shapes of the band measured with
@@ -103,10 +120,14 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
       c.cluster = 0, c.stages = 4, c.ctas_per_sm = 1, c.min_units = 1;
       if (note) *note = "stream-K at one CTA per SM, not a cluster of 8, at M <= 2 on fewer cluster CTAs than SMs "
                         "of > 192 KiB each (session 34)";
-      return c;
+      return true;
     }
     if (note) *note = "a cluster of 8 per tile, not stream-K, on fewer CTAs than SMs of > 192 KiB each (set eighteen)";
   }
+  return false;
+}
+
+bool ClusterBand::halved_clusters() {
   // A cluster that puts two CTAs of at most 2 stages on more than a quarter of the SMs: clusters of half the size
   // instead, half the CTAs, each with its whole range (at most 4 stages) in a 4-stage ring. 4000 x 1000 and 4104 x
   // 1024 (8 stages; 252 CTAs in fours with 3 stages, 4.35-4.97 us at M <= 8) ran 3.41-4.06 in twos with 4, and the
@@ -150,8 +171,13 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
                        "fill more than 1.4 CTAs per SM (sessions 37, 41)"
                      : "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with at most "
                        "2.75 stages each (session 34)";
-    return c;
+    return true;
   }
+  return false;
+}
+
+// The cluster itself and its ring: 3 or 4 stages.
+void ClusterBand::cluster_ring() {
   // With fewer than 1/8 of the slots left, a 3-stage ring leaves the next kernel room to start early (2112x7168 M = 1
   // on 264 CTAs: 13.3 us with 4 stages, 10.2 with 3). So does it where some SMs hold two CTAs that have at most 4
   // stages each, whose fourth slot holds little or nothing: 1280 x 2048 in clusters of 8 (160 CTAs of 2 stages)
@@ -181,6 +207,9 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   const bool twos_ring = x == 2 && c.tile_m >= 32;
   c.stages = (ctas > slots - sms / 4 && !twos_ring) || few_stages_doubled || big_ring ? 3 : 4;
   c.cluster = x;
+}
+
+bool ClusterBand::fours_with_long_ranges() {
   // Session 33: clusters of four on (nearly) every two-per-SM slot with 10 or more stages per CTA, at token tiles
   // up to 32: clusters of two on a 4-stage ring instead (about one CTA per SM, each with its half of the tile's K
   // streaming through the ring). On every such shape measured the twos were faster (the rule's own data; x4 s3 ->
@@ -209,7 +238,7 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
       c.stages = 4;
       if (note) *note = "the 64-row lead split at M <= 4, not clusters of two, where fours fill the slots with 10+ "
                         "stages each (session 34)";
-      return c;
+      return true;
     }
     // Session 35 (rule F): at M = 5-16, 32-row tiles (as many CTAs as the 64-row twos, each with half the rows and the
     // same K) on an 8-stage ring (107 KB at the 16-token tile, two per SM), then in clusters of two. On all five band
@@ -230,13 +259,17 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
       c.lead = 9, c.stages = 8;
       if (note) *note = "the lead split of 32-row tiles with an 8-stage ring, not clusters of four on 3, where fours "
                         "fill the slots with 10+ stages each (sessions 35, 42)";
-      return c;
+      return true;
     }
     c.cluster = 2, c.stages = 4;
     if (note) *note = "clusters of two on a 4-stage ring, not of four on 3, where fours fill the slots with 10+ stages "
                       "each (session 33)";
-    return c;
+    return true;
   }
+  return false;
+}
+
+bool ClusterBand::one_cta_per_tile_at_32_64_tokens() {
   // Session 35 (rule G): at token tiles 32 and 64, where the 64-row tiles alone give nine tenths of the SMs or more,
   // one CTA per tile over the whole K (two boxes per stage) instead of clusters of two. Measured where y's rows are
   // not 16-byte aligned (the first cut is the pick up to M = 64 there), x1 / the pick (clusters of two, one box per
@@ -248,7 +281,7 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
     c.cluster = 1, c.boxes = 2, c.stages = c.tile_m == 64 ? 3 : 4;
     if (note) *note = "one CTA per 64-row tile, not clusters of two, where the tiles fill nine tenths of the SMs at "
                       "32-64 tokens (session 35)";
-    return c;
+    return true;
   }
   // Session 39 (rule M): at token tiles 32 and 64, clusters of two or four that fill the two-per-SM slots (more CTAs
   // than slots - SMs / 4, the 3-stage ring's line) with K <= 4096: one CTA per tile over the whole K, as rule G. x1 /
@@ -262,14 +295,21 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
     c.cluster = 1, c.boxes = 2, c.stages = c.tile_m == 64 ? 3 : 4;
     if (note) *note = "one CTA per 64-row tile, not clusters of two or four that fill the slots, with K <= 4096 at "
                       "32-64 tokens (session 39)";
-    return c;
+    return true;
   }
+  return false;
+}
+
+void ClusterBand::eights_at_32_tokens() {
   // Clusters of eight at 32 tokens on (nearly) every two-per-SM slot: a ring of four one-box stages (61 KB with the
   // receive buffer) fits three CTAs per SM, so the next launch finds room beside them. 2112 x 7168 (264 CTAs) at
   // M = 32: 11.99-12.03 us against 16.90 for the two-box 3-stage ring (85 KB), cuBLASLt 12.42-12.71. With fewer
   // CTAs the two-box 4-stage ring stays: 1536 x 7168 (192) 9.56-9.59 us against 10.87 with this one, 896 x 7168
   // (112) 6.88 against 7.94 (session 23, calls 1-2; docs/kernels.md "Session 23").
   if (c.tile_m == 32 && x == 8 && ctas > slots - sms / 4) c.boxes = 1, c.stages = 4;
+}
+
+bool ClusterBand::fours_past_the_sms() {
   // Clusters of four on 64-row tiles that give a few more CTAs than SMs (up to 1.5 x) with 5 or more stages each
   // load some SMs with two CTAs' bytes and the rest with one. On the five held-out shapes in this band
   // (heuristic-sixth-516a0f1.json, heuristic-seventh-partial-0eaaa80.json) the 64-row lead split (2560 x 10240: six
@@ -279,7 +319,10 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   // 2816 x 4096 at M = 12-16 stream-K), at 5 stages (3000 x 2560) they were not measured. Not judged in the step:
   // no Kimi-K3 TP8 shape is in the band (2304 x 1536 has 3 stages per CTA, 3584 x 7168 224 CTAs).
   if (x == 4 && c.tile_m <= 16 && ctas > sms && 2 * ctas <= 3 * int64_t{sms} && g.k_stages >= 5 * x) {
-    if (p.m <= 2) return cut.lead_split(false, false);
+    if (p.m <= 2) {
+      cut.lead_split(false, false);
+      return true;
+    }
     if (g.k_stages >= 7 * x) {
       c.rows = 32, c.stages = 4;
       // Twice the CTAs in 32-row tiles; past 2.75 per SM in clusters of four they no longer all start at once:
@@ -287,34 +330,45 @@ Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
       // CTAs; held-out set nine at 581d850), 3072 x 6144 (384) 40-43% slower in fours (set ten at 2eaefeb,
       // blind), where 2560 x 10240 (320; set seven) and 2816 x 4096 (352; set six) were the best in fours.
       if (4 * 2 * ctas > 11 * int64_t{sms}) c.cluster = 2;
-      return c;
+      return true;
     }
   }
-  if (x == 2 && c.tile_m <= 16) {
-    const Grid split = lead_split_grid_for(p.n, p.k, 64, 2, 2, lead < 0 ? 6 : lead, sms);
-    const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
-    cut.lead_split(short_k && thin_parts, false);
-    // Parts of 8 or more stages each (the lead's too) stream past a 4-stage ring: 5 stages (99 KB at the 8-token
-    // tile, 112 KB at 16; still two per SM). Step trials (session 17, c942f9d, skinny_fused at M = 1 / 8 / 16
-    // against the 4-stage table in the same call): 6288 x 7168, 4480 x 7168 and 7168 x 3584 on 5 stages -87 /
-    // -116 / -52 us; with 7168 x 1536 (parts of 9 and 3 stages) and the dense layer's 8448 x 7168 and 7168 x 4224
-    // too -74 / -111 / -36. This rule is the first trial plus the two dense shapes (one launch each); the step
-    // with exactly it has not run. Alone, 6400 x 4096 (parts of 19 and 13) ran 13.6-14.7 us against 14.8-15.5
-    // (held-out set eleven at e2c09d8). Not applied to the band's lead split at M <= 2 (below; 2560 x 10240 has
-    // parts of 18 and 12): not judged there.
-    // Session 35: also where two or three parts leave the others 2 x P stages or more each (4 in halves, 6 in
-    // thirds). 5 stages against 4 at M <= 8 (us, lead 6): halves, 6656 x 1664 and 6656 x 2240 0.92-0.97x
-    // (heuristic-nineteenth-d6706fb.json), 6144 x 2048 and 7777 x 2048 0.92-0.95x, 7168 x 2560 0.95-0.96x (tenth-
-    // 2eaefeb), 6400 x 1600 0.93-0.98x (fifteenth-9bdc087); thirds, 5128 x 3000 0.93-0.95x (twentieth-e5e10d2),
-    // 4608 x 3072 and 5120 x 3456 0.87-0.94x (tenth), 5120 x 3424 0.93-0.99x (twelfth-c942f9d); at M = 12-16
-    // 0.97-1.00x. Thirds with 4 stages each kept the 4-stage ring ahead (5120 x 2176 / 2240 / 1712: 1.02-1.06x).
-    const long long other_stages = split.k_stages - split.lead_stages;
-    const bool long_parts = other_stages >= 8 * (split.parts - 1) ||
-                            (split.parts <= 3 && other_stages >= 2LL * split.parts * (split.parts - 1));
-    if (c.rows == 64 && split.parts > 1 && long_parts) c.stages = 5;
-    return c;
-  }
-  return c;
+  return false;
+}
+
+void ClusterBand::twos_as_lead_split() {
+  if (x != 2 || c.tile_m > 16) return;
+  const Grid split = lead_split_grid_for(p.n, p.k, 64, 2, 2, lead < 0 ? 6 : lead, sms);
+  const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
+  cut.lead_split(short_k && thin_parts, false);
+  // Parts of 8 or more stages each (the lead's too) stream past a 4-stage ring: 5 stages (99 KB at the 8-token
+  // tile, 112 KB at 16; still two per SM). Step trials (session 17, c942f9d, skinny_fused at M = 1 / 8 / 16
+  // against the 4-stage table in the same call): 6288 x 7168, 4480 x 7168 and 7168 x 3584 on 5 stages -87 /
+  // -116 / -52 us; with 7168 x 1536 (parts of 9 and 3 stages) and the dense layer's 8448 x 7168 and 7168 x 4224
+  // too -74 / -111 / -36. This rule is the first trial plus the two dense shapes (one launch each); the step
+  // with exactly it has not run. Alone, 6400 x 4096 (parts of 19 and 13) ran 13.6-14.7 us against 14.8-15.5
+  // (held-out set eleven at e2c09d8). Not applied to the band's lead split at M <= 2 (below; 2560 x 10240 has
+  // parts of 18 and 12): not judged there.
+  // Session 35: also where two or three parts leave the others 2 x P stages or more each (4 in halves, 6 in
+  // thirds). 5 stages against 4 at M <= 8 (us, lead 6): halves, 6656 x 1664 and 6656 x 2240 0.92-0.97x
+  // (heuristic-nineteenth-d6706fb.json), 6144 x 2048 and 7777 x 2048 0.92-0.95x, 7168 x 2560 0.95-0.96x (tenth-
+  // 2eaefeb), 6400 x 1600 0.93-0.98x (fifteenth-9bdc087); thirds, 5128 x 3000 0.93-0.95x (twentieth-e5e10d2),
+  // 4608 x 3072 and 5120 x 3456 0.87-0.94x (tenth), 5120 x 3424 0.93-0.99x (twelfth-c942f9d); at M = 12-16
+  // 0.97-1.00x. Thirds with 4 stages each kept the 4-stage ring ahead (5120 x 2176 / 2240 / 1712: 1.02-1.06x).
+  const long long other_stages = split.k_stages - split.lead_stages;
+  const bool long_parts = other_stages >= 8 * (split.parts - 1) ||
+                          (split.parts <= 3 && other_stages >= 2LL * split.parts * (split.parts - 1));
+  if (c.rows == 64 && split.parts > 1 && long_parts) c.stages = 5;
+}
+
+Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
+  ClusterBand b{cut, cut.p, cut.c, cut.sms, cut.slots, cut.lead, cut.note, x, g, int64_t{g.tiles} * x, short_k};
+  if (b.few_ctas_of_large_shares() || b.halved_clusters()) return cut.c;
+  b.cluster_ring();
+  if (b.fours_with_long_ranges() || b.one_cta_per_tile_at_32_64_tokens()) return cut.c;
+  b.eights_at_32_tokens();
+  if (!b.fours_past_the_sms()) b.twos_as_lead_split();
+  return cut.c;
 }
 
 // Under 128 MiB where no cluster fits (g the grid of whole 64-row tiles): one CTA per row tile where K is short or the
