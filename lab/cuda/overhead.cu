@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,8 @@
 namespace skinnygemm::tune {
 
 namespace {
+
+constexpr std::size_t kRawWorkspaceBytes = 32u << 20;  // the library's cuBLASLt workspace per stream (cublaslt.cu)
 
 // A 128-byte argument block: the pointers, sizes and strides of a GEMM launch (the TMA family's tensor maps live
 // in its plan, not in the launch arguments), so that the baseline copies about as much as a real launch.
@@ -49,64 +53,91 @@ Paired time_paired(int samples, int calls, const std::function<void()>& path, co
 }
 
 // What the library's launches pay inside other libraries, so that the plan_run rows' host time splits into ours and
-// theirs: cuBLASLt's own cublasLtMatmul on descriptors made once, and the driver's two tensor-map encodes a TMA launch
-// makes per call (2D maps of x and w, as the family's box-by-box path encodes them).
-SampleSummary time_raw_cublaslt(int samples, int calls, const Problem& p, const void* x, const void* w, void* y,
-                                cudaStream_t stream, const std::function<void()>& drain) {
+// theirs: cuBLASLt's own cublasLtMatmul on descriptors made once, asked as the library asks (FP32 reductions, a 32 MiB
+// workspace), and the driver's encodes of the two tensor maps a TMA launch makes per call.
+template <typename T, cublasStatus_t (*Destroy)(T)>
+struct LtDeleter {
+  void operator()(T handle) const { Destroy(handle); }
+};
+template <typename T, cublasStatus_t (*Destroy)(T)>
+using LtOwned = std::unique_ptr<std::remove_pointer_t<T>, LtDeleter<T, Destroy>>;
+
+// A cublasLtMatmul closure on its own handle and descriptors (kept alive by the returned object), and the
+// algorithm's id and split-K for the row's problem column.
+struct RawCublaslt {
+  LtOwned<cublasLtHandle_t, cublasLtDestroy> handle;
+  LtOwned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
+  LtOwned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> a, b, d;
+  cublasLtMatmulHeuristicResult_t found{};
+  std::string algo;
+};
+
+RawCublaslt raw_cublaslt(const Problem& p) {
+  RawCublaslt r;
   cublasLtHandle_t handle = nullptr;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtCreate(&handle));
+  r.handle.reset(handle);
   cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  const cudaDataType_t t = CUDA_R_16BF;
-  const cublasOperation_t trans = CUBLAS_OP_T;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  r.op.reset(op);
+  const cublasOperation_t trans = CUBLAS_OP_T;
   SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
-  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a, t, p.k, p.n, p.k));
-  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b, t, p.k, p.m, p.k));
-  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d, t, p.n, p.m, p.n));
-  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  cublasLtMatmulHeuristicResult_t found{};
+  const cudaDataType_t t = CUDA_R_16BF;
+  cublasLtMatrixLayout_t layouts[3] = {};
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layouts[0], t, p.k, p.n, p.k));
+  r.a.reset(layouts[0]);
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layouts[1], t, p.k, p.m, p.k));
+  r.b.reset(layouts[1]);
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layouts[2], t, p.n, p.m, p.n));
+  r.d.reset(layouts[2]);
+  cublasLtMatmulPreference_t pref_raw = nullptr;
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref_raw));
+  const LtOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref(pref_raw);
+  const std::size_t ws = kRawWorkspaceBytes;
+  const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  SKINNYGEMM_CUBLAS_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref_raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref_raw, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                               &schemes, sizeof(schemes)));
   int count = 0;
-  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, op, a, b, d, d, pref, 1, &found, &count));
+  SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, op, layouts[0], layouts[1], layouts[2], layouts[2],
+                                                         pref_raw, 1, &r.found, &count));
   SKINNYGEMM_CHECK(count == 1, "cuBLASLt offered no algorithm for " << p.str());
-  const float alpha = 1.f, beta = 0.f;
-  const auto matmul = [&] {
-    SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmul(handle, op, &alpha, w, a, x, b, &beta, y, d, y, d, &found.algo, nullptr, 0,
-                                           stream));
-  };
-  matmul();
-  std::vector<double> t_us;
-  for (int s = 0; s < samples; ++s) t_us.push_back(time_host_calls(1, calls, matmul, drain).median);
-  drain();
-  cublasLtMatmulPreferenceDestroy(pref);
-  for (cublasLtMatrixLayout_t l : {a, b, d}) cublasLtMatrixLayoutDestroy(l);
-  cublasLtMatmulDescDestroy(op);
-  cublasLtDestroy(handle);
-  return summarize_samples(std::move(t_us));
+  int id = 0, split = 0;
+  std::size_t written = 0;
+  const cublasLtMatmulAlgo_t& algo = r.found.algo;
+  SKINNYGEMM_CUBLAS_CHECK(
+      cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), &written));
+  SKINNYGEMM_CUBLAS_CHECK(
+      cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof(split), &written));
+  r.algo = "algorithm " + std::to_string(id) + ", split-K " + std::to_string(split);
+  return r;
 }
 
-SampleSummary time_map_encodes(int samples, int calls, const Problem& p, const void* x, const void* w) {
-  void* entry = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  SKINNYGEMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000, cudaEnableDefault,
-                                                         &found));
-  SKINNYGEMM_CHECK(found == cudaDriverEntryPointSuccess && entry, "the CUDA driver has no cuTensorMapEncodeTiled");
-  const auto encode_tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(entry);
-  const auto encode = [&](const void* base, int64_t rows, int box_rows, CUtensorMap* map) {
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p.k), static_cast<cuuint64_t>(rows)};
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(p.k) * 2};
-    const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)}, element_strides[2] = {1, 1};
-    const CUresult r = encode_tiled(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides,
+// The two encodes of a TMA launch of config c on p, as tma_launch.cu makes them where K is a multiple of 64 and the
+// stage has more than one box (the 3D views: w with no L2 promotion, x with 256 bytes), with no launch.
+void encode_two_maps(const Problem& p, const Config& c, const void* x, const void* w) {
+  static const auto encode_tiled = [] {
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    SKINNYGEMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000, cudaEnableDefault,
+                                                           &found));
+    SKINNYGEMM_CHECK(found == cudaDriverEntryPointSuccess && entry, "the CUDA driver has no cuTensorMapEncodeTiled");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(entry);
+  }();
+  const auto encode = [&](const void* base, int64_t rows, int box_rows, CUtensorMapL2promotion promotion) {
+    CUtensorMap map;
+    const cuuint64_t dims[3] = {64, static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(p.k / 64)};
+    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(p.k) * 2, 128};
+    const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), static_cast<cuuint32_t>(c.boxes)};
+    const cuuint32_t element_strides[3] = {1, 1, 1};
+    const CUresult r = encode_tiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(base), dims, strides,
                                     box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                    CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                    promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     SKINNYGEMM_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed (CUresult " << static_cast<int>(r) << ")");
   };
-  CUtensorMap maps[2];
-  const auto both = [&] { encode(w, p.n, 32, &maps[0]), encode(x, p.m, 8, &maps[1]); };
-  std::vector<double> t_us;
-  for (int s = 0; s < samples; ++s) t_us.push_back(time_host_calls(1, calls, both, [] {}).median);
-  return summarize_samples(std::move(t_us));
+  encode(w, p.n, c.rows, CU_TENSOR_MAP_L2_PROMOTION_NONE);
+  encode(x, p.m, c.tile_m, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 }
 
 }  // namespace
@@ -142,11 +173,12 @@ std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& o) {
   const Paired run = time_paired(o.samples, calls, [&] { plan.run(x, w, y, stream.s); }, launch, drain);
   rows.push_back(overhead_row("plan_run", p.str() + " " + config, run.total, run.launch, 0.1));
 
-  // The same plan on the TMA family's first cut and on cuBLASLt, the picks at M <= 16 and above it on most shapes. Their
-  // launches do per-call work the plan above may not: the TMA launch encodes its two tensor maps and looks up device
-  // facts and the stream's workspace under locks on every call, cuBLASLt looks up its plan by a string key (a
-  // read-only review, session 43). Reported without a target until measured.
+  // The same plan on the TMA family's first cut and on cuBLASLt, the picks at M <= 16 and above it on most shapes.
+  // Their launches do per-call work the plan above may not: the TMA launch encodes its two tensor maps and looks up
+  // device facts and the stream's workspace under locks on every call; cuBLASLt looked its plan up by a string key
+  // until session 44 (a read-only review, session 43). Reported without a target.
   const DeviceInfo device = device_info(Backend::Cuda);
+  std::string tma_config;  // the TMA plan's config, for its encodes' row
   for (const char* forced : {"tma", "cublaslt"}) {
     if (!supports(forced_config(forced, p, device), p, device, 16)) continue;  // the TMA family off sm_90
     Options f = gpu;
@@ -154,16 +186,32 @@ std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& o) {
     const Plan forced_plan(p, f);
     forced_plan.run(x, w, y, stream.s);
     const Paired r = time_paired(o.samples, calls, [&] { forced_plan.run(x, w, y, stream.s); }, launch, drain);
+    if (std::string(forced) == "tma") tma_config = forced_plan.choice().config.name();
     rows.push_back(overhead_row(std::string("plan_run_") + forced, p.str() + " " + forced_plan.choice().config.name(),
                                 r.total, r.launch, 0));
   }
 
-  const SampleSummary lt = time_raw_cublaslt(o.samples, calls, p, x, w, y, stream.s, drain);
-  rows.push_back(overhead_row("cublaslt_matmul_alone", p.str() + " cublasLtMatmul, descriptors made once", lt, hit.launch, 0));
-  if (device.cc_major == 9) {
-    const SampleSummary maps = time_map_encodes(o.samples, calls, p, x, w);
-    rows.push_back(overhead_row("tma_two_map_encodes", p.str() + " two cuTensorMapEncodeTiled, no launch", maps,
-                                SampleSummary{}, 0));
+  {
+    const RawCublaslt lt = raw_cublaslt(p);
+    char* workspace = mem.get(kRawWorkspaceBytes, "cuBLASLt workspace");
+    const float alpha = 1.f, beta = 0.f;
+    const auto matmul = [&] {
+      SKINNYGEMM_CUBLAS_CHECK(cublasLtMatmul(lt.handle.get(), lt.op.get(), &alpha, w, lt.a.get(), x, lt.b.get(), &beta,
+                                             y, lt.d.get(), y, lt.d.get(), &lt.found.algo, workspace,
+                                             kRawWorkspaceBytes, stream.s));
+    };
+    matmul();
+    const Paired r = time_paired(o.samples, calls, matmul, launch, drain);
+    rows.push_back(overhead_row("cublaslt_matmul_alone",
+                                p.str() + " cublasLtMatmul, descriptors made once, " + lt.algo, r.total, r.launch, 0));
+  }
+  if (!tma_config.empty()) {
+    const Config c = Config::parse(tma_config);
+    const auto both = [&] { encode_two_maps(p, c, x, w); };
+    std::vector<double> t_us;
+    for (int s = 0; s < o.samples; ++s) t_us.push_back(time_host_calls(1, calls, both, [] {}).median);
+    rows.push_back(overhead_row("tma_two_map_encodes", p.str() + " " + tma_config + "'s two 3D maps, no launch",
+                                summarize_samples(std::move(t_us)), SampleSummary{}, 0));
   }
 
   // Two 128-row segments into adjacent columns of one output: the fused GEMM in place, one launch.
