@@ -47,7 +47,9 @@ namespace cuda {
 bool built();      // compiled with CUDA
 bool available();  // built() and a usable device is present
 int device_count();  // visible CUDA devices (CUDA_VISIBLE_DEVICES applies); 0 without CUDA or a device
-DeviceInfo device_info();  // the current device (cached per device id)
+// The current device, cached per device id: the reference stays valid (entries are never removed), so a launch reads
+// it without copying the name string.
+const DeviceInfo& device_info();
 int current_device();      // cudaGetDevice: what a per-call cache keys on (no DeviceInfo copy)
 bool config_is_built(const Config& config);  // an instance exists for this kernel config
 // Launches on stream (cudaStream_t). config is bulk_*, tma_* or cublaslt*.

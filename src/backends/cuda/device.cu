@@ -45,7 +45,7 @@ int current_device() {
   return dev;
 }
 
-DeviceInfo device_info() {
+const DeviceInfo& device_info() {
   int dev = 0;
   SKINNYGEMM_CUDA_CHECK(cudaGetDevice(&dev));
   static std::mutex mutex;

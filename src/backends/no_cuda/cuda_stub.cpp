@@ -13,7 +13,7 @@ int device_count() { return 0; }
 
 int current_device() { return 0; }
 
-DeviceInfo device_info() {
+const DeviceInfo& device_info() {
   SKINNYGEMM_FAIL("skinnygemm was built without CUDA (SKINNYGEMM_CUDA=OFF or no nvcc found), so there is no "
                   "CUDA device to describe; rebuild with -DSKINNYGEMM_CUDA=ON or use the cpu backend");
 }

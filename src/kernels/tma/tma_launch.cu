@@ -19,7 +19,7 @@
 #include "skinnygemm/error.h"
 
 namespace skinnygemm::cuda {
-DeviceInfo device_info();
+const DeviceInfo& device_info();
 }
 
 namespace skinnygemm::tma {
