@@ -19,6 +19,9 @@ struct Problem {
   int64_t ldy = 0;
 
   int64_t x_stride() const { return ldx ? ldx : k; }
+  // The stride x's rows are read with: one token is one row, so at M = 1 the caller's stride moves no address and
+  // the packed K stands for it (alignment, the TMA family's tensor map).
+  int64_t x_read_stride() const { return m > 1 ? x_stride() : k; }
   int64_t w_stride() const { return ldw ? ldw : k; }
   int64_t y_stride() const { return ldy ? ldy : n; }
   int64_t weight_bytes() const;  // n * k * element size (what one call must stream)
@@ -37,7 +40,7 @@ void validate(const Problem& problem, const void* x, const void* w, const void* 
 
 // The largest power of two (up to 16) that divides the input pointers (x, w) and their row strides in
 // bytes. Kernels that use 16-byte loads require 16; the selection routes anything less to a fallback.
-// The output is stored element by element, so y does not count; at M = 1 neither does x's row stride (one row).
+// The output is stored element by element, so y does not count; x counts with its read stride (the packed K at M = 1).
 int operand_alignment(const Problem& problem, const void* x, const void* w, const void* y);
 
 }  // namespace skinnygemm

@@ -86,9 +86,7 @@ void validate(const Problem& p, const void* x, const void* w, const void* y) {
 int operand_alignment(const Problem& p, const void* x, const void* w, const void* y) {
   const auto e = static_cast<uint64_t>(dtype_size(p.dtype));
   (void)y;  // outputs are stored element by element: their alignment never limits a kernel
-  // One token reads one row of x: its stride never moves an address (the TMA launch maps it with a packed stride).
-  const uint64_t x_stride_bytes = p.m > 1 ? p.x_stride() * e : 0;
-  uint64_t bits = reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) | x_stride_bytes |
+  uint64_t bits = reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) | (p.x_read_stride() * e) |
                   (p.w_stride() * e) | 16u;
   int a = 1;
   while (a < 16 && (bits & a) == 0) a <<= 1;

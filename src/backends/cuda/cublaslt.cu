@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "backends/cuda/check.cuh"

@@ -110,10 +110,6 @@ bool tensor_map_3d(CUtensorMap* map, const void* base, DType dtype, int64_t rows
   return r == CUDA_SUCCESS;
 }
 
-// x's row stride in its tensor map. One token is one row: its stride moves no address, and any value the caller
-// passes (ldx % 8 != 0 included, which the copy engine refuses) is mapped as the packed K (a multiple of 8 here).
-int64_t x_map_stride(const Problem& p) { return p.m > 1 ? p.x_stride() : p.k; }
-
 // The split reduction's workspace of one stream: launches on one stream touch it only after griddepcontrol.wait,
 // i.e. after the previous launch finished, so they share it; two streams never do. Sized for the largest grid
 // (2 CTAs per SM x the largest tile) and 2^20 row tiles; allocated once per stream (cuda::stream_key), capture-safe.
@@ -257,7 +253,7 @@ void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const G
   CUtensorMap w_map, x_map;
   SKINNYGEMM_CHECK(p.k % kStageK == 0 &&
                        tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes, Reads::Once) &&
-                       tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, x_map_stride(p), params.m, c.boxes, Reads::Shared),
+                       tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, p.x_read_stride(), params.m, c.boxes, Reads::Shared),
                    c.name() << " on " << p.str() << ": the row stream needs K % 64 == 0 and the driver to take the 3D "
                              "views of w and x; it has no box-by-box copy (the warning above says the family's other "
                              "kernels do)");
@@ -346,10 +342,10 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   // 16-row one-CTA-per-tile ring 2.7-3.2 us faster (docs/kernels.md "Session 25").
   params.box3d = c.boxes > 1 && p.k % kStageK == 0 &&
                  tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes, w_reads) &&
-                 tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, x_map_stride(p), c.tile_m, c.boxes, Reads::Shared);
+                 tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, p.x_read_stride(), c.tile_m, c.boxes, Reads::Shared);
   if (!params.box3d) {
     w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows, w_reads);
-    x_map = tensor_map(x, p.dtype, p.m, p.k, x_map_stride(p), c.tile_m, Reads::Shared);
+    x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_read_stride(), c.tile_m, Reads::Shared);
   }
   // The lab's ablation bit 4 (value 16, timing only, wrong results): w as [N K / 64] lines of 64, a stage one box of rows x boxes
   // lines, so every weight copy is one contiguous run (tails read past N K as zeros).
