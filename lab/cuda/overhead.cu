@@ -2,8 +2,6 @@
 // each in a graph-free loop of real launches, against the launch itself (an empty kernel through the same
 // cudaLaunchKernelEx call with the same PDL attribute).
 #include <cublasLt.h>
-#include <cuda.h>
-#include <cudaTypedefs.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +13,7 @@
 
 #include "backends/cuda/check.cuh"
 #include "backends/cuda/launch.cuh"
+#include "kernels/tma/tma_family.h"
 #include "lab/cuda/owned.cuh"
 #include "lab/overhead.h"
 #include "lab/timing.h"
@@ -114,32 +113,6 @@ RawCublaslt raw_cublaslt(const Problem& p) {
   return r;
 }
 
-// The two encodes of a TMA launch of config c on p, as tma_launch.cu makes them where K is a multiple of 64 and the
-// stage has more than one box (the 3D views: w with no L2 promotion, x with 256 bytes), with no launch.
-void encode_two_maps(const Problem& p, const Config& c, const void* x, const void* w) {
-  static const auto encode_tiled = [] {
-    void* entry = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    SKINNYGEMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000, cudaEnableDefault,
-                                                           &found));
-    SKINNYGEMM_CHECK(found == cudaDriverEntryPointSuccess && entry, "the CUDA driver has no cuTensorMapEncodeTiled");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(entry);
-  }();
-  const auto encode = [&](const void* base, int64_t rows, int box_rows, CUtensorMapL2promotion promotion) {
-    CUtensorMap map;
-    const cuuint64_t dims[3] = {64, static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(p.k / 64)};
-    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(p.k) * 2, 128};
-    const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), static_cast<cuuint32_t>(c.boxes)};
-    const cuuint32_t element_strides[3] = {1, 1, 1};
-    const CUresult r = encode_tiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(base), dims, strides,
-                                    box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                    promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    SKINNYGEMM_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed (CUresult " << static_cast<int>(r) << ")");
-  };
-  encode(w, p.n, c.rows, CU_TENSOR_MAP_L2_PROMOTION_NONE);
-  encode(x, p.m, c.tile_m, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-}
-
 }  // namespace
 
 std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& o) {
@@ -207,10 +180,10 @@ std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& o) {
   }
   if (!tma_config.empty()) {
     const Config c = Config::parse(tma_config);
-    const auto both = [&] { encode_two_maps(p, c, x, w); };
+    const auto both = [&] { tma::encode_launch_maps(p, c, x, w); };
     std::vector<double> t_us;
     for (int s = 0; s < o.samples; ++s) t_us.push_back(time_host_calls(1, calls, both, [] {}).median);
-    rows.push_back(overhead_row("tma_two_map_encodes", p.str() + " " + tma_config + "'s two 3D maps, no launch",
+    rows.push_back(overhead_row("tma_two_map_encodes", p.str() + " " + tma_config + "'s two maps, no launch",
                                 summarize_samples(std::move(t_us)), SampleSummary{}, 0));
   }
 

@@ -243,6 +243,33 @@ void launch_kernel(Kernel kernel, const cuda::LaunchShape& shape, cudaStream_t s
 
 constexpr int64_t kReservedSmemPerCta = 1024;  // the driver's per-CTA reservation on sm_90 (cudaDevAttrReservedSharedMemoryPerBlock)
 
+// The two tensor maps of a launch of the main kernel (not the row stream's). One 3D copy per stage where K allows it:
+// against a 2D copy per box in the same binary (session 25, calls 1 and 6), the fused step 34-45 us faster at M = 1-16,
+// 896 x 7168 and 7168 x 768 3-3.5% faster alone, 1536 x 128 the same; the 16-row one-CTA-per-tile ring 2.7-3.2 us
+// faster (docs/kernels.md "Session 25"). Two encodes, 0.107 us of the launch's 0.55-0.59 us of host time on an H100
+// (session 44, `skinnygemm overhead --backend cuda`, whose row times this function).
+struct Maps {
+  CUtensorMap w, x;
+  bool box3d = false;     // both are the 3D views
+  bool packed_w = false;  // the lab's ablation bit 4 was applied
+};
+Maps launch_maps(const Problem& p, const Config& c, const void* x, const void* w, int ablate) {
+  Maps m;
+  const Reads w_reads = weight_reads(ablate);
+  m.box3d = c.boxes > 1 && p.k % kStageK == 0 &&
+            tensor_map_3d(&m.w, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes, w_reads) &&
+            tensor_map_3d(&m.x, x, p.dtype, p.m, p.k, p.x_read_stride(), c.tile_m, c.boxes, Reads::Shared);
+  if (!m.box3d) {
+    m.w = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows, w_reads);
+    m.x = tensor_map(x, p.dtype, p.m, p.k, p.x_read_stride(), c.tile_m, Reads::Shared);
+  }
+  // The lab's ablation bit 4 (value 16, timing only, wrong results): w as [N K / 64] lines of 64, a stage one box of
+  // rows x boxes lines, so every weight copy is one contiguous run (tails read past N K as zeros).
+  m.packed_w = (ablate & 16) && p.k % kStageK == 0 && c.rows * c.boxes <= 256;
+  if (m.packed_w) m.w = tensor_map(w, p.dtype, p.n * p.k / kStageK, kStageK, kStageK, c.rows * c.boxes, w_reads);
+  return m;
+}
+
 // The row stream (row_stream.cuh): one CTA per row tile, no workspace; w in boxes of rows x 16 KB / rows, x in boxes of
 // its M rows (the copy engine reads no zero rows; the slots are sized for the token tile).
 void launch_row_stream(const Problem& p, const Config& c, Kernel kernel, const Grid& g, const void* x, const void* w,
@@ -335,30 +362,19 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
   params.counters = ws.counters;
   params.y_rows16 = y_rows_aligned16(p, y, params.seg) ? 1 : 0;
   params.ablate = g_ablate.load(std::memory_order_relaxed);
-  CUtensorMap w_map, x_map;
-  const Reads w_reads = weight_reads(params.ablate);
-  // One 3D copy per stage where K allows it: against a 2D copy per box in the same binary (session 25, calls 1 and 6),
-  // the fused step 34-45 us faster at M = 1-16, 896 x 7168 and 7168 x 768 3-3.5% faster alone, 1536 x 128 the same; the
-  // 16-row one-CTA-per-tile ring 2.7-3.2 us faster (docs/kernels.md "Session 25").
-  params.box3d = c.boxes > 1 && p.k % kStageK == 0 &&
-                 tensor_map_3d(&w_map, w, p.dtype, p.n, p.k, p.w_stride(), c.rows, c.boxes, w_reads) &&
-                 tensor_map_3d(&x_map, x, p.dtype, p.m, p.k, p.x_read_stride(), c.tile_m, c.boxes, Reads::Shared);
-  if (!params.box3d) {
-    w_map = tensor_map(w, p.dtype, p.n, p.k, p.w_stride(), c.rows, w_reads);
-    x_map = tensor_map(x, p.dtype, p.m, p.k, p.x_read_stride(), c.tile_m, Reads::Shared);
-  }
-  // The lab's ablation bit 4 (value 16, timing only, wrong results): w as [N K / 64] lines of 64, a stage one box of rows x boxes
-  // lines, so every weight copy is one contiguous run (tails read past N K as zeros).
-  if ((params.ablate & 16) && p.k % kStageK == 0 && c.rows * c.boxes <= 256)
-    w_map = tensor_map(w, p.dtype, p.n * p.k / kStageK, kStageK, kStageK, c.rows * c.boxes, w_reads);
-  else
-    params.ablate &= ~16;
+  const Maps maps = launch_maps(p, c, x, w, params.ablate);
+  params.box3d = maps.box3d ? 1 : 0;
+  if (!maps.packed_w) params.ablate &= ~16;
   cuda::LaunchShape shape;
   shape.grid = dim3(static_cast<unsigned>(g.ctas), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
   shape.smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0));
   shape.cluster_x = cluster;
-  launch_kernel(kernel, shape, stream, w_map, x_map, params, p, c, g.ctas);
+  launch_kernel(kernel, shape, stream, maps.w, maps.x, params, p, c, g.ctas);
+}
+
+bool encode_launch_maps(const Problem& p, const Config& c, const void* x, const void* w) {
+  return launch_maps(p, c, x, w, 0).box3d;
 }
 
 }  // namespace skinnygemm::tma
