@@ -235,20 +235,23 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
 // multiple of 64.
 TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
+  const std::string rule_s = "(sessions 42, 45)";  // the rule's note
   for (int64_t m : {1, 5, 8}) {
     expect_structural_picks(h200, {{m, 18432, 1152, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 21888, 2048, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 22781, 2560, "tma_m8_r64_b1_s4_c2_d6"},
+                                   {m, 19208, 1088, "tma_m8_r64_b1_s4_c2_d6"},  // session 45 (set twenty-five)
                                    {m, 18432, 3072, "tma_m8_r32_b2_s4_c2_d6"}});
-    EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr("(session 42)"));
-    EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr("(session 42)")));
+    EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr(rule_s));
+    EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr(rule_s)));
   }
-  expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"}});
-  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out; K = 1152 in, 1088 out; K not a multiple of 64
-  // (1160) out; fewer 64-row tiles than slots (14336 x 1792: 224) keep the two-box tiles of session 16.
-  EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr("(session 42)"));
-  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 1088}, {1, 18432, 1160}, {8, 14336, 1792}})
-    EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr("(session 42)")))
+  expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"}, {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
+  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out; K = 1088 in (session 45), 1024 out (not
+  // measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x 1792: 224) keep the two-box
+  // tiles of session 16.
+  EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr(rule_s));
+  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 1024}, {1, 18432, 1160}, {8, 14336, 1792}})
+    EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr(rule_s)))
         << out.n << "x" << out.k;
 }
 
