@@ -64,7 +64,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_nineteenth:tp1", "model:heldout_twentieth:tp1",
                                         "model:heldout_twentyfirst:tp1", "model:heldout_twentysecond:tp1",
                                         "model:heldout_twentythird:tp1", "model:heldout_twentyfourth:tp1",
-                                        "model:heldout_twentyfifth:tp1"};
+                                        "model:heldout_twentyfifth:tp1", "model:heldout_twentysixth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -247,6 +247,16 @@ TEST(Heldout, TwentyFourthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // the edges of rules R, S (2.7 tiles per SM, K 1152 and 2560), N, O, P / G and K / Q; 13 with N % 8 != 0, 4 with K % 64 != 0.
 TEST(Heldout, TwentyFifthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentyfifth:tp1");
+}
+
+// Set twenty-six (after session 45), written blind at 2331e83 by a helper that read no measurement: 32 shapes, 16 real decode
+// projections no earlier set used (lm_heads of MiniCPM3-4B TP4, gpt-oss-20b TP8, ERNIE-4.5-300B TP8, OPT-13B TP16 and
+// ERNIE-4.5-0.3B TP2; qkv, o_proj, gate_up, down and routed experts of gpt-oss-20b, ERNIE-4.5-21B / 300B, Hunyuan-Large,
+// GLM-4.5-Air, DeepSeek-LLM-67B, Phi-4 and Falcon3-10B at TP 1-16) and 16 synthetic odd.* sizes in eight pairs across the
+// edges of rules S (K 1024 / 1088, 2.7 tiles per SM at K 1216), T / C, R (by stages), L, the two 128 MiB bands and A; 16
+// with N % 8 != 0, 9 with K % 64 != 0.
+TEST(Heldout, TwentySixthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twentysixth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
