@@ -180,10 +180,12 @@ std::vector<OverheadRow> measure_host_overhead_cuda(const OverheadOptions& o) {
   }
   if (!tma_config.empty()) {
     const Config c = Config::parse(tma_config);
+    const bool box3d = tma::encode_launch_maps(p, c, x, w);  // the kind the timed calls make
     const auto both = [&] { tma::encode_launch_maps(p, c, x, w); };
     std::vector<double> t_us;
     for (int s = 0; s < o.samples; ++s) t_us.push_back(time_host_calls(1, calls, both, [] {}).median);
-    rows.push_back(overhead_row("tma_two_map_encodes", p.str() + " " + tma_config + "'s two maps, no launch",
+    rows.push_back(overhead_row("tma_two_map_encodes",
+                                p.str() + " " + tma_config + "'s two " + (box3d ? "3D" : "2D") + " maps, no launch",
                                 summarize_samples(std::move(t_us)), SampleSummary{}, 0));
   }
 

@@ -232,7 +232,7 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
 // Session 42, rule S: rule K's one-box 64-row tiles also at 2 to 2.7 tiles per SM where K <= 2560 is a multiple of 64
 // (18432 x 1152: 0.86-0.89x the 32-row lead split, set twenty-four; 21888 x 2048 and 22781 x 2560 0.94-0.98x); at K =
 // 3072 the 32-row lead split stays (16941 and 18432 x 3072: the one-box tile 1.06-1.12x), and so does a K that is not a
-// multiple of 64.
+// multiple of 64. Session 45: from K = 1088 (19208 x 1088: 0.82-0.85x at M = 2-16, set twenty-five, blind on the H200).
 TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
   const std::string rule_s = "(sessions 42, 45)";  // the rule's note

@@ -27,7 +27,7 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9 alike; step-lead*-38281141.json);
 // - at M <= 16 where 64-row tiles number 2.7 to 3 per SM and K is 1536-10240 (a multiple of 64), one CTA per tile of
 //   one box per stage on a 4-stage ring, the whole grid resident (rule K, session 37: 23040-25256 rows), and the
-//   same at 2 to 2.7 per SM where K is 1152-2560 (rule S, session 42);
+//   same at 2 to 2.7 per SM where K is 1088-2560 (rule S, sessions 42 and 45);
 // - otherwise 64-row tiles and, under 128 MiB of weights, split-K by the largest cluster (8, 4, 2) whose clusters
 //   all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the 64-token tile; 4 stages, 3 when the grid
 //   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each; where clusters
@@ -105,7 +105,8 @@ bool is_built(const Config& c);
 void launch(const Problem& p, const Config& c, const void* x, const void* w, void* y, void* stream,
             const OutputSegment* segments = nullptr, int count = 0);
 // The lab's host-time row (`skinnygemm overhead --backend cuda`): the tensor-map encodes launch() makes for c on p,
-// without a launch; whether they are the 3D views (one copy per stage).
+// without a launch, for the main kernel's decompositions (not the row stream's: an Error); whether they are the 3D views
+// (one copy per stage).
 bool encode_launch_maps(const Problem& p, const Config& c, const void* x, const void* w);
 
 // The lab's timeline of TMA launches (lab/cuda/step.cu, `step --trace-tma`): while a sink is set, every launch

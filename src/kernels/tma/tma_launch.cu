@@ -374,7 +374,9 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
 }
 
 bool encode_launch_maps(const Problem& p, const Config& c, const void* x, const void* w) {
-  return launch_maps(p, c, x, w, 0).box3d;
+  SKINNYGEMM_CHECK(!c.row_stream, c.name() << " is a row-stream config: its launch maps x in boxes of M rows and has no "
+                                              "2D fallback; encode_launch_maps makes the main kernel's maps only");
+  return launch_maps(p, c, x, w, g_ablate.load(std::memory_order_relaxed)).box3d;
 }
 
 }  // namespace skinnygemm::tma
