@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -233,6 +235,19 @@ TEST_F(Selection, TheShippedH200TableLeavesKimiK3ToTheHeuristicUpToM16) {
     }
   EXPECT_GT(structural, 16 * 15) << "most Kimi-K3 points at M <= 16 take the TMA family's structural pick";
   EXPECT_LE(searched, 16) << "the step-searched TMA entries are a refinement of a few points, not a second heuristic";
+  // The loop above visits TP8's shapes only; a kernel entry at M <= 16 on any other shape would override the structural
+  // pick of every projection of that N x K at any TP size, unjudged by a step (session 45 stored five on 6144 x 7168, a
+  // TP8 segment that no TP8 step launches, and withdrew them: TP2's mla.g_proj and shared.gate_up share the shape and
+  // the TP2 steps launch them). Outside the four narrow shapes that the structural pick leaves to the scored families,
+  // kernel entries at M <= 16 are the step-searched shapes'.
+  const std::set<std::pair<int64_t, int64_t>> step_searched = {{6016, 7168}, {6288, 7168}, {7168, 768}, {7168, 1536}};
+  for (const auto& [key, entry] : shipped.entries) {
+    const bool narrow = key.k == 7168 && key.n <= 224;  // 144, 152, 176, 224 x 7168
+    if (key.m > 16 || narrow || entry.heuristic_kept || entry.config.family == Family::Cublaslt) continue;
+    EXPECT_EQ(step_searched.count({key.n, key.k}), 1u)
+        << key.n << "x" << key.k << " m=" << key.m << " " << entry.config.name()
+        << ": a kernel entry at M <= 16 on a shape the fused step did not judge";
+  }
 }
 
 // The H100's table (docs/kernels.md "Session 40"): the 8-row stream on the fused step's two largest GEMMs at M = 1..8
