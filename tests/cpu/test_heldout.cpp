@@ -249,12 +249,12 @@ TEST(Heldout, TwentyFifthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentyfifth:tp1");
 }
 
-// Set twenty-six (after session 45), written blind at 2331e83 by a helper that read no measurement: 32 shapes, 16 real decode
-// projections no earlier set used (lm_heads of MiniCPM3-4B TP4, gpt-oss-20b TP8, ERNIE-4.5-300B TP8, OPT-13B TP16 and
-// ERNIE-4.5-0.3B TP2; qkv, o_proj, gate_up, down and routed experts of gpt-oss-20b, ERNIE-4.5-21B / 300B, Hunyuan-Large,
-// GLM-4.5-Air, DeepSeek-LLM-67B, Phi-4 and Falcon3-10B at TP 1-16) and 16 synthetic odd.* sizes in eight pairs across the
-// edges of rules S (K 1024 / 1088, 2.7 tiles per SM at K 1216), T / C, R (by stages), L, the two 128 MiB bands and A; 16
-// with N % 8 != 0, 9 with K % 64 != 0.
+// Set twenty-six (session 45), written blind at 2331e83 by a helper that read no measurement: 32 shapes, 16 real
+// decode projections no earlier set used (lm_heads of MiniCPM3-4B TP4, gpt-oss-20b TP8, ERNIE-4.5-300B TP8, OPT-13B
+// TP16 and ERNIE-4.5-0.3B TP2; qkv, o_proj, gate_up, down and routed experts of gpt-oss-20b, ERNIE-4.5-21B / 300B,
+// Hunyuan-Large, GLM-4.5-Air, DeepSeek-LLM-67B, Phi-4 and Falcon3-10B at TP 1-16) and 16 synthetic odd.* sizes in
+// eight pairs across the edges of rules S (K 1024 / 1088, 2.7 tiles per SM at K 1216), T / C, R (by stages), L, the
+// two 128 MiB bands and A; 16 with N % 8 != 0, 9 with K % 64 != 0.
 TEST(Heldout, TwentySixthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentysixth:tp1");
 }

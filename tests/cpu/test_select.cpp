@@ -5,8 +5,8 @@
 
 #include <cstdlib>
 #include <set>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime/backends.h"

@@ -245,7 +245,8 @@ TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages
     EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr(rule_s));
     EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr(rule_s)));
   }
-  expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"}, {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
+  expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"},
+                                 {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
   // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out; K = 1088 in (session 45), 1024 out (not
   // measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x 1792: 224) keep the two-box
   // tiles of session 16.

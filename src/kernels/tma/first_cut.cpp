@@ -419,11 +419,11 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // 13.49-14.45, 0.86-0.89x (heuristic-twentyfourth-2a9250d.json, blind); 21888 x 2048 (342) 22.80-23.17 against
     // 23.65-24.65, 0.94-0.96x (fourteenth-fbbcfa9); 22781 x 2560 (356) 27.92-29.27 against 28.51-31.08, 0.94-0.98x
     // (twentythird-36a5aea). At K = 3072 the same tile lost: 16941 x 3072 (265) 1.08-1.12x, 18432 x 3072 (288)
-    // 1.06-1.08x (fifteenth-9bdc087, fourteenth-fbbcfa9), so K stops at 2560; 2.7-3 tiles per SM (rule K's band, which
-    // starts at K = 1536) were not measured with it. Session 45: K from 1088, where the 32-row lead split lost at every M
-    // <= 16 on both GPUs: 19208 x 1088 (301 tiles) one-box tile 11.73-12.10 us against 14.07-14.54 at M = 2-16, 0.82-0.85x
-    // (heuristic-twentyfifth-5d2561e.json, H200, blind), 0/12 of the set's Ms within 5% there and 3/12 on the H100
-    // (h100/heuristic-twentyfifth-cf3baed.json); K under 1088 was not measured with it.
+    // 1.06-1.08x (fifteenth-9bdc087, fourteenth-fbbcfa9), so K stops at 2560; 2.7-3 tiles per SM (rule K's band,
+    // which starts at K = 1536) were not measured with it. Session 45: K from 1088, where the 32-row lead split lost at
+    // every M <= 16 on both GPUs: 19208 x 1088 (301 tiles) one-box tile 11.73-12.10 us against 14.07-14.54 at M =
+    // 2-16, 0.82-0.85x (heuristic-twentyfifth-5d2561e.json, H200, blind), 0/12 of the set's Ms within 5% there and 3/12
+    // on the H100 (h100/heuristic-twentyfifth-cf3baed.json); K under 1088 was not measured with it.
     if (g.tiles > slots && 10 * int64_t{g.tiles} < 27 * int64_t{cut.sms} && cut.p.k >= 1088 &&
         cut.p.k <= 2560 && cut.p.k % kStageK == 0) {
       *out = cut.one_box_tiles();

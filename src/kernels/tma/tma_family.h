@@ -105,8 +105,8 @@ bool is_built(const Config& c);
 void launch(const Problem& p, const Config& c, const void* x, const void* w, void* y, void* stream,
             const OutputSegment* segments = nullptr, int count = 0);
 // The lab's host-time row (`skinnygemm overhead --backend cuda`): the tensor-map encodes launch() makes for c on p,
-// without a launch, for the main kernel's decompositions (not the row stream's: an Error); whether they are the 3D views
-// (one copy per stage).
+// without a launch, for the main kernel's decompositions (not the row stream's: an Error); whether they are the 3D
+// views (one copy per stage).
 bool encode_launch_maps(const Problem& p, const Config& c, const void* x, const void* w);
 
 // The lab's timeline of TMA launches (lab/cuda/step.cu, `step --trace-tma`): while a sink is set, every launch

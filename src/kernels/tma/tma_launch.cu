@@ -246,8 +246,8 @@ constexpr int64_t kReservedSmemPerCta = 1024;  // the driver's per-CTA reservati
 // The two tensor maps of a launch of the main kernel (not the row stream's). One 3D copy per stage where K allows it:
 // against a 2D copy per box in the same binary (session 25, calls 1 and 6), the fused step 34-45 us faster at M = 1-16,
 // 896 x 7168 and 7168 x 768 3-3.5% faster alone, 1536 x 128 the same; the 16-row one-CTA-per-tile ring 2.7-3.2 us
-// faster (docs/kernels.md "Session 25"). Two encodes, 0.107 us of the launch's 0.55-0.59 us of host time on an H100
-// (session 44, `skinnygemm overhead --backend cuda`, whose row times this function).
+// faster (docs/kernels.md "Session 25"). Two encodes: 0.107 us of the launch's 0.55-0.59 us of host time on an H100
+// (session 44), 0.134 of 0.535 on the H200 (session 45; `skinnygemm overhead --backend cuda`, whose row times this).
 struct Maps {
   CUtensorMap w, x;
   bool box3d = false;     // both are the 3D views
@@ -374,8 +374,8 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
 }
 
 bool encode_launch_maps(const Problem& p, const Config& c, const void* x, const void* w) {
-  SKINNYGEMM_CHECK(!c.row_stream, c.name() << " is a row-stream config: its launch maps x in boxes of M rows and has no "
-                                              "2D fallback; encode_launch_maps makes the main kernel's maps only");
+  SKINNYGEMM_CHECK(!c.row_stream, c.name() << " is a row-stream config: its launch maps x in boxes of M rows and has "
+                                              "no 2D fallback; encode_launch_maps makes the main kernel's maps only");
   return launch_maps(p, c, x, w, g_ablate.load(std::memory_order_relaxed)).box3d;
 }
 
