@@ -141,7 +141,7 @@ TEST(StructuralPick, MisalignedOutputRowsKeepTheFamilyUpTo64Tokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {17, 19401, 8192, "tma_m32_r64_b2_s4_c2_u1"}, {32, 14851, 8192, "tma_m32_r64_b2_s4_c2_u1"},
-      {48, 49155, 4096, "tma_m64_r64_b2_s3_c2_u1"}, {64, 25013, 10240, "tma_m64_r64_b2_s3_c2_u1"},
+      {48, 51865, 4096, "tma_m64_r64_b2_s3_c2_u1"}, {64, 25013, 10240, "tma_m64_r64_b2_s3_c2_u1"},
       {24, 1337, 16384, "tma_m32_r64_b2_s4_x8"},    {64, 1009, 12288, "tma_m64_r64_b1_s4_x8"},
       {24, 5003, 1024, "tma_m32_r64_b2_s4_x2"},     {48, 6013, 1280, "tma_m64_r64_b1_s4_x2"},
       // N even but not a multiple of 8: rows of 4 or 8 bytes past 16, misaligned all the same.
@@ -534,15 +534,15 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
 
 // Session 41, rule Q (sets twenty-two and twenty-three): rule K at the 32-token tile too, on y rows that are not
 // 16-byte aligned (22790 x 2560 at M = 24 / 32: 29.69 / 30.18 us against stream-K's 33.06 / 33.63; 25247 x 2048
-// 0.84-0.86x). The lines: 356 tiles (22781 x 2560), K % 64 != 0 (24003 x 4040) and the 64-token tile keep stream-K.
+// 0.84-0.86x). The line: K % 64 != 0 (24003 x 4040) keeps stream-K. (356 tiles, 22781 x 2560, and the 64-token tile
+// kept it too until session 46's rules W and V: below.)
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAtThirtyTwoTokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {24, 22790, 2560, "tma_m32_r64_b1_s4_c2_d6"},  {32, 22790, 2560, "tma_m32_r64_b1_s4_c2_d6"},
       {32, 25247, 2048, "tma_m32_r64_b1_s4_c2_d6"},
-      // Counter-examples.
-      {24, 22781, 2560, "tma_m32_r64_b2_s4_c2_u1"},  {24, 24003, 4040, "tma_m32_r64_b2_s4_c2_u1"},
-      {48, 22790, 2560, "tma_m64_r64_b2_s3_c2_u1"},
+      // Counter-example.
+      {24, 24003, 4040, "tma_m32_r64_b2_s4_c2_u1"},
   });
 }
 
@@ -707,7 +707,7 @@ TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
       {48, 6300, 4096, "tma_m64_r64_b1_s4_x2"},
       // H: the 32-token tile on 64-row tiles for 1.5x the slots or more: one CTA per tile, not stream-K.
       {24, 49155, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {32, 32002, 4096, "tma_m32_r64_b2_s4_c2_d6"},
-      {32, 19998, 8192, "tma_m32_r64_b2_s4_c2_u1"}, {48, 49155, 1024, "tma_m64_r64_b2_s3_c2_u1"},
+      {32, 19998, 8192, "tma_m32_r64_b2_s4_c2_u1"}, {48, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"},
       // I: rule 1's band at the 64-token tile, stream-K at one CTA per SM.
       {48, 589, 16120, "tma_m64_r64_b2_s3_c1_u1"},
       // Rule A needs 15 row tiles or more since: 589 x 16120 (10) keeps the cluster at M <= 2.
@@ -731,6 +731,39 @@ TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
                    {{24, 49155, 1024}}, {{32, 19998, 8192}, {48, 49155, 1024}});
   expect_rule_note(h200, "stream-K at one CTA per SM at the 64-token tile", "at the 64-token tile",
                    {{48, 589, 16120}, {64, 1002, 16384}}, {{32, 1002, 16384}});
+}
+
+// Session 46 (docs/tuning.md "Session 46"): rule U, a cluster of eight (two boxes per stage) on half the SMs or more at
+// 17-32 tokens on aligned y rows is the pick (1024 x 2560 at M = 24 / 32: 4.50 / 4.77 us against 6.20 / 6.23); rule V,
+// one CTA per 64-row tile at 64 tokens for 1-6 tiles per SM with K <= 5376 (10007 x 1016: 0.72-0.79x stream-K); rule
+// W, rule S's one-box tiles at 32 tokens (22779 x 1408: 0.80x stream-K). And the lines each keeps.
+TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      // U (aligned rows: N % 8 == 0).
+      {24, 1024, 2560, "tma_m32_r64_b2_s4_x8"},     {32, 1728, 5120, "tma_m32_r64_b2_s4_x8"},
+      {17, 1024, 12288, "tma_m32_r64_b2_s4_x8"},
+      // V and W (misaligned rows).
+      {48, 10007, 1016, "tma_m64_r64_b2_s3_x1"},    {64, 16388, 5376, "tma_m64_r64_b2_s3_x1"},
+      {24, 22781, 2560, "tma_m32_r64_b1_s4_c2_d6"}, {32, 21011, 1024, "tma_m32_r64_b1_s4_c2_d6"},
+      // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376, past 6 tiles per SM (811 of 64).
+      {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {64, 19998, 8192, "tma_m64_r64_b2_s3_c2_u1"},
+      {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"},
+      // W's lines: K under 1024 or over 2560, and the 16-token tile (rule S's, from K = 1088).
+      {24, 21011, 960, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16388, 5376, "tma_m32_r64_b2_s4_c2_u1"},
+  });
+  // U's lines: clusters on fewer CTAs than half the SMs (392 x 13000: 56), eights of one box per stage on nearly every
+  // slot (2048 x 1408), clusters of four (3200 x 4096), the 64-token tile: the scored heuristic decides.
+  Config pick;
+  std::string why;
+  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 2048, 1408}, {24, 3200, 4096}, {48, 1024, 2560}})
+    EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
+        << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
+  EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));
+  expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
+                   {{48, 10007, 1016}}, {{48, 11003, 3080}, {64, 51865, 1024}});
+  expect_rule_note(h200, "give 2-2.7 per SM with K 1024-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
+                   {{24, 21011, 960}, {16, 21011, 1024}});
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

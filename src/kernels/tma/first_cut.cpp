@@ -468,6 +468,20 @@ Config unclustered(Cut& cut) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
+  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 1024-2560, a multiple of
+  // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
+  // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick):
+  // 22779 x 1408 17.30 / 17.52 against 21.70 / 22.29 and 22789 x 1408 0.80x (heuristic-twentyfifth-5d2561e.json),
+  // 22781 x 2560 29.63 / 30.21 against 32.96 / 33.54 and 22790 x 2560 0.90x (twentythird-36a5aea); on the H100,
+  // blind, 21011 x 1024 / 1088 and 22783 / 22787 x 1216 0.70-0.81x (h100/heuristic-twentysixth-cb7656b.json),
+  // where stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per SM on two-per-SM slots. Not measured:
+  // K under 1024 or over 2560 in this band, and the 64-token tile's one-box ring (rule V below takes that tile).
+  if (c.tile_m == 32 && tiles64 > slots && 10 * tiles64 < 27 * int64_t{sms} && p.k >= 1024 && p.k <= 2560 &&
+      p.k % kStageK == 0) {
+    if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
+                      "give 2-2.7 per SM with K 1024-2560 at 32 tokens (session 46)";
+    return cut.one_box_tiles();
+  }
   // Session 35 (rule H): at the 32-token tile, 64-row tiles for 1.5x the slots or more: one CTA per tile (two boxes per
   // stage, a 4-stage ring) instead of stream-K. On all 13 such shapes measured (y's rows not 16-byte aligned, where the
   // first cut is the pick above 16 tokens) it ran 0.93-0.995x stream-K at M = 24 and 32: 32002 x 4096 0.94-0.96x,
@@ -498,6 +512,22 @@ Config unclustered(Cut& cut) {
       20 * 2 * tiles64 >= 19 * int64_t{slots}) {
     cut.lead_split(false, true);
     c.stages = 5;
+    return c;
+  }
+  // Session 46 (rule V): at the 64-token tile, 64-row tiles 1 to 6 per SM with K <= 5376 (not rule O's misaligned K):
+  // one CTA per tile over the whole K (two boxes per stage, a 3-stage ring) instead of stream-K, as rule G does for
+  // clusters of two. x1 / stream-K at M = 48 / 64, us (y's rows misaligned, where the first cut is the pick):
+  // 10007 x 1016 16.38 / 16.64 against 20.83 / 23.06 (heuristic-twentyfifth-5d2561e.json), 16388 x 5376 45.30 / 43.86
+  // against 52.82 / 52.19 (the same), 25933 x 1280 0.89-0.94x (twentysecond-d02342d), 32002 x 4096 0.92x
+  // (nineteenth-d6706fb), 49155-50265 x 1024-2560 0.90-1.00x (sets eighteen to twenty-two), 22779-22790 x 1408 / 2560
+  // 0.92-1.00x, 12628 / 12709 x 5120 0.94-1.05x, 10970 x 3136 0.95 / 1.03x. Outside, stream-K stays: K over 5376
+  // (9995 x 12288 1.20-1.39x, 19998 x 8192 1.02-1.04x, 15367 x 16384 1.00-1.02x), rule O's K (11003 x 3080, K % 64 =
+  // 8: 1.07-1.10x), past 6 per SM (51865 x 1024 and up: 1.01-1.07x) and under 1 per SM (589 x 16120, 1002 x 16384:
+  // 1.76-2.03x, where rule I's stream-K at one CTA per SM takes most).
+  if (c.tile_m == 64 && tiles64 >= sms && tiles64 <= 6 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)) {
+    c.cluster = 1, c.boxes = 2, c.stages = 3;
+    if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM with K <= 5376 at 64 "
+                      "tokens (session 46)";
     return c;
   }
   c.boxes = 2;

@@ -66,6 +66,9 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 // lead split's 5-stage ring also for halves of 4+ and thirds of 6+ stages. Session 39 (rule M): one CTA per 64-row tile
 // at 32-64 tokens also where clusters of two or four fill the two-per-SM slots with K <= 4096. With note, the rules of
 // session 33 on name themselves there (one line; empty where none fired), for the structural pick's reason.
+// Session 46 (rules V and W, fitted to the recorded sets, judged on the H100's set twenty-six): one CTA per 64-row tile
+// at the 64-token tile for 1-6 tiles per SM with K <= 5376, and rule S's one-box tiles at the 32-token tile (K from
+// 1024), both instead of stream-K.
 Config first_cut_config(const Problem& p, int sms, int lead = -1, std::string* note = nullptr);
 
 // The grid a config launches on p with sms SMs: clusters (x1: one CTA per row tile over the whole K), the lead split or
@@ -80,7 +83,8 @@ Grid launch_grid(const Config& c, const Problem& p, int sms);
 // 16-byte aligned: there the 32- and 64-token tiles lose to cuBLASLt alone on every Kimi-K3 TP8 shape but two (M = 32,
 // best of ~205 configs each: 2112 x 7168 12.88 vs 12.53 us, 7168 x 1536 9.22 vs 8.06; 3648 x 7168 17.25 vs 18.48;
 // tune at 9d9b7ef) and in the whole step (0.86 and 0.65 of cuBLASLt at M = 32 and 64, docs/step.md), so the scored
-// heuristic decides. Where y's rows are not 16-byte aligned (N % 8 != 0 in BF16/FP16, packed) the first cut is the
+// heuristic decides, except at 17-32 tokens where the first cut is a cluster of eight (two boxes per stage) on half the
+// SMs or more (rule U, session 46: 0.71-0.99x the scored pick on six of seven such held-out shapes). Where y's rows are not 16-byte aligned (N % 8 != 0 in BF16/FP16, packed) the first cut is the
 // pick up to M = 64: cuBLASLt (the library's configuration, its best listed algorithm and torch's alike) ran 1.8-4.9x
 // slower than the first cut on all 15 odd-N shapes of held-out sets sixteen and seventeen at M = 17-64 (19401 x 8192
 // at M = 24: 80.2 us against 345.2, 5.3x the stream-read time; 5003 x 1024: 6.56 against 16.69; session 32, call 3,
