@@ -232,26 +232,28 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
 // Session 42, rule S: rule K's one-box 64-row tiles also at 2 to 2.7 tiles per SM where K <= 2560 is a multiple of 64
 // (18432 x 1152: 0.86-0.89x the 32-row lead split, set twenty-four; 21888 x 2048 and 22781 x 2560 0.94-0.98x); at K =
 // 3072 the 32-row lead split stays (16941 and 18432 x 3072: the one-box tile 1.06-1.12x), and so does a K that is not a
-// multiple of 64. Session 45: from K = 1088 (19208 x 1088: 0.82-0.85x at M = 2-16, set twenty-five, blind on the H200).
+// multiple of 64. Session 45: from K = 1088 (19208 x 1088: 0.82-0.85x at M = 2-16, set twenty-five, blind on the H200);
+// session 46 from K = 1024 (21011 x 1024: 0.93-0.95x at M = 1-16, set twenty-six, blind on the H100).
 TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
-  const std::string rule_s = "(sessions 42, 45)";  // the rule's note
+  const std::string rule_s = "(sessions 42, 45, 46)";  // the rule's note
   for (int64_t m : {1, 5, 8}) {
     expect_structural_picks(h200, {{m, 18432, 1152, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 21888, 2048, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 22781, 2560, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 19208, 1088, "tma_m8_r64_b1_s4_c2_d6"},  // session 45 (set twenty-five)
+                                   {m, 21011, 1024, "tma_m8_r64_b1_s4_c2_d6"},  // session 46 (set twenty-six)
                                    {m, 18432, 3072, "tma_m8_r32_b2_s4_c2_d6"}});
     EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr(rule_s));
     EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr(rule_s)));
   }
   expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"},
                                  {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
-  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out; K = 1088 in (session 45), 1024 out (not
-  // measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x 1792: 224) keep the two-box
-  // tiles of session 16.
+  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 1024 in
+  // (session 46), 960 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
+  // 1792: 224) keep the two-box tiles of session 16.
   EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr(rule_s));
-  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 1024}, {1, 18432, 1160}, {8, 14336, 1792}})
+  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 960}, {1, 18432, 1160}, {8, 14336, 1792}})
     EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr(rule_s)))
         << out.n << "x" << out.k;
 }
@@ -446,8 +448,10 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
       // Counter-examples.
       {1, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
-      // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64.
-      {1, 25280, 1024, "tma_m8_r32_b2_s4_c2_d6"},  {1, 25281, 1024, "tma_m8_r64_b2_s4_c2_d6"},
+      // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64
+      // (at K = 960: from K = 1024 rule K's one-box tiles take both since session 46).
+      {1, 25280, 960, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 960, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 25280, 1024, "tma_m8_r64_b1_s4_c2_d6"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{1, 32768, 1024}},
                    {{1, 24576, 1536}});
@@ -511,8 +515,9 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // 1536-10240, a multiple of 64, take one CTA per tile of one box per stage on a 4-stage ring at M <= 16, the whole grid
 // resident at three per SM (24000 x 3072: 35.40-36.12 us against stream-K's 37.76-38.89; 24576 x 1536 18.59-19.48
 // against 32-row tiles' 19.69-21.19). The lines: 357 tiles (22848 rows) take it and 356 (22784) do not, 396 (25344
-// rows) take it and 397 do not (25600 x 5120, 400 tiles, lost 15-22% with it); K of 1472 or 1024, 12288 or 4000 keeps
-// the others, and the 64-token tile is not its (the 32-token tile is since session 41, rule Q).
+// rows) take it and 397 do not (25600 x 5120, 400 tiles, lost 15-22% with it); K of 12288 or 4000 keeps the others,
+// and the 64-token tile is not its (the 32-token tile is since session 41, rule Q). Session 46: K from 1024 (22789 x
+// 1408 and 22787 x 1216 at 357 tiles: 0.81-0.96x on both GPUs), so 1024 and 1472 take it too, and 960 does not.
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -520,10 +525,12 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
       {8, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},   {1, 25344, 4096, "tma_m8_r64_b1_s4_c2_d6"},
       {1, 23680, 8192, "tma_m8_r64_b1_s4_c2_d6"},
       {1, 22848, 4096, "tma_m8_r64_b1_s4_c2_d6"},   {1, 24576, 10240, "tma_m8_r64_b1_s4_c2_d6"},
+      {1, 24576, 1024, "tma_m8_r64_b1_s4_c2_d6"},   {8, 22789, 1408, "tma_m8_r64_b1_s4_c2_d6"},
+      {16, 22787, 1216, "tma_m16_r64_b1_s4_c2_d6"},
       // Counter-examples.
       {1, 25408, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {16, 22528, 8192, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 1024, "tma_m8_r32_b2_s4_c2_d6"},
-      {1, 24576, 1472, "tma_m8_r32_b2_s4_c2_d6"},   {1, 24576, 12288, "tma_m8_r64_b2_s4_c2_u1"},
+      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 960, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 24576, 12288, "tma_m8_r64_b2_s4_c2_u1"},
       {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile of one box per stage, all resident at three per SM", "all resident",

@@ -423,12 +423,14 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // which starts at K = 1536) were not measured with it. Session 45: K from 1088, where the 32-row lead split lost at
     // every M <= 16 on both GPUs: 19208 x 1088 (301 tiles) one-box tile 11.73-12.10 us against 14.07-14.54 at M =
     // 2-16, 0.82-0.85x (heuristic-twentyfifth-5d2561e.json, H200, blind), 0/12 of the set's Ms within 5% there and 3/12
-    // on the H100 (h100/heuristic-twentyfifth-cf3baed.json); K under 1088 was not measured with it.
-    if (g.tiles > slots && 10 * int64_t{g.tiles} < 27 * int64_t{cut.sms} && cut.p.k >= 1088 &&
+    // on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on the H100's blind set twenty-six
+    // (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M = 1-16, 0.93-0.95x; 8 of 8
+    // points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). K under 1024 is unmeasured.
+    if (g.tiles > slots && 10 * int64_t{g.tiles} < 27 * int64_t{cut.sms} && cut.p.k >= 1024 &&
         cut.p.k <= 2560 && cut.p.k % kStageK == 0) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                        "give 2-2.7 per SM with K 1088-2560 (sessions 42, 45)";
+                        "give 2-2.7 per SM with K 1024-2560 (sessions 42, 45, 46)";
       return true;
     }
     *out = cut.lead_split(short_rows, true);
@@ -577,11 +579,18 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // 10240 at M = 24 / 32). Just below the line 22781 x 2560 (356 tiles, 2.697 per SM) ran the same 0.90x and keeps
   // stream-K; 24003 x 4040 (K % 64 = 8) ran it 1.05-1.12x and keeps it too. The 64-token tile was not measured, nor
   // 396 tiles at the 32-token tile (N = 25281-25344), which rule H below took before and this rule takes now.
+  // Session 46: K from 1024 (it started at 1536, where its data started). Just past 2.7 per SM the 32-row lead split
+  // (M <= 16) and stream-K (M = 24-32) lost at every point on the two such shapes: 22789 x 1408 (357 tiles) one-box tile
+  // 16.10-17.04 us against 17.61-19.03 at M = 1-16 and 17.36 / 17.58 against 21.78 / 22.29 at M = 24 / 32 on the H200
+  // (heuristic-twentyfifth-5d2561e.json, blind), 0.81-0.96x on the H100 (h100/heuristic-twentyfifth-cf3baed.json);
+  // 22787 x 1216 0.81-0.94x on the H100 (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20
+  // H200 and 20 H100 points change, all faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x
+  // 1024 / 1472) is unmeasured.
   const int64_t tiles64 = (p.n + 63) / 64;
-  if (c.tile_m <= 32 && p.k >= 1536 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
+  if (c.tile_m <= 32 && p.k >= 1024 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2.7-3 per SM (sessions 37, 41)";
+                      "give 2.7-3 per SM (sessions 37, 41, 46)";
     return cut.one_box_tiles();
   }
   if (p.weight_bytes() < (int64_t{128} << 20)) {
