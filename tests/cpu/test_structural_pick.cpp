@@ -68,7 +68,7 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
   // a cluster of two fits (a one-part tile at 7168 x 768), stream-K at 128 MiB and more, the 16-token tile.
   expect_structural_picks(h200, {
       {1, 896, 7168, "tma_m8_r64_b2_s4_x8"},      {8, 2112, 7168, "tma_m8_r64_b2_s3_x8"},
-      {16, 2112, 7168, "tma_m16_r64_b2_s3_x8"},   {4, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
+      {16, 2112, 7168, "tma_m16_r64_b2_s3_x8"},   {4, 7168, 1536, "tma_m8_r64_b2_s5_c2_d6"},
       {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {12, 6288, 7168, "tma_m16_r64_b2_s5_c2_d6"},
       {1, 20480, 7168, "tma_m8_r64_b2_s4_c2_u1"}, {5, 7168, 14336, "tma_m8_r64_b2_s4_c2_u1"},
       {2, 1536, 128, "tma_m8_r64_b2_s4_c2_u1"},
@@ -331,15 +331,17 @@ TEST(StructuralPick, SetElevenRulesAndTheNeighboursTheyLeave) {
 
 // Session 17's step trial (c942f9d, docs/kernels.md "Session 17"): the 64-row lead split whose parts have 8 or more
 // stages each runs a 5-stage ring (6288 x 7168, 4480 x 7168 and 7168 x 3584 took 52-116 us off the fused step at M =
-// 1 / 8 / 16); o_proj 7168 x 1536 (parts of 9 and 3 stages), one-part tiles (7168 x 768, whose 5-stage ring lost in
-// the step in session 12) and the 32-row lead split keep theirs.
+// 1 / 8 / 16); one-part tiles (7168 x 768, whose 5-stage ring lost in the step in session 12) and the 32-row lead split
+// keep theirs. Since session 46 halves on at most slots - SMs / 4 CTAs take 5 stages too: o_proj 7168 x 1536 (parts of
+// 9 and 3 stages; the fused step's search had stored 5 stages there at M = 1, 2 and 16), not 8192 x 1376 (256 CTAs).
 TEST(StructuralPick, TheLeadSplitOfLongPartsRunsAFiveStageRing) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 6288, 7168, "tma_m8_r64_b2_s5_c2_d6"},  {16, 6288, 7168, "tma_m16_r64_b2_s5_c2_d6"},
       {8, 4480, 7168, "tma_m8_r64_b2_s5_c2_d6"},  {1, 7168, 3584, "tma_m8_r64_b2_s5_c2_d6"},
-      {1, 6400, 4096, "tma_m8_r64_b2_s5_c2_d6"},  {1, 7168, 1536, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 6400, 4096, "tma_m8_r64_b2_s5_c2_d6"},  {1, 7168, 1536, "tma_m8_r64_b2_s5_c2_d6"},
       {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {1, 13000, 2048, "tma_m8_r64_b2_s4_c2_d6"},
+      {8, 7001, 1528, "tma_m8_r64_b2_s5_c2_d6"},  {8, 8192, 1376, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 5128, 1024, "tma_m8_r32_b2_s6_c2_d6"},
   });
 }

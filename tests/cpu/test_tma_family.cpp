@@ -233,7 +233,7 @@ TEST(TmaFamily, FirstCutIsClusterSplitForNarrowShapesLeadSplitWhereOnlyTwoFitStr
   // lead of 6 runs instead (judged in the step), on a 5-stage ring (its parts have 25 and 31 stages: session 17); at
   // M = 32 the cluster of two.
   EXPECT_EQ(tma::first_cut_config(Problem{4, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s5_c2_d6");
-  EXPECT_EQ(tma::first_cut_config(Problem{16, 7168, 1536, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s4_c2_d6");
+  EXPECT_EQ(tma::first_cut_config(Problem{16, 7168, 1536, DType::BF16}, dev.sms).name(), "tma_m16_r64_b2_s5_c2_d6");
   EXPECT_EQ(tma::first_cut_config(Problem{32, 6288, 7168, DType::BF16}, dev.sms).name(), "tma_m32_r64_b2_s4_x2");
   // 7168 x 14336 (205 MB): stream-K; M > 16: the cluster split or stream-K as before.
   EXPECT_EQ(tma::first_cut_config(Problem{2, 7168, 14336, DType::BF16}, dev.sms).name(), "tma_m8_r64_b2_s4_c2_u1");

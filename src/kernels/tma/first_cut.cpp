@@ -358,7 +358,14 @@ void ClusterBand::twos_as_lead_split() {
   const long long other_stages = split.k_stages - split.lead_stages;
   const bool long_parts = other_stages >= 8 * (split.parts - 1) ||
                           (split.parts <= 3 && other_stages >= 2LL * split.parts * (split.parts - 1));
-  if (c.rows == 64 && split.parts > 1 && long_parts) c.stages = 5;
+  // Session 46: halves on CTAs that leave the next kernel room (at most slots - SMs / 4, the 3-stage ring's line) take
+  // the 5-stage ring whatever their parts' lengths. 5 / 4 stages at M = 1-16 (us): 7001 x 1528 (110 tiles) 0.92-0.97x
+  // (heuristic-twentyfourth-2a9250d.json), 6400 x 1280 0.94-0.97x (twentythird-36a5aea), 6013 x 1280 0.94-1.00x
+  // (sixteenth-4e746d5), 6912 x 1152 0.95-1.00x (twentysecond-d02342d); with 128 tiles (8192 x 1376, 256 CTAs) 1.00-1.03x,
+  // so that stays at 4, and so do thirds of 4 stages (5120 x 1712-2240, 5504 x 2048, 4864 x 2560: 1.01-1.07x). Offline
+  // over every report 32 H200 points change (all faster, within 5% 20 -> 32 with those above) and 16 H100 points.
+  const bool roomy_halves = split.parts == 2 && 2 * int64_t{split.tiles} <= slots - sms / 4;
+  if (c.rows == 64 && split.parts > 1 && (long_parts || roomy_halves)) c.stages = 5;
 }
 
 Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
