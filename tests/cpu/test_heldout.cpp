@@ -64,7 +64,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_nineteenth:tp1", "model:heldout_twentieth:tp1",
                                         "model:heldout_twentyfirst:tp1", "model:heldout_twentysecond:tp1",
                                         "model:heldout_twentythird:tp1", "model:heldout_twentyfourth:tp1",
-                                        "model:heldout_twentyfifth:tp1", "model:heldout_twentysixth:tp1"};
+                                        "model:heldout_twentyfifth:tp1", "model:heldout_twentysixth:tp1",
+                                        "model:heldout_twentyseventh:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -257,6 +258,17 @@ TEST(Heldout, TwentyFifthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // two 128 MiB bands and A; 16 with N % 8 != 0, 9 with K % 64 != 0.
 TEST(Heldout, TwentySixthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentysixth:tp1");
+}
+
+// Set twenty-seven (after session 46's rules U, V and W), written blind at d11eb0f by a helper that read no
+// measurement: 32 shapes, 16 real decode projections no earlier set used (lm_heads of GPT-2 medium, Mamba-2.8B TP2,
+// Gemma-3-12B TP16, Qwen3-30B-A3B TP8, OLMo-2-1B TP4 and Gemma-2-27B TP16; qkv, o_proj, gate_up, down and routed
+// experts of Gemma-2-27B, GLM-4.5, Granite-3 8B, gpt-oss-120b / 20b, Qwen1.5-MoE-A2.7B, Llama-2-70B, Orion-14B and
+// Falcon3-3B at TP 1-16) and 16 synthetic odd.* sizes in eight pairs across the edges of rules U (half the SMs; one box
+// per stage past slots - SMs / 4), V (6 tiles per SM, K 5376, rule O's K), S / W (2 tiles per SM, K 1024) and K / Q (K
+// 1024); 15 with N % 8 != 0, 7 with K % 64 != 0.
+TEST(Heldout, TwentySeventhSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twentyseventh:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
