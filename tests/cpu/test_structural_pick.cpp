@@ -342,6 +342,8 @@ TEST(StructuralPick, TheLeadSplitOfLongPartsRunsAFiveStageRing) {
       {1, 6400, 4096, "tma_m8_r64_b2_s5_c2_d6"},  {1, 7168, 1536, "tma_m8_r64_b2_s5_c2_d6"},
       {1, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {1, 13000, 2048, "tma_m8_r64_b2_s4_c2_d6"},
       {8, 7001, 1528, "tma_m8_r64_b2_s5_c2_d6"},  {8, 8192, 1376, "tma_m8_r64_b2_s4_c2_d6"},
+      // The line: 115 tiles of 64 (7360 rows, 230 CTAs) take 5 stages, 116 (7424, 232 CTAs) do not.
+      {1, 7360, 1536, "tma_m8_r64_b2_s5_c2_d6"},  {1, 7424, 1536, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 5128, 1024, "tma_m8_r32_b2_s6_c2_d6"},
   });
 }
@@ -755,17 +757,21 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       // V and W (misaligned rows).
       {48, 10007, 1016, "tma_m64_r64_b2_s3_x1"},    {64, 16388, 5376, "tma_m64_r64_b2_s3_x1"},
       {24, 22781, 2560, "tma_m32_r64_b1_s4_c2_d6"}, {32, 21011, 1024, "tma_m32_r64_b1_s4_c2_d6"},
-      // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376, past 6 tiles per SM (811 of 64).
+      // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376 (5440 beside 5376), past 6 tiles per SM (811 of 64).
       {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {64, 19998, 8192, "tma_m64_r64_b2_s3_c2_u1"},
-      {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"},
-      // W's lines: K under 1024 or over 2560, and the 16-token tile (rule S's, from K = 1088).
-      {24, 21011, 960, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16388, 5376, "tma_m32_r64_b2_s4_c2_u1"},
+      {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"}, {64, 16388, 5440, "tma_m64_r64_b2_s3_c2_u1"},
+      // W's lines: K under 1024 (960) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots) against 265.
+      {24, 21011, 960, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_u1"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},
   });
-  // U's lines: clusters on fewer CTAs than half the SMs (392 x 13000: 56), eights of one box per stage on nearly every
-  // slot (2048 x 1408), clusters of four (3200 x 4096), the 64-token tile: the scored heuristic decides.
+  // U's lines: clusters on fewer CTAs than half the SMs (392 x 13000: 56; 512 x 3072: 64, where 576 x 3072's 72 take
+  // it), eights of one box per stage on nearly every slot (2048 x 1408), clusters of four (3200 x 4096), the 64-token
+  // tile: the scored heuristic decides.
+  expect_structural_picks(h200, {{24, 576, 3072, "tma_m32_r64_b2_s4_x8"}});
   Config pick;
   std::string why;
-  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 2048, 1408}, {24, 3200, 4096}, {48, 1024, 2560}})
+  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {24, 512, 3072}, {32, 2048, 1408}, {24, 3200, 4096},
+                                                               {48, 1024, 2560}})
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
         << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
   EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));

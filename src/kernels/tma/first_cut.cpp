@@ -361,9 +361,10 @@ void ClusterBand::twos_as_lead_split() {
   // Session 46: halves on CTAs that leave the next kernel room (at most slots - SMs / 4, the 3-stage ring's line) take
   // the 5-stage ring whatever their parts' lengths. 5 / 4 stages at M = 1-16 (us): 7001 x 1528 (110 tiles) 0.92-0.97x
   // (heuristic-twentyfourth-2a9250d.json), 6400 x 1280 0.94-0.97x (twentythird-36a5aea), 6013 x 1280 0.94-1.00x
-  // (sixteenth-4e746d5), 6912 x 1152 0.95-1.00x (twentysecond-d02342d); with 128 tiles (8192 x 1376, 256 CTAs) 1.00-1.03x,
-  // so that stays at 4, and so do thirds of 4 stages (5120 x 1712-2240, 5504 x 2048, 4864 x 2560: 1.01-1.07x). Offline
-  // over every report 32 H200 points change (all faster, within 5% 20 -> 32 with those above) and 16 H100 points.
+  // (sixteenth-4e746d5), 6912 x 1152 0.95-1.00x (twentysecond-d02342d); with 128 tiles (8192 x 1376, 256 CTAs)
+  // 1.00-1.03x, so that stays at 4, and so do thirds of 4 stages (5120 x 1712-2240, 5504 x 2048, 4864 x 2560:
+  // 1.01-1.07x). Offline over every report 32 H200 points change (all faster, within 5% 20 -> 32 with those above) and
+  // 16 H100 points.
   const bool roomy_halves = split.parts == 2 && 2 * int64_t{split.tiles} <= slots - sms / 4;
   if (c.rows == 64 && split.parts > 1 && (long_parts || roomy_halves)) c.stages = 5;
 }
@@ -426,13 +427,14 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // 13.49-14.45, 0.86-0.89x (heuristic-twentyfourth-2a9250d.json, blind); 21888 x 2048 (342) 22.80-23.17 against
     // 23.65-24.65, 0.94-0.96x (fourteenth-fbbcfa9); 22781 x 2560 (356) 27.92-29.27 against 28.51-31.08, 0.94-0.98x
     // (twentythird-36a5aea). At K = 3072 the same tile lost: 16941 x 3072 (265) 1.08-1.12x, 18432 x 3072 (288)
-    // 1.06-1.08x (fifteenth-9bdc087, fourteenth-fbbcfa9), so K stops at 2560; 2.7-3 tiles per SM (rule K's band,
-    // which starts at K = 1536) were not measured with it. Session 45: K from 1088, where the 32-row lead split lost at
+    // 1.06-1.08x (fifteenth-9bdc087, fourteenth-fbbcfa9), so K stops at 2560; 2.7-3 tiles per SM are rule K's band
+    // (from K = 1536 until session 46, from 1024 since). Session 45: K from 1088, where the 32-row lead split lost at
     // every M <= 16 on both GPUs: 19208 x 1088 (301 tiles) one-box tile 11.73-12.10 us against 14.07-14.54 at M =
     // 2-16, 0.82-0.85x (heuristic-twentyfifth-5d2561e.json, H200, blind), 0/12 of the set's Ms within 5% there and 3/12
-    // on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on the H100's blind set twenty-six
-    // (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M = 1-16, 0.93-0.95x; 8 of 8
-    // points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). K under 1024 is unmeasured.
+    // on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on the H100's blind set
+    // twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M = 1-16, 0.92-0.95x; 8
+    // of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). K under 1024 is
+    // unmeasured.
     if (g.tiles > slots && 10 * int64_t{g.tiles} < 27 * int64_t{cut.sms} && cut.p.k >= 1024 &&
         cut.p.k <= 2560 && cut.p.k % kStageK == 0) {
       *out = cut.one_box_tiles();
@@ -454,7 +456,8 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
   return false;
 }
 
-// Where no cluster was taken (or 128 MiB and more): rules E and H, the two bands over 128 MiB, stream-K otherwise.
+// Where no cluster was taken (or 128 MiB and more): rules E, W and H, the two bands over 128 MiB, rule V, stream-K
+// otherwise.
 Config unclustered(Cut& cut) {
   const Problem& p = cut.p;
   Config& c = cut.c;
@@ -479,12 +482,13 @@ Config unclustered(Cut& cut) {
   }
   // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 1024-2560, a multiple of
   // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
-  // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick):
-  // 22779 x 1408 17.30 / 17.52 against 21.70 / 22.29 and 22789 x 1408 0.80x (heuristic-twentyfifth-5d2561e.json),
-  // 22781 x 2560 29.63 / 30.21 against 32.96 / 33.54 and 22790 x 2560 0.90x (twentythird-36a5aea); on the H100,
-  // blind, 21011 x 1024 / 1088 and 22783 / 22787 x 1216 0.70-0.81x (h100/heuristic-twentysixth-cb7656b.json),
-  // where stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per SM on two-per-SM slots. Not measured:
-  // K under 1024 or over 2560 in this band, and the 64-token tile's one-box ring (rule V below takes that tile).
+  // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles):
+  // 22779 x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21
+  // against 32.96 / 33.54 (twentythird-36a5aea), as their 357-tile twins 22789 x 1408 and 22790 x 2560 under rules Q
+  // and K; on the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x
+  // (h100/heuristic-twentysixth-cb7656b.json), where stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per
+  // SM on two-per-SM slots. Not measured: K under 1024 or over 2560 in this band, and the 64-token tile's one-box ring
+  // (rule V below takes that tile).
   if (c.tile_m == 32 && tiles64 > slots && 10 * tiles64 < 27 * int64_t{sms} && p.k >= 1024 && p.k <= 2560 &&
       p.k % kStageK == 0) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
@@ -497,7 +501,8 @@ Config unclustered(Cut& cut) {
   // 50257 x 2560 0.93x, 49155 x 1024 0.93-0.94x, 256206 x 1024 0.97-0.98x (heuristic-eighteenth-eeae1f9.json to
   // twentyfirst-2720553). One box per stage was 0.89-0.98x on some (49155-50265 x 1024-2048) and 1.01-1.10x on others
   // (33006 x 2904, 51865 x 1024-1280). With fewer tiles it lost (19998 x 8192, 1.19x the slots: 1.03-1.05x), and at the
-  // 64-token tile one CTA per tile went either way (0.89-1.07x), so stream-K stays there. Between 1.5x and 1.9x the
+  // 64-token tile one CTA per tile went either way (0.89-1.07x), so stream-K stayed there (rule V below since session
+  // 46, at up to 6 tiles per SM and K <= 5376). Between 1.5x and 1.9x the
   // slots (25281-32000 rows on H200) and K over 4096 nothing was measured: set twenty-two has shapes there.
   if (c.tile_m == 32 && 2 * tiles64 >= 3 * int64_t{slots}) {
     if (note) *note = "one CTA per 64-row tile, not stream-K, at the 32-token tile on 1.5x the slots or more (session 35)";
@@ -532,7 +537,10 @@ Config unclustered(Cut& cut) {
   // 0.92-1.00x, 12628 / 12709 x 5120 0.94-1.05x, 10970 x 3136 0.95 / 1.03x. Outside, stream-K stays: K over 5376
   // (9995 x 12288 1.20-1.39x, 19998 x 8192 1.02-1.04x, 15367 x 16384 1.00-1.02x), rule O's K (11003 x 3080, K % 64 =
   // 8: 1.07-1.10x), past 6 per SM (51865 x 1024 and up: 1.01-1.07x) and under 1 per SM (589 x 16120, 1002 x 16384:
-  // 1.76-2.03x, where rule I's stream-K at one CTA per SM takes most).
+  // 1.76-2.03x, where rule I's stream-K at one CTA per SM takes most; up to 132 tiles a cluster or rule G comes first).
+  // Session 46's blind set twenty-seven on the H100 (after the rule) found V 1.00-1.16x stream-K on 19001 x 960 / 1024,
+  // 50687 x 1152 and 10001 x 5376 at M = 48-64, and the one-box 4-stage tile (tma_m64_r64_b1_s4_x1) 0.69-0.95x V's at
+  // K <= 2560 from 2 tiles per SM (docs/tuning.md "Session 46"): not acted on before that set's H200 run.
   if (c.tile_m == 64 && tiles64 >= sms && tiles64 <= 6 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)) {
     c.cluster = 1, c.boxes = 2, c.stages = 3;
     if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM with K <= 5376 at 64 "
@@ -569,30 +577,30 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   c.rows = 64;
   Cut cut{p, sms, 2 * sms, lead, note, c};
   // Session 37 (rule K): 64-row tiles numbering 2.7 to 3 per SM (357-396 on H200; no cluster fits there), K from 1536
-  // to 10240 and a multiple of 64: one CTA per tile with one box per stage on a 4-stage ring (44-49 KB at token tiles
-  // 8-16; the register cap puts three per SM, so the whole grid is resident at once) instead of stream-K or 32-row
-  // tiles. On the recorded shapes of the band (one-box tile / pick, us ratio at M = 1-16; the rule's own data,
-  // heuristic-*.json): 24000 x 3072 0.93-0.94, 24576 x 4096 0.94-0.95, 25088 x 5120 0.95-0.97, 25256 x 5120 (395 tiles)
-  // 0.93-0.95, 25008 x 3072 0.91-0.98, 24576 x 1536 (32-row tiles picked) 0.92-0.95, 23040 x 3072 0.94-1.01, 23701 x
-  // 8192 0.98-1.01, 25013 x 10240 0.98-1.02; 24576 x 6144 0.95-0.96 at M = 12-16 (at M = 1-8 the grid was not timed and
-  // cuBLASLt was 5-7% ahead of stream-K). Past 3 per SM the grid no longer fits at once and the same config lost 15-22%
-  // (25501 x 8000, 399 tiles; 25600 x 5120, 400); below 2.7 it lost 0-7% (22528 x 8192 at 2.67, 21888 x 4096 at 2.59).
-  // Not measured: K outside 1536-10240 or not a multiple of 64, and the 32- and 64-token tiles (rule H's band at 32).
-  // Session 41 (rule Q): the 32-token tile too (y's rows not 16-byte aligned, where the first cut is the pick there).
-  // One-box tiles / stream-K at M = 24 / 32, us: 22790 x 2560 (357 tiles) 29.69 / 30.18 against 33.06 / 33.63
-  // (heuristic-twentythird-36a5aea.json, blind), 25247 x 2048 (395) 25.71 / 25.52 against 29.67 / 30.25
-  // (twentysecond-d02342d): 0.84-0.90x. Offline over every report: 10 points change, 6 timed both ways (those; 25247 x
-  // 2048 is in two reports), all faster, 186.5 -> 162.3 us, within 5% 0 -> 6; 4 unmeasured (23701 x 8192 and 25013 x
-  // 10240 at M = 24 / 32). Just below the line 22781 x 2560 (356 tiles, 2.697 per SM) ran the same 0.90x and keeps
-  // stream-K; 24003 x 4040 (K % 64 = 8) ran it 1.05-1.12x and keeps it too. The 64-token tile was not measured, nor
-  // 396 tiles at the 32-token tile (N = 25281-25344), which rule H below took before and this rule takes now.
-  // Session 46: K from 1024 (it started at 1536, where its data started). Just past 2.7 per SM the 32-row lead split
-  // (M <= 16) and stream-K (M = 24-32) lost at every point on the two such shapes: 22789 x 1408 (357 tiles) one-box tile
-  // 16.10-17.04 us against 17.61-19.03 at M = 1-16 and 17.36 / 17.58 against 21.78 / 22.29 at M = 24 / 32 on the H200
-  // (heuristic-twentyfifth-5d2561e.json, blind), 0.81-0.96x on the H100 (h100/heuristic-twentyfifth-cf3baed.json);
-  // 22787 x 1216 0.81-0.94x on the H100 (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20
-  // H200 and 20 H100 points change, all faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x
-  // 1024 / 1472) is unmeasured.
+  // (1024 since session 46, below) to 10240 and a multiple of 64: one CTA per tile with one box per stage on a 4-stage
+  // ring (44-49 KB at token tiles 8-16; the register cap puts three per SM, so the whole grid is resident at once)
+  // instead of stream-K or 32-row tiles. On the recorded shapes of the band (one-box tile / pick, us ratio at M = 1-16;
+  // the rule's own data, heuristic-*.json): 24000 x 3072 0.93-0.94, 24576 x 4096 0.94-0.95, 25088 x 5120 0.95-0.97,
+  // 25256 x 5120 (395 tiles) 0.93-0.95, 25008 x 3072 0.91-0.98, 24576 x 1536 (32-row tiles picked) 0.92-0.95, 23040 x
+  // 3072 0.94-1.01, 23701 x 8192 0.98-1.01, 25013 x 10240 0.98-1.02; 24576 x 6144 0.95-0.96 at M = 12-16 (at M = 1-8
+  // the grid was not timed and cuBLASLt was 5-7% ahead of stream-K). Past 3 per SM the grid no longer fits at once and
+  // the same config lost 15-22% (25501 x 8000, 399 tiles; 25600 x 5120, 400); below 2.7 it lost 0-7% (22528 x 8192 at
+  // 2.67, 21888 x 4096 at 2.59). Not measured then: K outside 1536-10240 or not a multiple of 64, and the 32- and
+  // 64-token tiles (rule H's band). Session 41 (rule Q): the 32-token tile too (y's rows not 16-byte aligned, where the
+  // first cut is the pick there). One-box tiles / stream-K at M = 24 / 32, us: 22790 x 2560 (357 tiles) 29.69 / 30.18
+  // against 33.06 / 33.63 (heuristic-twentythird-36a5aea.json, blind), 25247 x 2048 (395) 25.71 / 25.52 against 29.67 /
+  // 30.25 (twentysecond-d02342d): 0.84-0.90x. Offline over every report: 10 points change, 6 timed both ways (those;
+  // 25247 x 2048 is in two reports), all faster, 186.5 -> 162.3 us, within 5% 0 -> 6; 4 unmeasured (23701 x 8192 and
+  // 25013 x 10240 at M = 24 / 32). Just below the line 22781 x 2560 (356 tiles, 2.697 per SM) ran the same 0.90x and
+  // kept stream-K (rule W takes it since session 46); 24003 x 4040 (K % 64 = 8) ran it 1.05-1.12x and keeps it too. The
+  // 64-token tile was not measured, nor 396 tiles at the 32-token tile (N = 25281-25344), which rule H below took
+  // before and this rule takes now. Session 46: K from 1024 (it started at 1536, where its data started). Just past 2.7
+  // per SM the 32-row lead split (M <= 16) and stream-K (M = 24-32) lost at every point on the two such shapes: 22789 x
+  // 1408 (357 tiles) one-box tile 16.10-17.04 us against 17.61-19.03 at M = 1-16 and 17.36 / 17.58 against 21.78 /
+  // 22.29 at M = 24 / 32 on the H200 (heuristic-twentyfifth-5d2561e.json, blind), 0.81-0.96x on the H100
+  // (h100/heuristic-twentyfifth-cf3baed.json); 22787 x 1216 0.81-0.94x on the H100
+  // (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20 H200 and 20 H100 points change, all
+  // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured.
   const int64_t tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 32 && p.k >= 1024 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {

@@ -90,19 +90,20 @@ GridShape grid_shape(const Config& c, const Problem& p, int sms) {
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason) {
   if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || dev.sms <= 0) return false;
   if (p.m < 1 || p.n < 1 || p.k < 1) return false;  // empty problems launch nothing (no grid to divide)
-  // Above 16 tokens only where y's rows are not 16-byte aligned (tma_family.h: cuBLASLt 1.8-4.9x slower there).
+  // Above 16 tokens only where y's rows are not 16-byte aligned (tma_family.h: cuBLASLt 1.8-4.9x slower there), or
+  // where rule U (below) takes a cluster of eight at 17-32 tokens.
   const int64_t y_row_bytes = p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype));
   if (p.m > 64) return false;
   std::string note;
   const Config first = first_cut_config(p, dev.sms, -1, &note);
   const GridShape g = grid_shape(first, p, dev.sms);
   // Session 46 (rule U): aligned y rows at 17-32 tokens where the first cut is a cluster of eight per 64-row tile (two
-  // boxes per stage) on half the SMs or more: the first cut, not the scored pick (cuBLASLt, or bulk at M = 24). First cut / scored pick,
-  // us at M = 24 / 32: 1024 x 2560 4.50 / 4.77 against 6.20 / 6.23, 1024 x 3840 5.06 / 5.31 against 6.90 / 7.52
-  // (heuristic-twentysecond-d02342d.json), 1056 x 2560 0.75 / 0.80x (twentyfourth-2a9250d), 1728 x 5120 0.94 / 0.98x
-  // (the same), 1408 x 2048 0.96 / 0.99x and 1024 x 12288 0.95 / 0.97x (twentyfifth-5d2561e), 1152 x 16384 1.01 /
-  // 1.02x (twentythird-36a5aea); on the H100, blind, 640 x 2880 0.53-0.58x, 1368 x 4096 0.81-0.84x and 1792 x 8192
-  // 0.88-0.89x (h100/heuristic-twentysixth-cb7656b.json). The one shape on fewer CTAs lost: 392 x 13000 (56
+  // boxes per stage) on half the SMs or more: the first cut, not the scored pick (cuBLASLt, or bulk at M = 24). First
+  // cut / scored pick, us at M = 24 / 32: 1024 x 2560 4.50 / 4.77 against 6.20 / 6.23, 1024 x 3840 5.06 / 5.31 against
+  // 6.90 / 7.52 (heuristic-twentysecond-d02342d.json), 1056 x 2560 0.75 / 0.80x (twentyfourth-2a9250d), 1728 x 5120
+  // 0.94 / 0.98x (the same), 1408 x 2048 0.96 / 0.99x and 1024 x 12288 0.95 / 0.97x (twentyfifth-5d2561e), 1152 x 16384
+  // 1.01 / 1.02x (twentythird-36a5aea); on the H100, blind, 640 x 2880 0.55-0.58x, 1368 x 4096 0.81-0.84x and 1792 x
+  // 8192 0.89-0.90x (h100/heuristic-twentysixth-cb7656b.json). The one shape on fewer CTAs lost: 392 x 13000 (56
   // CTAs) 0.99 / 1.10x (twentyfirst-2720553). Clusters of four went both ways (4096 x 1440 1.74x, 3200 x 4096 0.83x)
   // and the 64-token tile's eights lost at 17 of 22 points (1.14-1.67x), so both keep the scored pick; so do eights of
   // one box per stage (rule eights_at_32_tokens, on nearly every slot): 2048 x 1368 / 1408 at M = 32 1.17-1.20x.

@@ -49,8 +49,9 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   on every such shape the step launches more than once, at M = 1, 4 and 16 (per launch 0.2-0.9, 0.1-1.3 and
 //   0.2-2.4 us: 7168 x 768, 7168 x 1536, 7168 x 3584, 6288 x 7168); its ring holds 5 stages where every part has 8
 //   or more (in step trials 52-116 us faster at M = 1 / 8 / 16 on the three large shapes, session 17) and, since
-//   session 35, where halves leave the other part 4 or more and thirds 6 or more; 4 otherwise. Where K has fewer
-//   stages than the lead plus one (7168 x 768: 6 stages) every tile is one part, i.e. one CTA per 64-row tile.
+//   session 35, where halves leave the other part 4 or more and thirds 6 or more, and since session 46 any halves on
+//   at most slots - SMs / 4 CTAs; 4 otherwise. Where K has fewer stages than the lead plus one (7168 x 768: 6 stages)
+//   every tile is one part, i.e. one CTA per 64-row tile.
 //   Where no cluster fits, at M <= 16: one CTA per row tile where that fills nine tenths of the slots or K is at most
 //   3072 (session 17), in 32-row tiles where K is at most 3072 unless the 64-row ones fill three quarters of the
 //   slots and no more (session 16) or give 1.5 x the slots or more (session 33: 32768 x 1024 and six shapes more);
@@ -84,14 +85,15 @@ Grid launch_grid(const Config& c, const Problem& p, int sms);
 // best of ~205 configs each: 2112 x 7168 12.88 vs 12.53 us, 7168 x 1536 9.22 vs 8.06; 3648 x 7168 17.25 vs 18.48;
 // tune at 9d9b7ef) and in the whole step (0.86 and 0.65 of cuBLASLt at M = 32 and 64, docs/step.md), so the scored
 // heuristic decides, except at 17-32 tokens where the first cut is a cluster of eight (two boxes per stage) on half the
-// SMs or more (rule U, session 46: 0.71-0.99x the scored pick on six of seven such held-out shapes). Where y's rows are not 16-byte aligned (N % 8 != 0 in BF16/FP16, packed) the first cut is the
-// pick up to M = 64: cuBLASLt (the library's configuration, its best listed algorithm and torch's alike) ran 1.8-4.9x
-// slower than the first cut on all 15 odd-N shapes of held-out sets sixteen and seventeen at M = 17-64 (19401 x 8192
-// at M = 24: 80.2 us against 345.2, 5.3x the stream-read time; 5003 x 1024: 6.56 against 16.69; session 32, call 3,
-// docs/tuning.md "Session 32"), while the scored heuristic picked cuBLASLt at every one of those points.
-// The pick is cuBLASLt's default instead of the first cut (session 34, rule B) where K % 64 != 0 (each 64-wide box
-// copied alone, x's rows not 128-byte aligned) on 16-byte aligned y rows and the first cut has no cluster: at M >= 9,
-// and from M = 2 where more 64-row tiles than SMs leave no cluster (12000 x 2056, 40000 x 1096: tma_family.cpp).
+// SMs or more (rule U, session 46: 0.71-0.99x the scored pick on six of seven such held-out shapes). Where y's rows are
+// not 16-byte aligned (N % 8 != 0 in BF16/FP16, packed) the first cut is the pick up to M = 64: cuBLASLt (the library's
+// configuration, its best listed algorithm and torch's alike) ran 1.8-4.9x slower than the first cut on all 15 odd-N
+// shapes of held-out sets sixteen and seventeen at M = 17-64 (19401 x 8192 at M = 24: 80.2 us against 345.2, 5.3x the
+// stream-read time; 5003 x 1024: 6.56 against 16.69; session 32, call 3, docs/tuning.md "Session 32"), while the scored
+// heuristic picked cuBLASLt at every one of those points. The pick is cuBLASLt's default instead of the first cut
+// (session 34, rule B) where K % 64 != 0 (each 64-wide box copied alone, x's rows not 128-byte aligned) on 16-byte
+// aligned y rows and the first cut has no cluster: at M >= 9, and from M = 2 where more 64-row tiles than SMs leave no
+// cluster (12000 x 2056, 40000 x 1096: tma_family.cpp).
 bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std::string* reason);
 
 }  // namespace skinnygemm::tma
