@@ -53,6 +53,15 @@ struct Cut {
 // band reaches 12288) takes the rule unmeasured.
 bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK != 0 && p.m >= 2; }
 
+// Rule S's band (sessions 42, 45, 46): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 1024-2560,
+// a multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
+// to 16, rule W at 32.
+bool rule_s_band(const Problem& p, int sms) {
+  const int64_t tiles64 = (p.n + 63) / 64;
+  return tiles64 > 2 * int64_t{sms} && 10 * tiles64 < 27 * int64_t{sms} && p.k >= 1024 && p.k <= 2560 &&
+         p.k % kStageK == 0;
+}
+
 // Under 128 MiB, where clusters of x CTAs per 64-row tile fit (the largest of 8, 4 and 2 that does, g the grid of
 // whole tiles): the cluster, or what a rule of its band takes instead. Each rule below either decides (true: the
 // config is in c) or leaves it to the rules after it, in the order clustered() calls them.
@@ -435,8 +444,7 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M = 1-16, 0.92-0.95x; 8
     // of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). K under 1024 is
     // unmeasured.
-    if (g.tiles > slots && 10 * int64_t{g.tiles} < 27 * int64_t{cut.sms} && cut.p.k >= 1024 &&
-        cut.p.k <= 2560 && cut.p.k % kStageK == 0) {
+    if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
                         "give 2-2.7 per SM with K 1024-2560 (sessions 42, 45, 46)";
@@ -489,8 +497,7 @@ Config unclustered(Cut& cut) {
   // (h100/heuristic-twentysixth-cb7656b.json), where stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per
   // SM on two-per-SM slots. Not measured: K under 1024 or over 2560 in this band, and the 64-token tile's one-box ring
   // (rule V below takes that tile).
-  if (c.tile_m == 32 && tiles64 > slots && 10 * tiles64 < 27 * int64_t{sms} && p.k >= 1024 && p.k <= 2560 &&
-      p.k % kStageK == 0) {
+  if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
                       "give 2-2.7 per SM with K 1024-2560 at 32 tokens (session 46)";
     return cut.one_box_tiles();
