@@ -65,7 +65,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_twentyfirst:tp1", "model:heldout_twentysecond:tp1",
                                         "model:heldout_twentythird:tp1", "model:heldout_twentyfourth:tp1",
                                         "model:heldout_twentyfifth:tp1", "model:heldout_twentysixth:tp1",
-                                        "model:heldout_twentyseventh:tp1"};
+                                        "model:heldout_twentyseventh:tp1", "model:heldout_twentyeighth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -269,6 +269,17 @@ TEST(Heldout, TwentySixthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // 1024); 15 with N % 8 != 0, 7 with K % 64 != 0.
 TEST(Heldout, TwentySeventhSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentyseventh:tp1");
+}
+
+// Set twenty-eight (after set twenty-seven, beside the branch next-rules), written blind at 195b8d2 by a helper that
+// read no measurement: 32 shapes, 16 real decode projections no earlier set used (lm_heads of GPT-2, Whisper-small,
+// XGLM-564M TP4, Mamba-1.4B TP2, Marian opus-mt-en-de, Phi-3-mini TP16 and MiniMax-Text-01 TP16; qkv, gate_up, down and
+// routed experts of Falcon-40B, Qwen2.5-7B, Mistral-NeMo-12B, Gemma-2-2B, DeepSeek-MoE-16B, OLMoE-1B-7B,
+// Qwen3-235B-A22B and Arctic at TP 1-16) and 16 synthetic odd.* sizes in eight pairs across the edges of next-rules'
+// rule U (12 stages per CTA, at 160 and 56 CTAs) and one-box 64-token tile (more tiles than slots, K 2560, K % 64),
+// rules S / W and K / Q (K 1024) and V (6 tiles per SM); 18 with N % 8 != 0, 5 with K % 64 != 0.
+TEST(Heldout, TwentyEighthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twentyeighth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
