@@ -548,6 +548,14 @@ Config unclustered(Cut& cut) {
   // Session 46's blind set twenty-seven on the H100 (after the rule) found V 1.00-1.16x stream-K on 19001 x 960 / 1024,
   // 50687 x 1152 and 10001 x 5376 at M = 48-64, and the one-box 4-stage tile (tma_m64_r64_b1_s4_x1) 0.69-0.95x V's at
   // K <= 2560 from 2 tiles per SM (docs/tuning.md "Session 46"): not acted on before that set's H200 run.
+  // Next (branch next-rules): one box per stage on a 4-stage ring where the tiles outnumber the two-per-SM slots with K
+  // <= 2560, a multiple of 64 (as rules S, W and K: three such CTAs fit an SM). H100, set twenty-seven: 0.69-0.95x the
+  // two-box tile from 265 tiles (16901 x 1600, 19001 / 24001 x 960 / 1024, 25140 x 2560, 50257 x 1024, 50687 x 1152),
+  // 1.10x at 264 (16895 x 1600), 1.05-1.38x above K = 2560 or at K % 64 != 0.
+  if (c.tile_m == 64 && tiles64 > slots && p.k <= 2560 && p.k % kStageK == 0) {
+    c.cluster = 1, c.boxes = 1, c.stages = 4;
+    return c;
+  }
   if (c.tile_m == 64 && tiles64 >= sms && tiles64 <= 6 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)) {
     c.cluster = 1, c.boxes = 2, c.stages = 3;
     if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM with K <= 5376 at 64 "

@@ -107,8 +107,11 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // CTAs) 0.99 / 1.10x (twentyfirst-2720553). Clusters of four went both ways (4096 x 1440 1.74x, 3200 x 4096 0.83x)
   // and the 64-token tile's eights lost at 17 of 22 points (1.14-1.67x), so both keep the scored pick; so do eights of
   // one box per stage (rule eights_at_32_tokens, on nearly every slot): 2048 x 1368 / 1408 at M = 32 1.17-1.20x.
-  const bool wide_eights =
-      p.m > 16 && p.m <= 32 && first.cluster == 8 && first.boxes == 2 && 2 * g.ctas >= dev.sms;
+  // Next (branch next-rules, for set twenty-seven's H200 run to judge): the line by stages per CTA (at most 12), not
+  // by CTAs: on the H100's set twenty-seven 512 x 3000 / 4608 (64 CTAs of 2.9 / 4.5 stages) took 0.39-0.42x bulk's time
+  // at M = 24-32 below the CTA line, while the one loss, 392 x 13000 (56 CTAs), has 12.7 stages each.
+  const bool wide_eights = p.m > 16 && p.m <= 32 && first.cluster == 8 && first.boxes == 2 &&
+                           (g.units + g.ctas - 1) / g.ctas <= 12;
   if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights) return false;
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows
   // over more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
