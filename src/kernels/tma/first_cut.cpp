@@ -53,12 +53,20 @@ struct Cut {
 // band reaches 12288) takes the rule unmeasured.
 bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK != 0 && p.m >= 2; }
 
-// Rule S's band (sessions 42, 45, 46): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 1024-2560,
+// The shortest K at which rules S, W and K take the one-box 64-row tiles (sessions 46, 47). Session 47: 960, from the
+// H100's blind set twenty-seven, where K = 960 missed at every M as K = 1024 did before session 46: one-box tile /
+// pick at M = 1-16, 19001 x 960 (297 tiles, rules S and W) 13.16-13.91 us against 14.58-16.01 (32-row lead split),
+// 0.87-0.91x, at M = 24-32 14.11-14.53 against 17.90-18.19 (stream-K); 24001 x 960 (376 tiles, rule K) 15.67-16.75
+// against 16.50-18.18, 0.92-0.95x, 16.92-17.00 against 21.50-22.00 (h100/heuristic-twentyseventh-3cc07e6.json). No
+// recorded set has a shape in these bands with K under 960.
+constexpr int64_t kOneBoxMinK = 960;
+
+// Rule S's band (sessions 42, 45-47): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 960-2560,
 // a multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
 // to 16, rule W at 32.
 bool rule_s_band(const Problem& p, int sms) {
   const int64_t tiles64 = (p.n + 63) / 64;
-  return tiles64 > 2 * int64_t{sms} && 10 * tiles64 < 27 * int64_t{sms} && p.k >= 1024 && p.k <= 2560 &&
+  return tiles64 > 2 * int64_t{sms} && 10 * tiles64 < 27 * int64_t{sms} && p.k >= kOneBoxMinK && p.k <= 2560 &&
          p.k % kStageK == 0;
 }
 
@@ -442,12 +450,12 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // 2-16, 0.82-0.85x (heuristic-twentyfifth-5d2561e.json, H200, blind), 0/12 of the set's Ms within 5% there and 3/12
     // on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on the H100's blind set
     // twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M = 1-16, 0.92-0.95x; 8
-    // of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). K under 1024 is
-    // unmeasured.
+    // of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). Session 47: K from 960
+    // (kOneBoxMinK, with rule K's line).
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                        "give 2-2.7 per SM with K 1024-2560 (sessions 42, 45, 46)";
+                        "give 2-2.7 per SM with K 960-2560 (sessions 42, 45-47)";
       return true;
     }
     *out = cut.lead_split(short_rows, true);
@@ -488,18 +496,18 @@ Config unclustered(Cut& cut) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
-  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 1024-2560, a multiple of
+  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 960-2560, a multiple of
   // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
   // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles):
   // 22779 x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21
   // against 32.96 / 33.54 (twentythird-36a5aea), as their 357-tile twins 22789 x 1408 and 22790 x 2560 under rules Q
   // and K; on the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x
   // (h100/heuristic-twentysixth-cb7656b.json), where stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per
-  // SM on two-per-SM slots. Not measured: K under 1024 or over 2560 in this band, and the 64-token tile's one-box ring
+  // SM on two-per-SM slots. Not measured: K under 960 or over 2560 in this band, and the 64-token tile's one-box ring
   // (rule V below takes that tile).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2-2.7 per SM with K 1024-2560 at 32 tokens (session 46)";
+                      "give 2-2.7 per SM with K 960-2560 at 32 tokens (sessions 46, 47)";
     return cut.one_box_tiles();
   }
   // Session 35 (rule H): at the 32-token tile, 64-row tiles for 1.5x the slots or more: one CTA per tile (two boxes per
@@ -615,9 +623,10 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // 22.29 at M = 24 / 32 on the H200 (heuristic-twentyfifth-5d2561e.json, blind), 0.81-0.96x on the H100
   // (h100/heuristic-twentyfifth-cf3baed.json); 22787 x 1216 0.81-0.94x on the H100
   // (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20 H200 and 20 H100 points change, all
-  // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured.
+  // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured. Session 47:
+  // K from 960 (kOneBoxMinK).
   const int64_t tiles64 = (p.n + 63) / 64;
-  if (c.tile_m <= 32 && p.k >= 1024 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
+  if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
                       "give 2.7-3 per SM (sessions 37, 41, 46)";
