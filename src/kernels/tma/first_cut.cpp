@@ -559,8 +559,14 @@ Config unclustered(Cut& cut) {
   // Next (branch next-rules): one box per stage on a 4-stage ring where the tiles outnumber the two-per-SM slots with K
   // <= 2560, a multiple of 64 (as rules S, W and K: three such CTAs fit an SM). H100, set twenty-seven: 0.69-0.95x the
   // two-box tile from 265 tiles (16901 x 1600, 19001 / 24001 x 960 / 1024, 25140 x 2560, 50257 x 1024, 50687 x 1152),
-  // 1.10x at 264 (16895 x 1600), 1.05-1.38x above K = 2560 or at K % 64 != 0.
-  if (c.tile_m == 64 && tiles64 > slots && p.k <= 2560 && p.k % kStageK == 0) {
+  // 1.10x at 264 (16895 x 1600), 1.05-1.38x above K = 2560 or at K % 64 != 0. Session 47, the H100's blind set
+  // twenty-eight: 0.74-0.91x on 16897 x 832, 21749 / 23557 x 960 / 1024, 25140 x 2048 and 50257 x 768 (265-786 tiles),
+  // but 1.09-1.10x on 25413 x 2560 (398 tiles) and 33337 x 1024 (521), whose last wave of three CTAs per SM holds 2 and
+  // 125 of 396 (h100/heuristic-twentyeighth-6dcfcef.json): so only tiles that fit one such wave, or fill the last one to
+  // nine tenths (786 and 792 tiles: 390 / 396 of 396).
+  const int64_t wave3 = 3 * int64_t{sms}, last_wave = tiles64 % wave3;
+  const bool full_waves3 = tiles64 <= wave3 || last_wave == 0 || 10 * last_wave >= 9 * wave3;
+  if (c.tile_m == 64 && tiles64 > slots && full_waves3 && p.k <= 2560 && p.k % kStageK == 0) {
     c.cluster = 1, c.boxes = 1, c.stages = 4;
     return c;
   }
