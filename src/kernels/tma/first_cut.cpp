@@ -568,6 +568,8 @@ Config unclustered(Cut& cut) {
   const bool full_waves3 = tiles64 <= wave3 || last_wave == 0 || 10 * last_wave >= 9 * wave3;
   if (c.tile_m == 64 && tiles64 > slots && full_waves3 && p.k <= 2560 && p.k % kStageK == 0) {
     c.cluster = 1, c.boxes = 1, c.stages = 4;
+    if (note) *note = "one CTA per 64-row tile of one box per stage on a 4-stage ring at 64 tokens, where the tiles "
+                      "outnumber the slots and fill waves of three per SM (session 47)";
     return c;
   }
   if (c.tile_m == 64 && tiles64 >= sms && tiles64 <= 6 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)) {

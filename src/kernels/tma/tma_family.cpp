@@ -209,7 +209,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   *reason = text;
   if (!note.empty()) *reason += "; " + note;
   if (wide_eights && y_row_bytes % 16 == 0)
-    *reason += "; a cluster of eight per tile on half the SMs or more at 17-32 tokens (session 46)";
+    *reason += "; a cluster of eight per tile on half the SMs or more, or of at most 12 stages per CTA, at 17-32 "
+               "tokens (sessions 46, 47)";
   else if (p.m > 16)
     *reason += "; y's rows of " + std::to_string(y_row_bytes) +
                " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";
