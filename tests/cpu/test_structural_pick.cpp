@@ -236,24 +236,25 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
 // session 46 from K = 1024 (21011 x 1024: 0.93-0.95x at M = 1-16, set twenty-six, blind on the H100).
 TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
-  const std::string rule_s = "(sessions 42, 45, 46)";  // the rule's note
+  const std::string rule_s = "(sessions 42, 45-47)";  // the rule's note
   for (int64_t m : {1, 5, 8}) {
     expect_structural_picks(h200, {{m, 18432, 1152, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 21888, 2048, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 22781, 2560, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 19208, 1088, "tma_m8_r64_b1_s4_c2_d6"},  // session 45 (set twenty-five)
                                    {m, 21011, 1024, "tma_m8_r64_b1_s4_c2_d6"},  // session 46 (set twenty-six)
+                                   {m, 18432, 960, "tma_m8_r64_b1_s4_c2_d6"},   // session 47 (set twenty-seven)
                                    {m, 18432, 3072, "tma_m8_r32_b2_s4_c2_d6"}});
     EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr(rule_s));
     EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr(rule_s)));
   }
   expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"},
                                  {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
-  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 1024 in
-  // (session 46), 960 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
+  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 960 in
+  // (session 47), 896 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
   // 1792: 224) keep the two-box tiles of session 16.
   EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr(rule_s));
-  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 960}, {1, 18432, 1160}, {8, 14336, 1792}})
+  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 896}, {1, 18432, 1160}, {8, 14336, 1792}})
     EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr(rule_s)))
         << out.n << "x" << out.k;
 }
@@ -453,8 +454,8 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
       {1, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
       // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64
-      // (at K = 960: from K = 1024 rule K's one-box tiles take both since session 46).
-      {1, 25280, 960, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 960, "tma_m8_r64_b2_s4_c2_d6"},
+      // (at K = 896: from K = 960 rule K's one-box tiles take both since session 47).
+      {1, 25280, 896, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 896, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 25280, 1024, "tma_m8_r64_b1_s4_c2_d6"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{1, 32768, 1024}},
@@ -521,7 +522,8 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // against 32-row tiles' 19.69-21.19). The lines: 357 tiles (22848 rows) take it and 356 (22784) do not, 396 (25344
 // rows) take it and 397 do not (25600 x 5120, 400 tiles, lost 15-22% with it); K of 12288 or 4000 keeps the others,
 // and the 64-token tile is not its (the 32-token tile is since session 41, rule Q). Session 46: K from 1024 (22789 x
-// 1408 and 22787 x 1216 at 357 tiles: 0.81-0.96x on both GPUs), so 1024 and 1472 take it too, and 960 does not.
+// 1408 and 22787 x 1216 at 357 tiles: 0.81-0.96x on both GPUs), so 1024 and 1472 take it too. Session 47: from K = 960
+// (24001 x 960, 376 tiles: 0.92-0.95x at M = 1-16 on the H100, set twenty-seven), and 896 does not.
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -533,7 +535,8 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
       {16, 22787, 1216, "tma_m16_r64_b1_s4_c2_d6"},
       // Counter-examples.
       {1, 25408, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {16, 22528, 8192, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 960, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 896, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 24576, 960, "tma_m8_r64_b1_s4_c2_d6"},
       {1, 24576, 12288, "tma_m8_r64_b2_s4_c2_u1"},
       {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
@@ -760,25 +763,50 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376 (5440 beside 5376), past 6 tiles per SM (811 of 64).
       {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {64, 19998, 8192, "tma_m64_r64_b2_s3_c2_u1"},
       {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"}, {64, 16388, 5440, "tma_m64_r64_b2_s3_c2_u1"},
-      // W's lines: K under 1024 (960) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots) against 265.
-      {24, 21011, 960, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      // W's lines: K under 960 (896) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots) against 265.
+      {24, 21011, 896, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
       {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_u1"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},
+      {24, 21011, 960, "tma_m32_r64_b1_s4_c2_d6"},  // session 47
   });
-  // U's lines: clusters on fewer CTAs than half the SMs (392 x 13000: 56; 512 x 3072: 64, where 576 x 3072's 72 take
-  // it), eights of one box per stage on nearly every slot (2048 x 1408), clusters of four (3200 x 4096), the 64-token
-  // tile: the scored heuristic decides.
-  expect_structural_picks(h200, {{24, 576, 3072, "tma_m32_r64_b2_s4_x8"}});
+  // U's lines: clusters on fewer CTAs than half the SMs with more than 12 stages each (392 x 13000: 56 CTAs of 12.7),
+  // eights of one box per stage on nearly every slot (2048 x 1408), clusters of four (3200 x 4096), the 64-token
+  // tile: the scored heuristic decides. Session 47: either line is enough, so 512 x 3072 (64 CTAs of 3 stages) and
+  // 448 x 12280 (56 of 12) take the eights below the CTA line, and 1280 x 12352 (160 CTAs of 13) above it.
+  expect_structural_picks(h200, {{24, 576, 3072, "tma_m32_r64_b2_s4_x8"},
+                                 {24, 512, 3072, "tma_m32_r64_b2_s4_x8"},
+                                 {32, 448, 12280, "tma_m32_r64_b2_s4_x8"},
+                                 {24, 1280, 12352, "tma_m32_r64_b2_s4_x8"}});
   Config pick;
   std::string why;
-  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {24, 512, 3072}, {32, 2048, 1408}, {24, 3200, 4096},
-                                                               {48, 1024, 2560}})
+  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 2048, 1408}, {24, 3200, 4096}, {48, 1024, 2560}})
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
         << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
   EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));
+  EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 12 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
                    {{48, 10007, 1016}}, {{48, 11003, 3080}, {64, 51865, 1024}});
-  expect_rule_note(h200, "give 2-2.7 per SM with K 1024-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
-                   {{24, 21011, 960}, {16, 21011, 1024}});
+  expect_rule_note(h200, "give 2-2.7 per SM with K 960-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
+                   {{24, 21011, 896}, {16, 21011, 1024}});
+}
+
+// Session 47 (docs/tuning.md "Session 47"): at 64 tokens, 64-row tiles that outnumber the two-per-SM slots with K <=
+// 2560, a multiple of 64, take one box per stage on a 4-stage ring where they fill waves of three CTAs per SM (396 on
+// the H200): one such wave, or the last one nine tenths full (H100, sets twenty-seven and twenty-eight: 0.69-0.95x the
+// two-box tile from 265 to 792 tiles; 1.09-1.10x on 398 and 521 tiles). Misaligned rows, where the first cut is the
+// pick above 16 tokens.
+TEST(StructuralPick, SixtyFourTokenOneBoxTilesInFullWavesOfThree) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {48, 16897, 832, "tma_m64_r64_b1_s4_x1"},  {64, 25343, 2560, "tma_m64_r64_b1_s4_x1"},   // 265, 396 tiles
+      {64, 50257, 768, "tma_m64_r64_b1_s4_x1"},  {64, 48833, 1024, "tma_m64_r64_b1_s4_x1"},   // 786, 764: >= 9/10
+      // The lines: the slots (264 tiles: 16895 rows), a second wave of two (398: 25413 rows) or 356 of 396 (752 tiles,
+      // 48065 rows), K over 2560 (2624), K % 64 != 0 (1016): V's tile.
+      {48, 16895, 832, "tma_m64_r64_b2_s3_x1"},  {64, 25413, 2560, "tma_m64_r64_b2_s3_x1"},
+      {64, 48065, 1024, "tma_m64_r64_b2_s3_x1"}, {48, 25343, 2624, "tma_m64_r64_b2_s3_x1"},
+      {48, 25343, 1016, "tma_m64_r64_b2_s3_x1"},
+  });
+  expect_rule_note(h200, "one box per stage on a 4-stage ring at 64 tokens", "fill waves of three per SM",
+                   {{48, 16897, 832}}, {{64, 25413, 2560}});
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

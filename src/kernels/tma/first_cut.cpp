@@ -53,12 +53,20 @@ struct Cut {
 // band reaches 12288) takes the rule unmeasured.
 bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK != 0 && p.m >= 2; }
 
-// Rule S's band (sessions 42, 45, 46): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 1024-2560,
+// The shortest K at which rules S, W and K take the one-box 64-row tiles (sessions 46, 47). Session 47: 960, from the
+// H100's blind set twenty-seven, where K = 960 missed at every M as K = 1024 did before session 46: one-box tile /
+// pick at M = 1-16, 19001 x 960 (297 tiles, rules S and W) 13.16-13.91 us against 14.58-16.01 (32-row lead split),
+// 0.87-0.91x, at M = 24-32 14.11-14.53 against 17.90-18.19 (stream-K); 24001 x 960 (376 tiles, rule K) 15.67-16.75
+// against 16.50-18.18, 0.92-0.95x, 16.92-17.00 against 21.50-22.00 (h100/heuristic-twentyseventh-3cc07e6.json). No
+// recorded set has a shape in these bands with K under 960.
+constexpr int64_t kOneBoxMinK = 960;
+
+// Rule S's band (sessions 42, 45-47): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 960-2560,
 // a multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
 // to 16, rule W at 32.
 bool rule_s_band(const Problem& p, int sms) {
   const int64_t tiles64 = (p.n + 63) / 64;
-  return tiles64 > 2 * int64_t{sms} && 10 * tiles64 < 27 * int64_t{sms} && p.k >= 1024 && p.k <= 2560 &&
+  return tiles64 > 2 * int64_t{sms} && 10 * tiles64 < 27 * int64_t{sms} && p.k >= kOneBoxMinK && p.k <= 2560 &&
          p.k % kStageK == 0;
 }
 
@@ -442,12 +450,12 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // 2-16, 0.82-0.85x (heuristic-twentyfifth-5d2561e.json, H200, blind), 0/12 of the set's Ms within 5% there and 3/12
     // on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on the H100's blind set
     // twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M = 1-16, 0.92-0.95x; 8
-    // of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). K under 1024 is
-    // unmeasured.
+    // of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). Session 47: K from 960
+    // (kOneBoxMinK, with rule K's line).
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                        "give 2-2.7 per SM with K 1024-2560 (sessions 42, 45, 46)";
+                        "give 2-2.7 per SM with K 960-2560 (sessions 42, 45-47)";
       return true;
     }
     *out = cut.lead_split(short_rows, true);
@@ -488,18 +496,18 @@ Config unclustered(Cut& cut) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
-  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 1024-2560, a multiple of
+  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 960-2560, a multiple of
   // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
   // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles):
   // 22779 x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21
   // against 32.96 / 33.54 (twentythird-36a5aea), as their 357-tile twins 22789 x 1408 and 22790 x 2560 under rules Q
   // and K; on the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x
   // (h100/heuristic-twentysixth-cb7656b.json), where stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per
-  // SM on two-per-SM slots. Not measured: K under 1024 or over 2560 in this band, and the 64-token tile's one-box ring
+  // SM on two-per-SM slots. Not measured: K under 960 or over 2560 in this band, and the 64-token tile's one-box ring
   // (rule V below takes that tile).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2-2.7 per SM with K 1024-2560 at 32 tokens (session 46)";
+                      "give 2-2.7 per SM with K 960-2560 at 32 tokens (sessions 46, 47)";
     return cut.one_box_tiles();
   }
   // Session 35 (rule H): at the 32-token tile, 64-row tiles for 1.5x the slots or more: one CTA per tile (two boxes per
@@ -548,6 +556,22 @@ Config unclustered(Cut& cut) {
   // Session 46's blind set twenty-seven on the H100 (after the rule) found V 1.00-1.16x stream-K on 19001 x 960 / 1024,
   // 50687 x 1152 and 10001 x 5376 at M = 48-64, and the one-box 4-stage tile (tma_m64_r64_b1_s4_x1) 0.69-0.95x V's at
   // K <= 2560 from 2 tiles per SM (docs/tuning.md "Session 46"): not acted on before that set's H200 run.
+  // Next (branch next-rules): one box per stage on a 4-stage ring where the tiles outnumber the two-per-SM slots with K
+  // <= 2560, a multiple of 64 (as rules S, W and K: three such CTAs fit an SM). H100, set twenty-seven: 0.69-0.95x the
+  // two-box tile from 265 tiles (16901 x 1600, 19001 / 24001 x 960 / 1024, 25140 x 2560, 50257 x 1024, 50687 x 1152),
+  // 1.10x at 264 (16895 x 1600), 1.05-1.38x above K = 2560 or at K % 64 != 0. Session 47, the H100's blind set
+  // twenty-eight: 0.74-0.91x on 16897 x 832, 21749 / 23557 x 960 / 1024, 25140 x 2048 and 50257 x 768 (265-786 tiles),
+  // but 1.09-1.10x on 25413 x 2560 (398 tiles) and 33337 x 1024 (521), whose last wave of three CTAs per SM holds 2 and
+  // 125 of 396 (h100/heuristic-twentyeighth-6dcfcef.json): so only tiles that fit one such wave, or fill the last one to
+  // nine tenths (786 and 792 tiles: 390 / 396 of 396).
+  const int64_t wave3 = 3 * int64_t{sms}, last_wave = tiles64 % wave3;
+  const bool full_waves3 = tiles64 <= wave3 || last_wave == 0 || 10 * last_wave >= 9 * wave3;
+  if (c.tile_m == 64 && tiles64 > slots && full_waves3 && p.k <= 2560 && p.k % kStageK == 0) {
+    c.cluster = 1, c.boxes = 1, c.stages = 4;
+    if (note) *note = "one CTA per 64-row tile of one box per stage on a 4-stage ring at 64 tokens, where the tiles "
+                      "outnumber the slots and fill waves of three per SM (session 47)";
+    return c;
+  }
   if (c.tile_m == 64 && tiles64 >= sms && tiles64 <= 6 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)) {
     c.cluster = 1, c.boxes = 2, c.stages = 3;
     if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM with K <= 5376 at 64 "
@@ -607,9 +631,10 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // 22.29 at M = 24 / 32 on the H200 (heuristic-twentyfifth-5d2561e.json, blind), 0.81-0.96x on the H100
   // (h100/heuristic-twentyfifth-cf3baed.json); 22787 x 1216 0.81-0.94x on the H100
   // (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20 H200 and 20 H100 points change, all
-  // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured.
+  // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured. Session 47:
+  // K from 960 (kOneBoxMinK).
   const int64_t tiles64 = (p.n + 63) / 64;
-  if (c.tile_m <= 32 && p.k >= 1024 && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
+  if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
                       "give 2.7-3 per SM (sessions 37, 41, 46)";

@@ -107,8 +107,15 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // CTAs) 0.99 / 1.10x (twentyfirst-2720553). Clusters of four went both ways (4096 x 1440 1.74x, 3200 x 4096 0.83x)
   // and the 64-token tile's eights lost at 17 of 22 points (1.14-1.67x), so both keep the scored pick; so do eights of
   // one box per stage (rule eights_at_32_tokens, on nearly every slot): 2048 x 1368 / 1408 at M = 32 1.17-1.20x.
-  const bool wide_eights =
-      p.m > 16 && p.m <= 32 && first.cluster == 8 && first.boxes == 2 && 2 * g.ctas >= dev.sms;
+  // Next (branch next-rules, for set twenty-seven's H200 run to judge): the line by stages per CTA (at most 12), not
+  // by CTAs: on the H100's set twenty-seven 512 x 3000 / 4608 (64 CTAs of 2.9 / 4.5 stages) took 0.39-0.42x bulk's time
+  // at M = 24-32 below the CTA line, while the one loss, 392 x 13000 (56 CTAs), has 12.7 stages each. Session 47, the
+  // H100's blind set twenty-eight: both lines, either one enough. Below the CTA line with few stages the eights won
+  // again (352 x 2048, 256 x 2048, 192 x 4096: 24-48 CTAs of 4-8 stages, 0.65-0.88x bulk's time at M = 24-32); above it
+  // with 13 stages they won too (1280 x 12352, 160 CTAs: 14.39-14.41 us against cuBLASLt's 15.22-15.36;
+  // h100/heuristic-twentyeighth-6dcfcef.json).
+  const bool wide_eights = p.m > 16 && p.m <= 32 && first.cluster == 8 && first.boxes == 2 &&
+                           (2 * g.ctas >= dev.sms || (g.units + g.ctas - 1) / g.ctas <= 12);
   if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights) return false;
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows
   // over more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
@@ -202,7 +209,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   *reason = text;
   if (!note.empty()) *reason += "; " + note;
   if (wide_eights && y_row_bytes % 16 == 0)
-    *reason += "; a cluster of eight per tile on half the SMs or more at 17-32 tokens (session 46)";
+    *reason += "; a cluster of eight per tile on half the SMs or more, or of at most 12 stages per CTA, at 17-32 "
+               "tokens (sessions 46, 47)";
   else if (p.m > 16)
     *reason += "; y's rows of " + std::to_string(y_row_bytes) +
                " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";
