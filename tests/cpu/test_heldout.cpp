@@ -65,7 +65,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_twentyfirst:tp1", "model:heldout_twentysecond:tp1",
                                         "model:heldout_twentythird:tp1", "model:heldout_twentyfourth:tp1",
                                         "model:heldout_twentyfifth:tp1", "model:heldout_twentysixth:tp1",
-                                        "model:heldout_twentyseventh:tp1", "model:heldout_twentyeighth:tp1"};
+                                        "model:heldout_twentyseventh:tp1", "model:heldout_twentyeighth:tp1",
+                                        "model:heldout_twentyninth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -280,6 +281,18 @@ TEST(Heldout, TwentySeventhSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) 
 // rules S / W and K / Q (K 1024) and V (6 tiles per SM); 18 with N % 8 != 0, 5 with K % 64 != 0.
 TEST(Heldout, TwentyEighthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentyeighth:tp1");
+}
+
+// Set twenty-nine (after session 47's rules), written blind at f20641e by a helper that read no measurement: 32
+// shapes, 16 real decode projections no earlier set used (lm_heads of Granite-3.0-3B-A800M, Whisper-base, Qwen3-0.6B
+// TP8, InternLM2.5-7B TP4 and Nemotron-4-15B TP16; qkv, gate_up, down and routed experts of Qwen3-0.6B, Aya-Expanse-8B,
+// Qwen2.5-0.5B / 1.5B, DeepSeek-Coder-33B, Yi-1.5-9B, Granite-3.0-3B-A800M and DBRX at TP 1-16) and 16 synthetic odd.*
+// sizes in eight pairs across the edges of session 47's rule U (66 CTAs, 12 stages per CTA, each with the other line
+// failing), one-box 64-token tile (396 tiles a wave, the last wave's nine tenths) and kOneBoxMinK (K 896 / 960 in rules
+// S's and K's bands), rule D (11 stages per tile) and rule C / F / T (10 stages per CTA); 14 with N % 8 != 0, 4 with
+// K % 64 != 0.
+TEST(Heldout, TwentyNinthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_twentyninth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
