@@ -243,18 +243,19 @@ TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages
                                    {m, 22781, 2560, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 19208, 1088, "tma_m8_r64_b1_s4_c2_d6"},  // session 45 (set twenty-five)
                                    {m, 21011, 1024, "tma_m8_r64_b1_s4_c2_d6"},  // session 46 (set twenty-six)
-                                   {m, 18432, 960, "tma_m8_r64_b1_s4_c2_d6"},   // session 47 (set twenty-seven)
+                                   {m, 18432, 960, "tma_m8_r64_b1_s4_c2_d6"},   // session 47 (sets 27-29)
+                                   {m, 18432, 832, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 18432, 3072, "tma_m8_r32_b2_s4_c2_d6"}});
     EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr(rule_s));
     EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr(rule_s)));
   }
   expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"},
                                  {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
-  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 960 in
-  // (session 47), 896 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
+  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 832 in
+  // (session 47), 768 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
   // 1792: 224) keep the two-box tiles of session 16.
   EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr(rule_s));
-  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 896}, {1, 18432, 1160}, {8, 14336, 1792}})
+  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 768}, {1, 18432, 1160}, {8, 14336, 1792}})
     EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr(rule_s)))
         << out.n << "x" << out.k;
 }
@@ -454,8 +455,8 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
       {1, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
       // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64
-      // (at K = 896: from K = 960 rule K's one-box tiles take both since session 47).
-      {1, 25280, 896, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 896, "tma_m8_r64_b2_s4_c2_d6"},
+      // (at K = 768: from K = 832 rule K's one-box tiles take both since session 47).
+      {1, 25280, 768, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 768, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 25280, 1024, "tma_m8_r64_b1_s4_c2_d6"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{1, 32768, 1024}},
@@ -523,7 +524,8 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // rows) take it and 397 do not (25600 x 5120, 400 tiles, lost 15-22% with it); K of 12288 or 4000 keeps the others,
 // and the 64-token tile is not its (the 32-token tile is since session 41, rule Q). Session 46: K from 1024 (22789 x
 // 1408 and 22787 x 1216 at 357 tiles: 0.81-0.96x on both GPUs), so 1024 and 1472 take it too. Session 47: from K = 960
-// (24001 x 960, 376 tiles: 0.92-0.95x at M = 1-16 on the H100, set twenty-seven), and 896 does not.
+// (24001 x 960, 376 tiles: 0.92-0.95x at M = 1-16 on the H100, set twenty-seven), then 832 (24331 x 896, set
+// twenty-nine: 0.90-0.95x), and 768 does not.
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -535,8 +537,8 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
       {16, 22787, 1216, "tma_m16_r64_b1_s4_c2_d6"},
       // Counter-examples.
       {1, 25408, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {16, 22528, 8192, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 896, "tma_m8_r32_b2_s4_c2_d6"},
-      {1, 24576, 960, "tma_m8_r64_b1_s4_c2_d6"},
+      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 768, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 24576, 832, "tma_m8_r64_b1_s4_c2_d6"},
       {1, 24576, 12288, "tma_m8_r64_b2_s4_c2_u1"},
       {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
@@ -763,10 +765,10 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376 (5440 beside 5376), past 6 tiles per SM (811 of 64).
       {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {64, 19998, 8192, "tma_m64_r64_b2_s3_c2_u1"},
       {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"}, {64, 16388, 5440, "tma_m64_r64_b2_s3_c2_u1"},
-      // W's lines: K under 960 (896) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots) against 265.
-      {24, 21011, 896, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      // W's lines: K under 832 (768) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots) against 265.
+      {24, 21011, 768, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
       {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_u1"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},
-      {24, 21011, 960, "tma_m32_r64_b1_s4_c2_d6"},  // session 47
+      {24, 21011, 960, "tma_m32_r64_b1_s4_c2_d6"},  {24, 21011, 832, "tma_m32_r64_b1_s4_c2_d6"},  // session 47
   });
   // U's lines: clusters on fewer CTAs than half the SMs with more than 12 stages each (392 x 13000: 56 CTAs of 12.7),
   // eights of one box per stage on nearly every slot (2048 x 1408), clusters of four (3200 x 4096), the 64-token
@@ -785,8 +787,8 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
   EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 12 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
                    {{48, 10007, 1016}}, {{48, 11003, 3080}, {64, 51865, 1024}});
-  expect_rule_note(h200, "give 2-2.7 per SM with K 960-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
-                   {{24, 21011, 896}, {16, 21011, 1024}});
+  expect_rule_note(h200, "give 2-2.7 per SM with K 832-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
+                   {{24, 21011, 768}, {16, 21011, 1024}});
 }
 
 // Session 47 (docs/tuning.md "Session 47"): at 64 tokens, 64-row tiles that outnumber the two-per-SM slots with K <=
@@ -807,6 +809,20 @@ TEST(StructuralPick, SixtyFourTokenOneBoxTilesInFullWavesOfThree) {
   });
   expect_rule_note(h200, "one box per stage on a 4-stage ring at 64 tokens", "fill waves of three per SM",
                    {{48, 16897, 832}}, {{64, 25413, 2560}});
+}
+
+// Session 47: clusters of four on 232-248 CTAs (past slots - SMs / 4, at most slots - SMs / 8) with 10 or more stages of
+// 128 per CTA keep the 4-stage ring at every token tile (3827 x 4984, 240 CTAs: 0.80-0.90x with 4 stages at M <= 16
+// and 48-64 on the H100; 3900 x 5000, 244: 0.89-0.94x at 48-64 on the H200). Fewer stages (3840 x 2560: 5) or more
+// CTAs (4000 x 4096, 4003 x 4104, 4002 x 5120: 252) keep 3.
+TEST(StructuralPick, FoursJustPastTheSlotLineWithLongRangesKeepFourStages) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 3827, 4984, "tma_m8_r64_b2_s4_x4"},     {48, 3827, 4984, "tma_m64_r64_b1_s4_x4"},
+      {64, 3827, 5000, "tma_m64_r64_b1_s4_x4"},   {48, 3900, 5000, "tma_m64_r64_b1_s4_x4"},
+      {1, 3840, 2560, "tma_m8_r64_b2_s3_x4"},     {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},
+      {1, 4003, 4104, "tma_m8_r64_b2_s3_x4"},     {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},
+  });
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

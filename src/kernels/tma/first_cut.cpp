@@ -57,11 +57,14 @@ bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK !=
 // H100's blind set twenty-seven, where K = 960 missed at every M as K = 1024 did before session 46: one-box tile /
 // pick at M = 1-16, 19001 x 960 (297 tiles, rules S and W) 13.16-13.91 us against 14.58-16.01 (32-row lead split),
 // 0.87-0.91x, at M = 24-32 14.11-14.53 against 17.90-18.19 (stream-K); 24001 x 960 (376 tiles, rule K) 15.67-16.75
-// against 16.50-18.18, 0.92-0.95x, 16.92-17.00 against 21.50-22.00 (h100/heuristic-twentyseventh-3cc07e6.json). No
-// recorded set has a shape in these bands with K under 960.
-constexpr int64_t kOneBoxMinK = 960;
+// against 16.50-18.18, 0.92-0.95x, 16.92-17.00 against 21.50-22.00 (h100/heuristic-twentyseventh-3cc07e6.json). Then
+// 832, from the H100's blind sets twenty-eight and twenty-nine (both written before this line moved): 16897 x 832 (265
+// tiles) one-box tile 11.15-11.71 us against 12.76-13.91 at M = 3-16 and 11.87 / 12.18 against 14.64 / 15.22 at M = 24
+// / 32 (h100/heuristic-twentyeighth-6dcfcef.json), 20347 / 24331 x 896 (318 / 381 tiles) 0.90-0.93x at M = 3-16 and
+// 0.73-0.78x at 24-32 (twentyninth-ce87993). Under 832 nothing was measured in these bands.
+constexpr int64_t kOneBoxMinK = 832;
 
-// Rule S's band (sessions 42, 45-47): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 960-2560,
+// Rule S's band (sessions 42, 45-47): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 832-2560,
 // a multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
 // to 16, rule W at 32.
 bool rule_s_band(const Problem& p, int sms) {
@@ -222,7 +225,16 @@ void ClusterBand::cluster_ring() {
   // 1.25-1.40x, 3900 x 1344 1.19-1.20x; 1850 x 1280 in eights 1.00-1.04x); 3900 x 5000 in fours went the other way
   // (0.89-0.94x), unexplained.
   const bool twos_ring = x == 2 && c.tile_m >= 32;
-  c.stages = (ctas > slots - sms / 4 && !twos_ring) || few_stages_doubled || big_ring ? 3 : 4;
+  // Session 47: fours just past that line (at most slots - SMs / 8 CTAs: 232-248 on 132 SMs) with 10 or more stages
+  // of 128 per CTA keep the 4-stage ring, at every token tile. s4 / s3 (H100, blind set twenty-nine): 3827 x 4984
+  // (240 CTAs, 9.75 stages) 0.89-0.90x at M <= 16, 0.97-0.99x at 24-32 and 0.80-0.82x at 48-64, 3827 x 5000 0.80-0.81x
+  // at 48-64 (h100/heuristic-twentyninth-ce87993.json); H200: 3840 x 15360 (240 CTAs, 30 stages) 0.81-0.84x, 3840 x
+  // 5120 (10) 0.94-0.97x, 3968 x 14848 (248) 0.93-0.99x, 3900 x 5000 (244) 0.89-0.94x at 48-64 (rule P's
+  // "unexplained" counter-example). Outside it 3 stay: fewer stages (3840 x 1280-2560, 2.5-5 stages: 1.08-1.24x with
+  // 4; 3840 x 3840 / 4096, 7.5-8: 0.98-1.07x) or more CTAs (4000 / 4002 x 8192, 252 CTAs: 1.10-1.16x; 4096 x 12288,
+  // 256: 1.03-1.06x).
+  const bool long_fours = x == 4 && ctas <= slots - sms / 8 && ((p.k + 127) / 128 + x - 1) / x >= 10;
+  c.stages = (ctas > slots - sms / 4 && !twos_ring && !long_fours) || few_stages_doubled || big_ring ? 3 : 4;
   c.cluster = x;
 }
 
@@ -450,12 +462,12 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // 2-16, 0.82-0.85x (heuristic-twentyfifth-5d2561e.json, H200, blind), 0/12 of the set's Ms within 5% there and 3/12
     // on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on the H100's blind set
     // twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M = 1-16, 0.92-0.95x; 8
-    // of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). Session 47: K from 960
+    // of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). Session 47: K from 832
     // (kOneBoxMinK, with rule K's line).
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                        "give 2-2.7 per SM with K 960-2560 (sessions 42, 45-47)";
+                        "give 2-2.7 per SM with K 832-2560 (sessions 42, 45-47)";
       return true;
     }
     *out = cut.lead_split(short_rows, true);
@@ -496,18 +508,18 @@ Config unclustered(Cut& cut) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
-  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 960-2560, a multiple of
+  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 832-2560, a multiple of
   // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
   // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles):
   // 22779 x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21
   // against 32.96 / 33.54 (twentythird-36a5aea), as their 357-tile twins 22789 x 1408 and 22790 x 2560 under rules Q
   // and K; on the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x
   // (h100/heuristic-twentysixth-cb7656b.json), where stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per
-  // SM on two-per-SM slots. Not measured: K under 960 or over 2560 in this band, and the 64-token tile's one-box ring
+  // SM on two-per-SM slots. Not measured: K under 832 or over 2560 in this band, and the 64-token tile's one-box ring
   // (rule V below takes that tile).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2-2.7 per SM with K 960-2560 at 32 tokens (sessions 46, 47)";
+                      "give 2-2.7 per SM with K 832-2560 at 32 tokens (sessions 46, 47)";
     return cut.one_box_tiles();
   }
   // Session 35 (rule H): at the 32-token tile, 64-row tiles for 1.5x the slots or more: one CTA per tile (two boxes per
@@ -632,7 +644,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // (h100/heuristic-twentyfifth-cf3baed.json); 22787 x 1216 0.81-0.94x on the H100
   // (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20 H200 and 20 H100 points change, all
   // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured. Session 47:
-  // K from 960 (kOneBoxMinK).
+  // K from 832 (kOneBoxMinK).
   const int64_t tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
