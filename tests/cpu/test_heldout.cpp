@@ -66,7 +66,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_twentythird:tp1", "model:heldout_twentyfourth:tp1",
                                         "model:heldout_twentyfifth:tp1", "model:heldout_twentysixth:tp1",
                                         "model:heldout_twentyseventh:tp1", "model:heldout_twentyeighth:tp1",
-                                        "model:heldout_twentyninth:tp1"};
+                                        "model:heldout_twentyninth:tp1", "model:heldout_thirtieth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -293,6 +293,18 @@ TEST(Heldout, TwentyEighthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // K % 64 != 0.
 TEST(Heldout, TwentyNinthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_twentyninth:tp1");
+}
+
+// Set thirty (after session 47's kOneBoxMinK = 832 and long_fours' 4-stage ring), written blind at 7b79a48 by a helper
+// that read no measurement: 32 shapes, 16 real decode projections no earlier set used (lm_heads of Qwen2.5-1.5B TP2,
+// SmolLM2-135M, Pythia-1.4B TP2, OPT-125m TP2, InternLM2-1.8B TP4, Qwen3-Coder-480B-A35B TP8 and MiniCPM-2B; qkv, down,
+// kv_b_proj and routed experts of MiniCPM-2B, StarCoder2-3B, Qwen2.5-1.5B, DeepSeek-V3, Qwen3-235B-A22B and
+// Qwen3-Coder-480B-A35B at TP 1-8) and 16 synthetic odd.* sizes in eight pairs across the edges of kOneBoxMinK (K 768 /
+// 832 in rules S's and K's bands), long_fours (248 / 252 CTAs in fours; 9 / 10 stages per CTA), the one-box 64-token
+// tile's nine tenths at the third wave, rule U's top (224 / 232 CTAs in eights), rule M's K = 4096 and rules J / N's
+// 1.4 CTAs per SM; 15 with N % 8 != 0, 8 with K % 64 != 0.
+TEST(Heldout, ThirtiethSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_thirtieth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
