@@ -226,7 +226,7 @@ void ClusterBand::cluster_ring() {
   // (0.89-0.94x), unexplained.
   const bool twos_ring = x == 2 && c.tile_m >= 32;
   // Session 47: fours just past that line (at most slots - SMs / 8 CTAs: 232-248 on 132 SMs) with 10 or more stages
-  // of 128 per CTA keep the 4-stage ring, at every token tile. s4 / s3 (H100, blind set twenty-nine): 3827 x 4984
+  // of 128 per CTA, a partial one counted (K over 4608), keep the 4-stage ring, at every token tile. s4 / s3 (H100, blind set twenty-nine): 3827 x 4984
   // (240 CTAs, 9.75 stages) 0.89-0.90x at M <= 16, 0.97-0.99x at 24-32 and 0.80-0.82x at 48-64, 3827 x 5000 0.80-0.81x
   // at 48-64 (h100/heuristic-twentyninth-ce87993.json); H200: 3840 x 15360 (240 CTAs, 30 stages) 0.81-0.84x, 3840 x
   // 5120 (10) 0.94-0.97x, 3968 x 14848 (248) 0.93-0.99x, 3900 x 5000 (244) 0.89-0.94x at 48-64 (rule P's
