@@ -770,21 +770,23 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_u1"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},
       {24, 21011, 960, "tma_m32_r64_b1_s4_c2_d6"},  {24, 21011, 832, "tma_m32_r64_b1_s4_c2_d6"},  // session 47
   });
-  // U's lines: clusters on fewer CTAs than half the SMs with more than 12 stages each (392 x 13000: 56 CTAs of 12.7),
-  // eights of one box per stage on nearly every slot (2048 x 1408), clusters of four (3200 x 4096), the 64-token
-  // tile: the scored heuristic decides. Session 47: either line is enough, so 512 x 3072 (64 CTAs of 3 stages) and
-  // 448 x 12280 (56 of 12) take the eights below the CTA line, and 1280 x 12352 (160 CTAs of 13) above it.
+  // U's lines: clusters on fewer CTAs than half the SMs with more than 8 stages each (392 x 13000: 56 CTAs of 13; 448
+  // x 12280 / 8320: 56 of 12 / 9), eights of one box per stage on nearly every slot (2048 x 1408), clusters of four
+  // (3200 x 4096), the 64-token tile: the scored heuristic decides. Session 47: either line is enough, so 512 x 3072
+  // (64 CTAs of 3 stages) and 448 x 8192 (56 of 8) take the eights below the CTA line, and 1280 x 12352 (160 CTAs of 13)
+  // over it.
   expect_structural_picks(h200, {{24, 576, 3072, "tma_m32_r64_b2_s4_x8"},
                                  {24, 512, 3072, "tma_m32_r64_b2_s4_x8"},
-                                 {32, 448, 12280, "tma_m32_r64_b2_s4_x8"},
+                                 {32, 448, 8192, "tma_m32_r64_b2_s4_x8"},
                                  {24, 1280, 12352, "tma_m32_r64_b2_s4_x8"}});
   Config pick;
   std::string why;
-  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 2048, 1408}, {24, 3200, 4096}, {48, 1024, 2560}})
+  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 448, 12280}, {24, 448, 8320}, {32, 2048, 1408},
+                                             {24, 3200, 4096}, {48, 1024, 2560}})
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
         << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
   EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));
-  EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 12 stages per CTA"));
+  EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 8 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
                    {{48, 10007, 1016}}, {{48, 11003, 3080}, {64, 51865, 1024}});
   expect_rule_note(h200, "give 2-2.7 per SM with K 832-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
