@@ -525,7 +525,7 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // and the 64-token tile is not its (the 32-token tile is since session 41, rule Q). Session 46: K from 1024 (22789 x
 // 1408 and 22787 x 1216 at 357 tiles: 0.81-0.96x on both GPUs), so 1024 and 1472 take it too. Session 47: from K = 960
 // (24001 x 960, 376 tiles: 0.92-0.95x at M = 1-16 on the H100, set twenty-seven), then 832 (24331 x 896, set
-// twenty-nine: 0.90-0.95x), and 768 does not.
+// twenty-nine: 0.92-0.97x), and 768 does not.
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -778,11 +778,14 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
   expect_structural_picks(h200, {{24, 576, 3072, "tma_m32_r64_b2_s4_x8"},
                                  {24, 512, 3072, "tma_m32_r64_b2_s4_x8"},
                                  {32, 448, 8192, "tma_m32_r64_b2_s4_x8"},
-                                 {24, 1280, 12352, "tma_m32_r64_b2_s4_x8"}});
+                                 {24, 1280, 12352, "tma_m32_r64_b2_s4_x8"},
+                                 {24, 576, 12288, "tma_m32_r64_b2_s4_x8"},   // the CTA line: 72 CTAs of 12 stages
+                                 {32, 192, 4096, "tma_m32_r64_b2_s4_x8"}});  // 3 row tiles, the narrowest measured
   Config pick;
   std::string why;
-  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 448, 12280}, {24, 448, 8320}, {32, 2048, 1408},
-                                             {24, 3200, 4096}, {48, 1024, 2560}})
+  // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 128 x 2048 (2 row tiles of 2 stages).
+  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 448, 12280}, {24, 448, 8320}, {24, 512, 12288},
+                                             {24, 128, 2048}, {32, 2048, 1408}, {24, 3200, 4096}, {48, 1024, 2560}})
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
         << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
   EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));
@@ -803,11 +806,15 @@ TEST(StructuralPick, SixtyFourTokenOneBoxTilesInFullWavesOfThree) {
   expect_structural_picks(h200, {
       {48, 16897, 832, "tma_m64_r64_b1_s4_x1"},  {64, 25343, 2560, "tma_m64_r64_b1_s4_x1"},   // 265, 396 tiles
       {64, 50257, 768, "tma_m64_r64_b1_s4_x1"},  {64, 48833, 1024, "tma_m64_r64_b1_s4_x1"},   // 786, 764: >= 9/10
+      {64, 50687, 1024, "tma_m64_r64_b1_s4_x1"},  {64, 50257, 1152, "tma_m64_r64_b1_s4_x1"},  // 792: two full waves
       // The lines: the slots (264 tiles: 16895 rows), a second wave of two (398: 25413 rows) or 356 of 396 (752 tiles,
       // 48065 rows), K over 2560 (2624), K % 64 != 0 (1016): V's tile.
       {48, 16895, 832, "tma_m64_r64_b2_s3_x1"},  {64, 25413, 2560, "tma_m64_r64_b2_s3_x1"},
       {64, 48065, 1024, "tma_m64_r64_b2_s3_x1"}, {48, 25343, 2624, "tma_m64_r64_b2_s3_x1"},
       {48, 25343, 1016, "tma_m64_r64_b2_s3_x1"},
+      // Past one wave only to K = 1536 (measured at 768-1536 there): 50257 x 1600 / 2560 keep V's tile.
+      {64, 50257, 1536, "tma_m64_r64_b1_s4_x1"}, {64, 50257, 1600, "tma_m64_r64_b2_s3_x1"},
+      {64, 50257, 2560, "tma_m64_r64_b2_s3_x1"},
   });
   expect_rule_note(h200, "one box per stage on a 4-stage ring at 64 tokens", "fill waves of three per SM",
                    {{48, 16897, 832}}, {{64, 25413, 2560}});
@@ -816,14 +823,19 @@ TEST(StructuralPick, SixtyFourTokenOneBoxTilesInFullWavesOfThree) {
 // Session 47: clusters of four on 232-248 CTAs (past slots - SMs / 4, at most slots - SMs / 8) with 10 or more stages of
 // 128 per CTA keep the 4-stage ring at every token tile (3827 x 4984, 240 CTAs: 0.80-0.90x with 4 stages at M <= 16
 // and 48-64 on the H100; 3900 x 5000, 244: 0.89-0.94x at 48-64 on the H200). Fewer stages (3840 x 2560: 5) or more
-// CTAs (4000 x 4096, 4003 x 4104, 4002 x 5120: 252) keep 3.
+// CTAs (4002 x 5120: 252) keep 3.
 TEST(StructuralPick, FoursJustPastTheSlotLineWithLongRangesKeepFourStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 3827, 4984, "tma_m8_r64_b2_s4_x4"},     {48, 3827, 4984, "tma_m64_r64_b1_s4_x4"},
       {64, 3827, 5000, "tma_m64_r64_b1_s4_x4"},   {48, 3900, 5000, "tma_m64_r64_b1_s4_x4"},
-      {1, 3840, 2560, "tma_m8_r64_b2_s3_x4"},     {1, 4000, 4096, "tma_m8_r64_b2_s3_x4"},
-      {1, 4003, 4104, "tma_m8_r64_b2_s3_x4"},     {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},
+      {1, 3840, 2560, "tma_m8_r64_b2_s3_x4"},     {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},
+      // The stage line (240 CTAs): 9 stages per CTA at K = 4608 keep 3, 10 (a partial one counted) at 4672 take 4.
+      {1, 3839, 4608, "tma_m8_r64_b2_s3_x4"},     {1, 3839, 4672, "tma_m8_r64_b2_s4_x4"},
+      {48, 3839, 4608, "tma_m64_r64_b1_s3_x4"},   {48, 3839, 4672, "tma_m64_r64_b1_s4_x4"},
+      // The CTA line (K = 4840, 10 stages): 248 CTAs (62 tiles) take 4, 252 (63) keep 3.
+      {1, 3967, 4840, "tma_m8_r64_b2_s4_x4"},     {1, 3971, 4840, "tma_m8_r64_b2_s3_x4"},
+      {48, 3967, 4840, "tma_m64_r64_b1_s4_x4"},   {48, 3971, 4840, "tma_m64_r64_b1_s3_x4"},
   });
 }
 

@@ -60,12 +60,12 @@ bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK !=
 // against 16.50-18.18, 0.92-0.95x, 16.92-17.00 against 21.50-22.00 (h100/heuristic-twentyseventh-3cc07e6.json). Then
 // 832, from the H100's blind sets twenty-eight and twenty-nine (both written before this line moved): 16897 x 832 (265
 // tiles) one-box tile 11.15-11.71 us against 12.76-13.91 at M = 3-16 and 11.87 / 12.18 against 14.64 / 15.22 at M = 24
-// / 32 (h100/heuristic-twentyeighth-6dcfcef.json), 20347 / 24331 x 896 (318 / 381 tiles) 0.90-0.93x at M = 3-16 and
+// / 32 (h100/heuristic-twentyeighth-6dcfcef.json), 20347 / 24331 x 896 (318 / 381 tiles) 0.91-0.96x at M = 3-16 and
 // 0.73-0.78x at 24-32 (twentyninth-ce87993). Under 832 nothing was measured in these bands.
 constexpr int64_t kOneBoxMinK = 832;
 
-// Rule S's band (sessions 42, 45-47): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 832-2560,
-// a multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
+// Rule S's band (sessions 42, 45-47): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 832-2560, a
+// multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
 // to 16, rule W at 32.
 bool rule_s_band(const Problem& p, int sms) {
   const int64_t tiles64 = (p.n + 63) / 64;
@@ -225,14 +225,14 @@ void ClusterBand::cluster_ring() {
   // 1.25-1.40x, 3900 x 1344 1.19-1.20x; 1850 x 1280 in eights 1.00-1.04x); 3900 x 5000 in fours went the other way
   // (0.89-0.94x), unexplained.
   const bool twos_ring = x == 2 && c.tile_m >= 32;
-  // Session 47: fours just past that line (at most slots - SMs / 8 CTAs: 232-248 on 132 SMs) with 10 or more stages
-  // of 128 per CTA, a partial one counted (K over 4608), keep the 4-stage ring, at every token tile. s4 / s3 (H100, blind set twenty-nine): 3827 x 4984
-  // (240 CTAs, 9.75 stages) 0.89-0.90x at M <= 16, 0.97-0.99x at 24-32 and 0.80-0.82x at 48-64, 3827 x 5000 0.80-0.81x
-  // at 48-64 (h100/heuristic-twentyninth-ce87993.json); H200: 3840 x 15360 (240 CTAs, 30 stages) 0.81-0.84x, 3840 x
-  // 5120 (10) 0.94-0.97x, 3968 x 14848 (248) 0.93-0.99x, 3900 x 5000 (244) 0.89-0.94x at 48-64 (rule P's
-  // "unexplained" counter-example). Outside it 3 stay: fewer stages (3840 x 1280-2560, 2.5-5 stages: 1.08-1.24x with
-  // 4; 3840 x 3840 / 4096, 7.5-8: 0.98-1.07x) or more CTAs (4000 / 4002 x 8192, 252 CTAs: 1.10-1.16x; 4096 x 12288,
-  // 256: 1.03-1.06x).
+  // Session 47: fours just past that line (at most slots - SMs / 8 CTAs: 232-248 on 132 SMs) with 10 or more stages of
+  // 128 per CTA, a partial one counted (K over 4608), keep the 4-stage ring, at every token tile. s4 / s3 (H100, blind
+  // set twenty-nine): 3827 x 4984 (240 CTAs, 9.75 stages) 0.89-0.90x at M <= 16, 0.97-0.99x at 24-32 and 0.80-0.82x at
+  // 48-64, 3827 x 5000 0.80-0.81x at 48-64 (h100/heuristic-twentyninth-ce87993.json); H200: 3840 x 15360 (240 CTAs, 30
+  // stages) 0.81-0.84x, 3840 x 5120 (10) 0.94-0.97x, 3968 x 14848 (248) 0.93-0.99x, 3900 x 5000 (244) 0.89-0.94x at
+  // 48-64 (rule P's "unexplained" counter-example). Outside it 3 stay: fewer stages (3840 x 1280-2560, 2.5-5 stages:
+  // 1.08-1.24x with 4; 3840 x 3840 / 4096, 7.5-8: 0.98-1.07x) or more CTAs (4000 / 4002 x 8192, 252 CTAs: 1.10-1.16x;
+  // 4096 x 12288, 256: 1.03-1.06x).
   const bool long_fours = x == 4 && ctas <= slots - sms / 8 && ((p.k + 127) / 128 + x - 1) / x >= 10;
   c.stages = (ctas > slots - sms / 4 && !twos_ring && !long_fours) || few_stages_doubled || big_ring ? 3 : 4;
   c.cluster = x;
@@ -457,13 +457,13 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // 23.65-24.65, 0.94-0.96x (fourteenth-fbbcfa9); 22781 x 2560 (356) 27.92-29.27 against 28.51-31.08, 0.94-0.98x
     // (twentythird-36a5aea). At K = 3072 the same tile lost: 16941 x 3072 (265) 1.08-1.12x, 18432 x 3072 (288)
     // 1.06-1.08x (fifteenth-9bdc087, fourteenth-fbbcfa9), so K stops at 2560; 2.7-3 tiles per SM are rule K's band
-    // (from K = 1536 until session 46, from 1024 since). Session 45: K from 1088, where the 32-row lead split lost at
-    // every M <= 16 on both GPUs: 19208 x 1088 (301 tiles) one-box tile 11.73-12.10 us against 14.07-14.54 at M =
-    // 2-16, 0.82-0.85x (heuristic-twentyfifth-5d2561e.json, H200, blind), 0/12 of the set's Ms within 5% there and 3/12
-    // on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on the H100's blind set
-    // twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M = 1-16, 0.92-0.95x; 8
-    // of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json). Session 47: K from 832
-    // (kOneBoxMinK, with rule K's line).
+    // (from K = 1536 until session 46, from 1024 in it, from 832 since session 47). Session 45: K from 1088, where the
+    // 32-row lead split lost at every M <= 16 on both GPUs: 19208 x 1088 (301 tiles) one-box tile 11.73-12.10 us
+    // against 14.07-14.54 at M = 2-16, 0.82-0.85x (heuristic-twentyfifth-5d2561e.json, H200, blind), 0/12 of the set's
+    // Ms within 5% there and 3/12 on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on
+    // the H100's blind set twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M =
+    // 1-16, 0.92-0.95x; 8 of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json).
+    // Session 47: K from 832 (kOneBoxMinK, with rule K's line).
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
@@ -510,13 +510,12 @@ Config unclustered(Cut& cut) {
   }
   // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 832-2560, a multiple of
   // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
-  // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles):
-  // 22779 x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21
-  // against 32.96 / 33.54 (twentythird-36a5aea), as their 357-tile twins 22789 x 1408 and 22790 x 2560 under rules Q
-  // and K; on the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x
-  // (h100/heuristic-twentysixth-cb7656b.json), where stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per
-  // SM on two-per-SM slots. Not measured: K under 832 or over 2560 in this band, and the 64-token tile's one-box ring
-  // (rule V below takes that tile).
+  // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles): 22779
+  // x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21 against
+  // 32.96 / 33.54 (twentythird-36a5aea), as their 357-tile twins 22789 x 1408 and 22790 x 2560 under rules Q and K; on
+  // the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x (h100/heuristic-twentysixth-cb7656b.json), where
+  // stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per SM on two-per-SM slots. Not measured: K under
+  // 832 or over 2560 in this band. The 64-token tile is taken below (the one-box ring of session 47, or rule V).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
                       "give 2-2.7 per SM with K 832-2560 at 32 tokens (sessions 46, 47)";
@@ -557,27 +556,29 @@ Config unclustered(Cut& cut) {
   }
   // Session 46 (rule V): at the 64-token tile, 64-row tiles 1 to 6 per SM with K <= 5376 (not rule O's misaligned K):
   // one CTA per tile over the whole K (two boxes per stage, a 3-stage ring) instead of stream-K, as rule G does for
-  // clusters of two. x1 / stream-K at M = 48 / 64, us (y's rows misaligned, where the first cut is the pick):
-  // 10007 x 1016 16.38 / 16.64 against 20.83 / 23.06 (heuristic-twentyfifth-5d2561e.json), 16388 x 5376 45.30 / 43.86
-  // against 52.82 / 52.19 (the same), 25933 x 1280 0.89-0.94x (twentysecond-d02342d), 32002 x 4096 0.92x
-  // (nineteenth-d6706fb), 49155-50265 x 1024-2560 0.90-1.00x (sets eighteen to twenty-two), 22779-22790 x 1408 / 2560
-  // 0.92-1.00x, 12628 / 12709 x 5120 0.94-1.05x, 10970 x 3136 0.95 / 1.03x. Outside, stream-K stays: K over 5376
-  // (9995 x 12288 1.20-1.39x, 19998 x 8192 1.02-1.04x, 15367 x 16384 1.00-1.02x), rule O's K (11003 x 3080, K % 64 =
-  // 8: 1.07-1.10x), past 6 per SM (51865 x 1024 and up: 1.01-1.07x) and under 1 per SM (589 x 16120, 1002 x 16384:
-  // 1.76-2.03x, where rule I's stream-K at one CTA per SM takes most; up to 132 tiles a cluster or rule G comes first).
-  // Session 46's blind set twenty-seven on the H100 (after the rule) found V 1.00-1.16x stream-K on 19001 x 960 / 1024,
-  // 50687 x 1152 and 10001 x 5376 at M = 48-64, and the one-box 4-stage tile (tma_m64_r64_b1_s4_x1) 0.69-0.95x V's at
-  // K <= 2560 from 2 tiles per SM (docs/tuning.md "Session 46"): not acted on before that set's H200 run.
-  // Next (branch next-rules): one box per stage on a 4-stage ring where the tiles outnumber the two-per-SM slots with K
-  // <= 2560, a multiple of 64 (as rules S, W and K: three such CTAs fit an SM). H100, set twenty-seven: 0.69-0.95x the
-  // two-box tile from 265 tiles (16901 x 1600, 19001 / 24001 x 960 / 1024, 25140 x 2560, 50257 x 1024, 50687 x 1152),
-  // 1.10x at 264 (16895 x 1600), 1.05-1.38x above K = 2560 or at K % 64 != 0. Session 47, the H100's blind set
-  // twenty-eight: 0.74-0.91x on 16897 x 832, 21749 / 23557 x 960 / 1024, 25140 x 2048 and 50257 x 768 (265-786 tiles),
-  // but 1.09-1.10x on 25413 x 2560 (398 tiles) and 33337 x 1024 (521), whose last wave of three CTAs per SM holds 2 and
-  // 125 of 396 (h100/heuristic-twentyeighth-6dcfcef.json): so only tiles that fit one such wave, or fill the last one to
-  // nine tenths (786 and 792 tiles: 390 / 396 of 396).
+  // clusters of two. x1 / stream-K at M = 48 / 64, us (y's rows misaligned, where the first cut is the pick): 10007 x
+  // 1016 16.38 / 16.64 against 20.83 / 23.06 (heuristic-twentyfifth-5d2561e.json), 16388 x 5376 45.30 / 43.86 against
+  // 52.82 / 52.19 (the same), 25933 x 1280 0.89-0.94x (twentysecond-d02342d), 32002 x 4096 0.92x (nineteenth-d6706fb),
+  // 49155-50265 x 1024-2560 0.90-1.00x (sets eighteen to twenty-two), 22779-22790 x 1408 / 2560 0.92-1.00x, 12628 /
+  // 12709 x 5120 0.94-1.05x, 10970 x 3136 0.95 / 1.03x. Outside, stream-K stays: K over 5376 (9995 x 12288 1.20-1.39x,
+  // 19998 x 8192 1.02-1.04x, 15367 x 16384 1.00-1.02x), rule O's K (11003 x 3080, K % 64 = 8: 1.07-1.10x), past 6 per
+  // SM (51865 x 1024 and up: 1.01-1.07x) and under 1 per SM (589 x 16120, 1002 x 16384: 1.76-2.03x, where rule I's
+  // stream-K at one CTA per SM takes most; up to 132 tiles a cluster or rule G comes first). Session 46's blind set
+  // twenty-seven on the H100 (after the rule) found V 1.00-1.16x stream-K on 19001 x 960 / 1024, 50687 x 1152 and 10001
+  // x 5376 at M = 48-64, and the one-box 4-stage tile (tma_m64_r64_b1_s4_x1) 0.69-0.95x V's at K <= 2560 from 2 tiles
+  // per SM (docs/tuning.md "Session 46"). Session 47: one box per stage on a 4-stage ring where the tiles outnumber the
+  // two-per-SM slots with K <= 2560, a multiple of 64 (as rules S, W and K: three such CTAs fit an SM). H100, set
+  // twenty-seven: 0.69-0.95x the two-box tile from 265 tiles (16901 x 1600, 19001 / 24001 x 960 / 1024, 25140 x 2560,
+  // 50257 x 1024, 50687 x 1152), 1.10x at 264 (16895 x 1600), 1.05-1.38x above K = 2560 or at K % 64 != 0. Session 47,
+  // the H100's blind set twenty-eight: 0.73-0.92x on 16897 x 832, 21749 / 23557 x 960 / 1024, 25140 x 2048 and 50257 x
+  // 768 (265-786 tiles), but 1.09-1.10x on 25413 x 2560 (398 tiles) and 33337 x 1024 (521), whose last wave of three
+  // CTAs per SM holds 2 and 125 of 396 (h100/heuristic-twentyeighth-6dcfcef.json): so only tiles that fit one such
+  // wave, or fill the last one to nine tenths (786 and 792 tiles: 390 / 396 of 396). Past one wave it was measured at K
+  // 768-1536 only (H100, set twenty-nine: 48701 x 1280 and 49155 x 1536, 761 and 769 tiles, 0.95-0.99x V's tile at M =
+  // 48-64), so there K stops at 1536 (50257 x 2560, 786 tiles, keeps V's tile: unmeasured with one box).
   const int64_t wave3 = 3 * int64_t{sms}, last_wave = tiles64 % wave3;
-  const bool full_waves3 = tiles64 <= wave3 || last_wave == 0 || 10 * last_wave >= 9 * wave3;
+  const bool full_waves3 =
+      tiles64 <= wave3 || (p.k <= 1536 && (last_wave == 0 || 10 * last_wave >= 9 * wave3));
   if (c.tile_m == 64 && tiles64 > slots && full_waves3 && p.k <= 2560 && p.k % kStageK == 0) {
     c.cluster = 1, c.boxes = 1, c.stages = 4;
     if (note) *note = "one CTA per 64-row tile of one box per stage on a 4-stage ring at 64 tokens, where the tiles "
@@ -649,7 +650,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2.7-3 per SM (sessions 37, 41, 46)";
+                      "give 2.7-3 per SM (sessions 37, 41, 46, 47)";
     return cut.one_box_tiles();
   }
   if (p.weight_bytes() < (int64_t{128} << 20)) {

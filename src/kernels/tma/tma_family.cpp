@@ -108,16 +108,20 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // and the 64-token tile's eights lost at 17 of 22 points (1.14-1.67x), so both keep the scored pick; so do eights of
   // one box per stage (rule eights_at_32_tokens, on nearly every slot): 2048 x 1368 / 1408 at M = 32 1.17-1.20x.
   // Session 47: below the CTA line the eights win where each CTA has few stages. H100, set twenty-seven: 512 x 3000 /
-  // 4608 (64 CTAs of 2.9 / 4.5 stages) took 0.39-0.42x bulk's time at M = 24-32; set twenty-eight (blind): 352 x 2048,
-  // 256 x 2048, 192 x 4096 (24-48 CTAs of 2-4 stages) 0.65-0.88x bulk's; H200, set twenty-eight (blind):
-  // 0.59-0.70x cuBLASLt's. With 12-13 stages there they lose on the H200: 448 x 12280 (56 CTAs of 12) 1.10 / 1.14x
-  // cuBLASLt at M = 24 / 32 (1.01-1.04x on the H100), 392 x 13000 (13) 1.06-1.10x (twentyfirst-2720553). So under
-  // the CTA line at most 8 stages per CTA (nothing was measured between 4 and 12 there). On the CTA line or over it,
-  // any number (1280 x 12352, 160 CTAs of 13: 0.95-0.99x cuBLASLt on both GPUs; h100/heuristic-twentyeighth-6dcfcef.json,
+  // 4608 (64 CTAs of 3 / 5 stages, rounded up) took 0.39-0.42x bulk's time at M = 24-32; set twenty-eight (blind): 352
+  // x 2048, 256 x 2048, 192 x 4096 (24-48 CTAs of 2-4 stages) 0.65-0.88x bulk's; H200, set twenty-eight (blind):
+  // 0.59-0.70x cuBLASLt's default. With 12-13 stages there the GPUs disagree. On the H200, 448 x 12280 (56 CTAs of 12)
+  // ran the cluster at 0.99 / 1.14x cuBLASLt's default at M = 24 / 32 (1.10 / 1.14x its best algorithm), and 392 x
+  // 13000 (13) at 0.99 / 1.10x (twentyfirst-2720553). On the H100, 448 x 12280 ran 1.01 / 1.04x the default, but 328 x
+  // 12288 (48 CTAs of 12) 0.77 / 0.94x, the best measured (h100/heuristic-twentyninth-ce87993.json). Issue 18 is judged
+  // on the H200: under the CTA line at most 8 stages per CTA (nothing measured between 5 and 12 there), and 3 row tiles
+  // or more (192 x 4096 is the narrowest measured; one- and two-tile shapes keep the scored pick, as rule R's comment
+  // below says of one tile). On the CTA line or over it, any number of stages (1280 x 12352, 160 CTAs of 13: 0.94-0.99x
+  // cuBLASLt's default on both GPUs; h100/heuristic-twentyeighth-6dcfcef.json,
   // h200/heuristic-twentyeighth-f743a5d.json).
   const long long eights_stages = (g.units + g.ctas - 1) / g.ctas;
   const bool wide_eights = p.m > 16 && p.m <= 32 && first.cluster == 8 && first.boxes == 2 &&
-                           (2 * g.ctas >= dev.sms || eights_stages <= 8);
+                           (2 * g.ctas >= dev.sms || (eights_stages <= 8 && g.tiles >= 3));
   if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights) return false;
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows
   // over more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
