@@ -66,7 +66,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_twentythird:tp1", "model:heldout_twentyfourth:tp1",
                                         "model:heldout_twentyfifth:tp1", "model:heldout_twentysixth:tp1",
                                         "model:heldout_twentyseventh:tp1", "model:heldout_twentyeighth:tp1",
-                                        "model:heldout_twentyninth:tp1", "model:heldout_thirtieth:tp1"};
+                                        "model:heldout_twentyninth:tp1", "model:heldout_thirtieth:tp1",
+                                        "model:heldout_thirtyfirst:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -305,6 +306,19 @@ TEST(Heldout, TwentyNinthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // 1.4 CTAs per SM; 15 with N % 8 != 0, 8 with K % 64 != 0.
 TEST(Heldout, ThirtiethSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_thirtieth:tp1");
+}
+
+// Set thirty-one (after session 47's rule U at most 8 stages per CTA and 3 row tiles below the CTA line, and the
+// one-box 64-token tile's K <= 1536 past one wave), written blind at 8c42be7 by a helper that read no measurement: 32
+// shapes, 16 real decode projections no earlier set used (lm_heads of Cerebras-GPT-590M / 256M / 13B, Whisper-tiny,
+// Gemma-2-2B TP4 and Qwen2.5-14B TP2; qkv, gate_up, down and routers of Llama-3.2-1B, Gemma-2-2B, Phi-3-mini,
+// Mistral-NeMo-12B, Qwen3-1.7B and Snowflake Arctic; routed experts of ERNIE-4.5-300B-A47B, ERNIE-4.5-21B-A3B,
+// Qwen3-Coder-480B-A35B and Granite-3.0-3B-A800M at TP 1-16) and 16 synthetic odd.* sizes in eight pairs across the
+// edges of rule U's 8-stage line (8 / 9 stages per CTA, twice) and 3-tile floor (2 / 3 row tiles), the one-box 64-token
+// tile's K 1536 (790 and 1160 tiles), rules S / W / one-box K 2560, rule V's K 5376 and rule O's K 1024; 10 with
+// N % 8 != 0, 6 with K % 64 != 0.
+TEST(Heldout, ThirtyFirstSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_thirtyfirst:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
