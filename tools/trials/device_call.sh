@@ -2,13 +2,13 @@
 # Sessions 46-47: one device call that is useful on whichever GPU the pool lends. A call that names `nvidia-h200` may
 # be given an H100, and only `needs_h200` (reserved for work that cannot fit) forbids that. So this script checks the
 # GPU and runs a held-out set on either kind:
-# - on an H200, set H200_SET (never yet timed on an H200);
-# - on any other GPU, set OTHER_SET (the newest blind set).
-# Session 47 ran it from build/carry/call.sh (gitignored), with the sets named below as defaults.
+# - on an H200, set H200_SET (one never yet timed on an H200; default thirtyfirst);
+# - on any other GPU, set OTHER_SET (the newest blind set; default thirtieth).
+# Session 47 ran the same set part from build/carry/call.sh (gitignored), with other set names.
 #
 # From the repo root on the GPU machine, with OUT set and the pack carried (tools/trials/prebuilt.sh pack here;
 # carry build/carry):
-#   H200_SET=thirtieth OTHER_SET=thirtieth tools/trials/device_call.sh
+#   tools/trials/device_call.sh                                   # or H200_SET=twentyseventh OTHER_SET=... to choose
 # Each part of the set is `tools/trials/heldout_parts.sh` with the parts below. The reports land in OUT/r/h, the
 # output in OUT/r/h.txt, and everything in OUT/all.tgz. Merge the three parts here with
 #   scripts/heuristic_md.py <part 1> <part 2> <part 3> --merge <file>.json > <file>.md
@@ -25,7 +25,7 @@ t() { echo "== $(date +%T) $*"; }
 pack() { (cd "$R" && tar -czf "$OUT/all.tgz" .); }
 trap pack EXIT
 case "$gpu" in
-  *H200*) set_name=${H200_SET:-twentyseventh} ;;
+  *H200*) set_name=${H200_SET:-thirtyfirst} ;;
   *) set_name=${OTHER_SET:-thirtieth} ;;
 esac
 [ -f "models/heldout_$set_name.json" ] || { echo "no models/heldout_$set_name.json" >&2; exit 2; }

@@ -42,10 +42,11 @@ case "${1:-}" in
     fi
     mkdir -p "$ROOT/build/gpu" && cp -a "$PACK/." "$ROOT/build/gpu/"
     echo "prebuilt: $(cat "$PACK/revision") built at $built_at, unpacked into $ROOT/build/gpu"
-    # The CLI names its revision in every JSON's meta from $SKINNYGEMM_REVISION, else from git, and the device copy's git
-    # names the session's base commit with "-dirty" (session 47: a step.json said 195b8d2-dirty for the pack of f743a5d).
-    [ -n "${SKINNYGEMM_REVISION:-}" ] ||
-      echo "prebuilt: set SKINNYGEMM_REVISION=$(cat "$PACK/revision") for the CLI's JSON (trial_lib.sh and scripts/judge do)"
+    # The CLI names its revision in every JSON's meta from $SKINNYGEMM_REVISION, else from git, and the device copy's
+    # git names the session's base commit with "-dirty" (session 47: a step.json said 195b8d2-dirty for the pack of
+    # f743a5d).
+    [ -n "${SKINNYGEMM_REVISION:-}" ] || echo "prebuilt: set SKINNYGEMM_REVISION=$(cat "$PACK/revision") for the" \
+      "CLI's JSON (trial_lib.sh sets it, scripts/judge requires it)"
     ;;
   *) echo "usage: $0 pack|unpack" >&2; exit 2 ;;
 esac

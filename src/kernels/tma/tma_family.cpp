@@ -119,9 +119,9 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // below says of one tile). On the CTA line or over it, any number of stages (1280 x 12352, 160 CTAs of 13: 0.94-0.99x
   // cuBLASLt's default on both GPUs; h100/heuristic-twentyeighth-6dcfcef.json,
   // h200/heuristic-twentyeighth-f743a5d.json).
-  const long long eights_stages = (g.units + g.ctas - 1) / g.ctas;
+  const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;  // rule U below and the narrow grids' line
   const bool wide_eights = p.m > 16 && p.m <= 32 && first.cluster == 8 && first.boxes == 2 &&
-                           (2 * g.ctas >= dev.sms || (eights_stages <= 8 && g.tiles >= 3));
+                           (2 * g.ctas >= dev.sms || (stages_per_cta <= 8 && g.tiles >= 3));
   if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights) return false;
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows
   // over more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
@@ -133,7 +133,6 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // stage ring's split-K took 2.15-2.68 us on one-tile shapes with 6-8 stages per cluster CTA (8 x 6144 and 16 x 6144
   // at M <= 4, 48 x 8192 at M <= 2; sets two to four), and on 16 x 6144 at M = 4 every tma config measured lost to the
   // stage ring's 2.38 (heuristic-train-fourth-9d9b7ef.json).
-  const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;
   // Session 42 (rule R): not above 16 tokens (misaligned y rows only, see above) on two or more row tiles with at most
   // 256 KiB of weights per CTA. There the first cut's cluster of eight took 0.60-0.81x the scored pick's time on the
   // three such shapes of held-out set twenty-four (H200, 2a9250d: 150 x 3488 / 3504 at M = 24-64 3.77-5.77 us against
