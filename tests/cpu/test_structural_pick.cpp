@@ -233,10 +233,11 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
 // (18432 x 1152: 0.86-0.89x the 32-row lead split, set twenty-four; 21888 x 2048 and 22781 x 2560 0.94-0.98x); at K =
 // 3072 the 32-row lead split stays (16941 and 18432 x 3072: the one-box tile 1.06-1.12x), and so does a K that is not a
 // multiple of 64. Session 45: from K = 1088 (19208 x 1088: 0.82-0.85x at M = 2-16, set twenty-five, blind on the H200);
-// session 46 from K = 1024 (21011 x 1024: 0.93-0.95x at M = 1-16, set twenty-six, blind on the H100).
+// session 46 from K = 1024 (21011 x 1024: 0.93-0.95x at M = 1-16, set twenty-six, blind on the H100); session 48 from
+// K = 768 (18627 x 768: 0.91-0.95x at M = 1-16, set thirty, blind on the H100).
 TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
-  const std::string rule_s = "(sessions 42, 45-47)";  // the rule's note
+  const std::string rule_s = "(sessions 42, 45-48)";  // the rule's note
   for (int64_t m : {1, 5, 8}) {
     expect_structural_picks(h200, {{m, 18432, 1152, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 21888, 2048, "tma_m8_r64_b1_s4_c2_d6"},
@@ -245,17 +246,18 @@ TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages
                                    {m, 21011, 1024, "tma_m8_r64_b1_s4_c2_d6"},  // session 46 (set twenty-six)
                                    {m, 18432, 960, "tma_m8_r64_b1_s4_c2_d6"},   // session 47 (sets 27-29)
                                    {m, 18432, 832, "tma_m8_r64_b1_s4_c2_d6"},
+                                   {m, 18627, 768, "tma_m8_r64_b1_s4_c2_d6"},   // session 48 (set thirty)
                                    {m, 18432, 3072, "tma_m8_r32_b2_s4_c2_d6"}});
     EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr(rule_s));
     EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr(rule_s)));
   }
   expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"},
                                  {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
-  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 832 in
-  // (session 47), 768 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
+  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 768 in
+  // (session 48), 704 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
   // 1792: 224) keep the two-box tiles of session 16.
   EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr(rule_s));
-  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 768}, {1, 18432, 1160}, {8, 14336, 1792}})
+  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 704}, {1, 18432, 1160}, {8, 14336, 1792}})
     EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr(rule_s)))
         << out.n << "x" << out.k;
 }
@@ -448,19 +450,61 @@ TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens
 TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {1, 32768, 1024, "tma_m8_r64_b2_s4_c2_d6"},  {16, 32768, 1024, "tma_m16_r64_b2_s4_c2_d6"},
+      {1, 40000, 1536, "tma_m8_r64_b2_s4_c2_d6"},  {16, 40000, 1536, "tma_m16_r64_b2_s4_c2_d6"},
       {4, 51866, 1280, "tma_m8_r64_b2_s4_c2_d6"},  {8, 25600, 2048, "tma_m8_r64_b2_s4_c2_d6"},
-      {12, 65534, 1024, "tma_m16_r64_b2_s4_c2_d6"},
+      {12, 50257, 1024, "tma_m16_r64_b2_s4_c2_d6"},
       // Counter-examples.
       {1, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
       // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64
-      // (at K = 768: from K = 832 rule K's one-box tiles take both since session 47).
-      {1, 25280, 768, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 768, "tma_m8_r64_b2_s4_c2_d6"},
+      // (at K = 704, where they take one box per stage since session 48: from K = 768 rule K's one-box tiles take both).
+      {1, 25280, 704, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 704, "tma_m8_r64_b1_s5_c2_d6"},
       {1, 25280, 1024, "tma_m8_r64_b1_s4_c2_d6"},
   });
-  expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{1, 32768, 1024}},
+  expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{1, 40000, 1536}},
                    {{1, 24576, 1536}});
+}
+
+// Session 48 (docs/tuning.md "Session 48"): in rule 4's band (and rule H's at 32 tokens), 128-row tiles of one box per
+// stage where those fill their waves of two per SM to 85% or more with K <= 2048 under 128 MiB (58101 x 512: 0.78-0.90x
+// the 64-row tile at M <= 16 on the H200; 33337 x 1024 0.94-0.97x; 32768 x 1024 0.94-0.96x), and otherwise one box per
+// stage on a 5-stage ring where K <= 768 (50257 / 51865 x 768 and 49152 x 576: summed 0.93x the two-box tile on the
+// H200, 0.96x on the H100).
+TEST(StructuralPick, WideTilesInFullWavesOrShortKTakeOneBoxStages) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 58101, 512, "tma_m8_r128_b1_s4_c2_d6"},   {16, 33337, 1024, "tma_m16_r128_b1_s4_c2_d6"},
+      {1, 32768, 1024, "tma_m8_r128_b1_s4_c2_d6"},  {12, 65534, 1024, "tma_m16_r128_b1_s4_c2_d6"},
+      {8, 32064, 2048, "tma_m8_r128_b1_s4_c2_d6"},  {24, 33337, 1000, "tma_m32_r128_b1_s4_c2_d6"},
+      {1, 50257, 768, "tma_m8_r64_b1_s5_c2_d6"},    {16, 49152, 576, "tma_m16_r64_b1_s5_c2_d6"},
+      {32, 51865, 768, "tma_m32_r64_b1_s5_c2_d6"},
+      // The lines: 128-row tiles at 0.74 of two waves (50257 x 1024: 393 tiles of 128) or K over 2048 (30000 x 2112),
+      // 128 MiB or more (131072 x 1024: 1024 tiles, four full waves) keep their picks; K over 768 (832) or not a
+      // multiple of 64 (760) keeps two boxes per stage. 224 tiles of 128 (28672 rows, 0.848 of one wave) are under the
+      // line, 225 (28801 rows) over it.
+      {1, 50257, 1024, "tma_m8_r64_b2_s4_c2_d6"},   {1, 30000, 2112, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 131072, 1024, "tma_m8_r64_b2_s4_c2_u1"},  {1, 50257, 832, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 50257, 760, "tma_m8_r64_b2_s4_c2_d6"},    {1, 28672, 1024, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 28801, 1024, "tma_m8_r128_b1_s4_c2_d6"},
+  });
+  expect_rule_note(h200, "one CTA per 128-row tile of one box per stage", "128-row tile", {{1, 58101, 512}},
+                   {{1, 50257, 1024}});
+  expect_rule_note(h200, "on a 5-stage ring, where those tiles give 1.5x the slots or more with K <= 768", "5-stage ring",
+                   {{1, 50257, 768}}, {{1, 50257, 832}});
+}
+
+// Session 48: where the 64-row lead split is one part per tile (K of at most 6 stages of 128) and 32-row tiles number
+// at most the SMs, 32-row tiles on an 8-stage ring (4096 x 768 / 688 at M = 1-16: 0.72-0.79x on the H100, sets thirty
+// and twenty-nine). 4224 rows (132 tiles of 32) in, 4225 out; 7168 x 768 (224 tiles of 32) keeps the 64-row split.
+TEST(StructuralPick, OnePartSixtyFourRowTilesOnHalfTheSmsTakeThirtyTwoRows) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {1, 4096, 768, "tma_m8_r32_b2_s8_c2_d6"},   {16, 4096, 768, "tma_m16_r32_b2_s8_c2_d6"},
+      {4, 4224, 640, "tma_m8_r32_b2_s8_c2_d6"},   {4, 4225, 640, "tma_m8_r64_b2_s4_c2_d6"},
+      {8, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},
+  });
+  expect_rule_note(h200, "where 64-row tiles would leave half the SMs idle", "half the SMs idle", {{1, 4096, 768}},
+                   {{1, 7168, 768}});
 }
 
 // Session 34, rule D (set thirteen's 4096 x 1376, then set twenty's two shapes blind): clusters of four that fill the
@@ -525,7 +569,7 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // and the 64-token tile is not its (the 32-token tile is since session 41, rule Q). Session 46: K from 1024 (22789 x
 // 1408 and 22787 x 1216 at 357 tiles: 0.81-0.96x on both GPUs), so 1024 and 1472 take it too. Session 47: from K = 960
 // (24001 x 960, 376 tiles: 0.92-0.95x at M = 1-16 on the H100, set twenty-seven), then 832 (24331 x 896, set
-// twenty-nine: 0.92-0.97x), and 768 does not.
+// twenty-nine: 0.92-0.97x). Session 48: 768 (24707 / 25136 x 768, set thirty: 0.90-0.97x), and 704 does not.
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -537,8 +581,8 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
       {16, 22787, 1216, "tma_m16_r64_b1_s4_c2_d6"},
       // Counter-examples.
       {1, 25408, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {16, 22528, 8192, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 768, "tma_m8_r32_b2_s4_c2_d6"},
-      {1, 24576, 832, "tma_m8_r64_b1_s4_c2_d6"},
+      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 704, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 24576, 768, "tma_m8_r64_b1_s4_c2_d6"},
       {1, 24576, 12288, "tma_m8_r64_b2_s4_c2_u1"},
       {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
@@ -673,7 +717,9 @@ TEST(StructuralPick, ThreePartLeadSplitsOfShortKAtSixteenTokensTakeCublasLt) {
 // clusters of two or four that fill the two-per-SM slots (over 231 CTAs on H200) with K <= 4096 take one CTA per tile
 // at 32-64 tokens (3900 x 1344 at M = 24 / 64: 6.57 / 8.83 us against 8.08 / 10.68 in fours; 7543 x 3968 at M = 64:
 // 21.13 against 29.14 in twos). The lines: fewer CTAs (6300 x 4096: 198 in twos; 3586 x 1344: 228 in fours), K over
-// 4096 (4002 x 5120 at M = 48, 7543 x 4160), clusters of eight (1850 x 1280) and M <= 16 keep the cluster.
+// 4096 (4002 x 5120 at M = 48, 7543 x 4160), clusters of eight (1850 x 1280) and M <= 16 keep the cluster. Session 48:
+// fours of more than 4 stages of 128 per CTA on at most 248 CTAs keep the cluster (3711 x 4088, 232 CTAs of 8: x1
+// 1.40-1.43x the fours at M = 24-32 on the H100, set thirty); past 248 x1 stays (4003 x 4096, 252 CTAs).
 TEST(StructuralPick, FilledClustersOfTwoOrFourWithKUpTo4096AtThirtyTwoToSixtyFourTokensTakeOneCtaPerTile) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -686,6 +732,8 @@ TEST(StructuralPick, FilledClustersOfTwoOrFourWithKUpTo4096AtThirtyTwoToSixtyFou
       {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},   {24, 7543, 4160, "tma_m32_r64_b2_s4_x2"},  // ring: rule P
       {48, 7543, 4160, "tma_m64_r64_b1_s4_x2"},   {24, 1850, 1280, "tma_m32_r64_b1_s4_x8"},
       {16, 3900, 1344, "tma_m16_r64_b2_s4_x2"},
+      {24, 3711, 4088, "tma_m32_r64_b2_s3_x4"},   {48, 3711, 4088, "tma_m64_r64_b1_s3_x4"},  // session 48
+      {24, 4003, 4096, "tma_m32_r64_b2_s4_x1"},   {24, 3711, 2048, "tma_m32_r64_b2_s4_x1"},  // 252 CTAs; 4 stages
   });
   expect_rule_note(h200, "not clusters of two or four that fill the slots, with K <= 4096", "(session 39)",
                    {{24, 3900, 1344}, {64, 7543, 3968}}, {{48, 4002, 5120}, {24, 6300, 4096}, {16, 3900, 1344}});
@@ -765,8 +813,10 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376 (5440 beside 5376), past 6 tiles per SM (811 of 64).
       {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {64, 19998, 8192, "tma_m64_r64_b2_s3_c2_u1"},
       {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"}, {64, 16388, 5440, "tma_m64_r64_b2_s3_c2_u1"},
-      // W's lines: K under 832 (768) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots) against 265.
-      {24, 21011, 768, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      // W's lines: K under 768 (704; session 48) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots)
+      // against 265.
+      {24, 21011, 704, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      {32, 18627, 768, "tma_m32_r64_b1_s4_c2_d6"},
       {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_u1"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},
       {24, 21011, 960, "tma_m32_r64_b1_s4_c2_d6"},  {24, 21011, 832, "tma_m32_r64_b1_s4_c2_d6"},  // session 47
   });
@@ -792,8 +842,8 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
   EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 8 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
                    {{48, 10007, 1016}}, {{48, 11003, 3080}, {64, 51865, 1024}});
-  expect_rule_note(h200, "give 2-2.7 per SM with K 832-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
-                   {{24, 21011, 768}, {16, 21011, 1024}});
+  expect_rule_note(h200, "give 2-2.7 per SM with K 768-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
+                   {{24, 21011, 704}, {16, 21011, 1024}});
 }
 
 // Session 47 (docs/tuning.md "Session 47"): at 64 tokens, 64-row tiles that outnumber the two-per-SM slots with K <=
@@ -823,16 +873,18 @@ TEST(StructuralPick, SixtyFourTokenOneBoxTilesInFullWavesOfThree) {
 // Session 47: clusters of four on 232-248 CTAs (past slots - SMs / 4, at most slots - SMs / 8) with 10 or more stages of
 // 128 per CTA keep the 4-stage ring at every token tile (3827 x 4984, 240 CTAs: 0.80-0.90x with 4 stages at M <= 16
 // and 48-64 on the H100; 3900 x 5000, 244: 0.89-0.94x at 48-64 on the H200). Fewer stages (3840 x 2560: 5) or more
-// CTAs (4002 x 5120: 252) keep 3.
+// CTAs (4002 x 5120: 252) keep 3. Session 48: from 9 stages (3711 x 4104, 3839 x 4608: 0.85-0.95x on the H100, set
+// thirty); 8 keep 3 (3840 x 4096: 1.02-1.05x with 4 at M = 8-16 on the H200).
 TEST(StructuralPick, FoursJustPastTheSlotLineWithLongRangesKeepFourStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {1, 3827, 4984, "tma_m8_r64_b2_s4_x4"},     {48, 3827, 4984, "tma_m64_r64_b1_s4_x4"},
       {64, 3827, 5000, "tma_m64_r64_b1_s4_x4"},   {48, 3900, 5000, "tma_m64_r64_b1_s4_x4"},
       {1, 3840, 2560, "tma_m8_r64_b2_s3_x4"},     {48, 4002, 5120, "tma_m64_r64_b1_s3_x4"},
-      // The stage line (240 CTAs): 9 stages per CTA at K = 4608 keep 3, 10 (a partial one counted) at 4672 take 4.
-      {1, 3839, 4608, "tma_m8_r64_b2_s3_x4"},     {1, 3839, 4672, "tma_m8_r64_b2_s4_x4"},
-      {48, 3839, 4608, "tma_m64_r64_b1_s3_x4"},   {48, 3839, 4672, "tma_m64_r64_b1_s4_x4"},
+      // The stage line (240 CTAs): 8 stages per CTA at K = 4096 keep 3, 9 (a partial one counted) at 4104 take 4.
+      {1, 3839, 4096, "tma_m8_r64_b2_s3_x4"},     {1, 3839, 4104, "tma_m8_r64_b2_s4_x4"},
+      {48, 3839, 4096, "tma_m64_r64_b1_s3_x4"},   {48, 3839, 4104, "tma_m64_r64_b1_s4_x4"},
+      {1, 3839, 4608, "tma_m8_r64_b2_s4_x4"},
       // The CTA line (K = 4840, 10 stages): 248 CTAs (62 tiles) take 4, 252 (63) keep 3.
       {1, 3967, 4840, "tma_m8_r64_b2_s4_x4"},     {1, 3971, 4840, "tma_m8_r64_b2_s3_x4"},
       {48, 3967, 4840, "tma_m64_r64_b1_s4_x4"},   {48, 3971, 4840, "tma_m64_r64_b1_s3_x4"},

@@ -38,6 +38,43 @@ struct Cut {
     c.boxes = 1, c.stages = 4;
     return c;
   }
+  // Session 48: the same one-box tiles on a 5-stage ring where K is at most 768 (12 boxes of 64) and the 64-row tiles
+  // give 1.5x the slots or more (rule 4 at M <= 16, rule H at 32 tokens), instead of two boxes per stage on 4. Summed
+  // over every point where both were timed (M = 1-16): H200 489.2 us against 524.5 (24 points; within 5% of the best 0
+  // -> 14), H100 933.9 against 971.9 (40; 20 -> 37), on 49152 x 576, 50257 / 51865 x 768 and 51865 / 58101 x 512
+  // (h200/heuristic-twentyeighth-f743a5d.json, h100/heuristic-twentyeighth-6dcfcef.json to thirtieth-e426124); 4 and
+  // 6 stages summed 502.0 / 486.1 and 940.8 / 955.5. At M = 24 / 32: H200 137.9 against 158.2 (6 points), H100 210.7
+  // against 227.1 (8). From K = 832 to 2048 the two-box ring stays: one box on 4-6 stages summed 1.5-5.6% more on the
+  // H200 (1315.6-1337.8 against 1282.5 us at K 832-1024, 917.5-960.4 against 909.6 at 1088-2048).
+  static bool short_k_one_box(const Problem& p) { return p.k <= 768 && p.k % kStageK == 0; }
+  // Session 48: 128-row tiles of one box per stage (4-stage ring, one CTA per tile) in the same bands, where those
+  // tiles fill their waves of two per SM to 85% or more, with K <= 2048 under 128 MiB. They fit two per SM as the
+  // 64-row two-box tiles do, with the same 64 KB in flight per CTA: half the CTAs, each twice as long, so only the
+  // waves differ. r128 / pick at M = 1-16 (H200): 58101 x 512 (454 tiles, 0.86 of two waves) 0.78-0.90x, 33337 x 1000
+  // / 1024 (261, 0.99) 0.84-1.01x / 0.94-0.97x, 32768 x 1024 0.94-0.96x, 32000 / 32064 x 2048 (0.95) 0.96-0.97x,
+  // 64002 / 65534 x 1024 0.98-1.00x; at 24-32 0.83-0.99x (h200/heuristic-twentyeighth-f743a5d.json and older
+  // reports). Offline over every report: 72 H200 points timed both ways, 70 faster (slower: 33337 x 1000 M = 1 +0.9%,
+  // 64002 x 1024 M = 1 +0.2%), summed 1867.1 -> 1775.5 us; 40 H100 points, 34 faster (33337 x 1000, K % 64 = 40, up
+  // to +6.6% at M = 1). Under the line r128 lost wherever the 64-row tiles fill their waves better: 49155 / 50257 /
+  // 50265 x 768-1536 (0.73-0.74 of two waves of 128 rows, 0.97-0.99 of 64) 1.01-1.07x on both GPUs; at 0.75-0.77
+  // (25600 x 2048, 25933 x 1280, 51865 x 512-1280) it went both ways. Nothing measured between 0.77 and 0.86.
+  static bool full_waves_of_128(const Problem& p, int slots) {
+    const int64_t tiles = (p.n + 127) / 128, waves = (tiles + slots - 1) / slots;
+    return p.k <= 2048 && 100 * tiles >= 85 * waves * slots && p.weight_bytes() < (int64_t{128} << 20);
+  }
+  Config wide_tiles_of(const Problem& p) {
+    lead_split(false, true);
+    if (full_waves_of_128(p, slots)) {
+      c.rows = 128, c.boxes = 1, c.stages = 4;
+      if (note) *note = "one CTA per 128-row tile of one box per stage, where those tiles fill their waves of two per "
+                        "SM to 85% or more with K <= 2048 (session 48)";
+    } else if (short_k_one_box(p)) {
+      c.boxes = 1, c.stages = 5;
+      if (note) *note = "one CTA per 64-row tile of one box per stage on a 5-stage ring, where those tiles give 1.5x "
+                        "the slots or more with K <= 768 (session 48)";
+    }
+    return c;
+  }
 };
 
 // Session 41 (rule O): K over 1024 and not a multiple of 64 at M >= 2, where one CTA per 32-row tile lost to stream-K
@@ -61,8 +98,12 @@ bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK !=
 // 832, from the H100's blind sets twenty-eight and twenty-nine (both written before this line moved): 16897 x 832 (265
 // tiles) one-box tile 11.15-11.71 us against 12.76-13.91 at M = 3-16 and 11.87 / 12.18 against 14.64 / 15.22 at M = 24
 // / 32 (h100/heuristic-twentyeighth-6dcfcef.json), 20347 / 24331 x 896 (318 / 381 tiles) 0.91-0.96x at M = 3-16 and
-// 0.73-0.78x at 24-32 (twentyninth-ce87993). Under 832 nothing was measured in these bands.
-constexpr int64_t kOneBoxMinK = 832;
+// 0.73-0.78x at 24-32 (twentyninth-ce87993). Session 48: 768, from the H100's blind set thirty (written before the
+// line moved): one-box tile / pick at M = 1-16, 18627 x 768 (292 tiles, rule S's band) 10.74-11.51 us against
+// 11.43-12.52 (32-row lead split), 24707 x 768 and 25136 x 768 (387 / 393 tiles, rule K's) 0.90-0.97x; at M = 24 / 32
+// 11.73-14.24 against 14.47-19.14 (stream-K), 0.74-0.81x (h100/heuristic-thirtieth-e426124.json). Under 768 nothing
+// was measured in these bands.
+constexpr int64_t kOneBoxMinK = 768;
 
 // Rule S's band (sessions 42, 45-47): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 832-2560, a
 // multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
@@ -233,7 +274,12 @@ void ClusterBand::cluster_ring() {
   // 48-64 (rule P's "unexplained" counter-example). Outside it 3 stay: fewer stages (3840 x 1280-2560, 2.5-5 stages:
   // 1.08-1.24x with 4; 3840 x 3840 / 4096, 7.5-8: 0.98-1.07x) or more CTAs (4000 / 4002 x 8192, 252 CTAs: 1.10-1.16x;
   // 4096 x 12288, 256: 1.03-1.06x).
-  const bool long_fours = x == 4 && ctas <= slots - sms / 8 && ((p.k + 127) / 128 + x - 1) / x >= 10;
+  // Session 48: from 9 such stages (K over 4096), from the H100's blind set thirty: 3711 x 4104 (232 CTAs, 8.25
+  // stages) 0.85-0.90x with 4 at M <= 16 and 0.79x at 48-64, 3839 x 4608 (240, 9) 0.94-0.95x at M <= 16
+  // (h100/heuristic-thirtieth-e426124.json). At 8 stages the GPUs disagree: 3711 x 4088 (232 CTAs) 0.86-0.92x on the
+  // H100, 3840 x 3840 / 4096 (240) 0.96-0.97x on the H100 but 0.98-1.00x at M <= 5 and 1.02-1.05x at 8-16 on the H200
+  // (heuristic-twentyfifth-5d2561e.json, twentysecond-d02342d), so 8 keeps 3.
+  const bool long_fours = x == 4 && ctas <= slots - sms / 8 && ((p.k + 127) / 128 + x - 1) / x >= 9;
   c.stages = (ctas > slots - sms / 4 && !twos_ring && !long_fours) || few_stages_doubled || big_ring ? 3 : 4;
   c.cluster = x;
 }
@@ -320,7 +366,13 @@ bool ClusterBand::one_cta_per_tile_at_32_64_tokens() {
   // CTAs: x1 1.08-1.14x at M = 24-32, eighteenth-eeae1f9), longer K the fours (4002 x 5120 / 8192 at M = 48-64, 252
   // CTAs: 1.08-1.19x, twentieth-e5e10d2 / eighteenth), and eights stay (1850 x 1280, 232 CTAs: 1.07-1.15x at M =
   // 24-48, 0.95x at 64). In the band only K = 1344 and 3968 were measured, and M = 17-23 not at all.
-  if (c.tile_m >= 32 && x <= 4 && ctas > slots - sms / 4 && p.k <= 4096) {
+  // Session 48: not fours of more than 4 stages of 128 per CTA on at most slots - SMs / 8 CTAs (the long fours'
+  // line, 248 on 132 SMs). 3711 x 4088 (232 CTAs of 8 stages) ran x1 1.40 / 1.43x the fours' time at M = 24 / 32 and
+  // 1.30-1.33x stream-K's at 48-64 (H100, blind set thirty, h100/heuristic-thirtieth-e426124.json); 3711 x 4104 beside
+  // it (K over 4096) kept the fours and was within 2.2% of the best at M = 24-32. Past the line x1 stays: 4003 x 4096
+  // (252 CTAs of 8) ran the fours 1.24-1.30x x1's time at M = 24-32 on the H200 (heuristic-twentyfourth-2a9250d.json).
+  const bool room_for_fours = x == 4 && (p.k + 127) / 128 > 4 * int64_t{x} && ctas <= slots - sms / 8;
+  if (c.tile_m >= 32 && x <= 4 && !room_for_fours && ctas > slots - sms / 4 && p.k <= 4096) {
     c.cluster = 1, c.boxes = 2, c.stages = c.tile_m == 64 ? 3 : 4;
     if (note) *note = "one CTA per 64-row tile, not clusters of two or four that fill the slots, with K <= 4096 at "
                       "32-64 tokens (session 39)";
@@ -369,7 +421,20 @@ void ClusterBand::twos_as_lead_split() {
   if (x != 2 || c.tile_m > 16) return;
   const Grid split = lead_split_grid_for(p.n, p.k, 64, 2, 2, lead < 0 ? 6 : lead, sms);
   const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
-  cut.lead_split(short_k && thin_parts, false);
+  // Session 48: one part per 64-row tile (K of at most 6 stages of 128 against lead 6) where 32-row tiles number at
+  // most the SMs: the 64-row grid leaves half the SMs idle. 32-row tiles on an 8-stage ring (the whole K in flight) /
+  // the 64-row split, us at M = 1-16: 4096 x 768 (64 tiles of 64) 2.96-3.19 against 4.08-4.37, 4096 x 688 3.01-3.37
+  // against 4.11-4.38 but 4.31 / 3.77 against 4.30 / 4.29 at M = 4 / 5 (H100, blind sets thirty and twenty-nine:
+  // h100/heuristic-thirtieth-e426124.json, twentyninth-ce87993); the 6-stage ring 1.02-1.24x the 8-stage one's time.
+  // Nothing measured with 65-132 tiles of 64 (8192 x 512, 128 tiles, keeps the 64-row split: 1.004x the best on the
+  // H200 in set six).
+  const bool idle_half = split.parts == 1 && (p.n + 31) / 32 <= sms;
+  cut.lead_split(short_k && (thin_parts || idle_half), false);
+  if (short_k && idle_half) {
+    c.stages = 8;
+    if (note) *note = "32-row tiles on an 8-stage ring, not one part per 64-row tile, where 64-row tiles would leave "
+                      "half the SMs idle (session 48)";
+  }
   // Parts of 8 or more stages each (the lead's too) stream past a 4-stage ring: 5 stages (99 KB at the 8-token
   // tile, 112 KB at 16; still two per SM). Step trials (session 17, c942f9d, skinny_fused at M = 1 / 8 / 16
   // against the 4-stage table in the same call): 6288 x 7168, 4480 x 7168 and 7168 x 3584 on 5 stages -87 /
@@ -467,10 +532,10 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                        "give 2-2.7 per SM with K 832-2560 (sessions 42, 45-47)";
+                        "give 2-2.7 per SM with K 768-2560 (sessions 42, 45-48)";
       return true;
     }
-    *out = cut.lead_split(short_rows, true);
+    *out = many_wide_tiles ? cut.wide_tiles_of(cut.p) : cut.lead_split(short_rows, true);
     return true;
   }
   // K of one stage at the 16-token tile with a CTA per 64-row tile: the lead split's grid is stream-K's (one part per
@@ -518,7 +583,7 @@ Config unclustered(Cut& cut) {
   // 832 or over 2560 in this band. The 64-token tile is taken below (the one-box ring of session 47, or rule V).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2-2.7 per SM with K 832-2560 at 32 tokens (sessions 46, 47)";
+                      "give 2-2.7 per SM with K 768-2560 at 32 tokens (sessions 46-48)";
     return cut.one_box_tiles();
   }
   // Session 35 (rule H): at the 32-token tile, 64-row tiles for 1.5x the slots or more: one CTA per tile (two boxes per
@@ -532,7 +597,7 @@ Config unclustered(Cut& cut) {
   // slots (25281-32000 rows on H200) and K over 4096 nothing was measured: set twenty-two has shapes there.
   if (c.tile_m == 32 && 2 * tiles64 >= 3 * int64_t{slots}) {
     if (note) *note = "one CTA per 64-row tile, not stream-K, at the 32-token tile on 1.5x the slots or more (session 35)";
-    return cut.lead_split(false, true);
+    return cut.wide_tiles_of(p);
   }
   // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below
   // 128 MiB (16384 x 4096, 256 tiles: stream-K 34.6-35.7 us at M <= 16 against 32.9-33.1 for one CTA per tile; set
@@ -650,7 +715,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2.7-3 per SM (sessions 37, 41, 46, 47)";
+                      "give 2.7-3 per SM (sessions 37, 41, 46-48)";
     return cut.one_box_tiles();
   }
   if (p.weight_bytes() < (int64_t{128} << 20)) {
