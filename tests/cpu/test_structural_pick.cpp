@@ -817,7 +817,7 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       // against 265.
       {24, 21011, 704, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
       {32, 18627, 768, "tma_m32_r64_b1_s4_c2_d6"},
-      {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_u1"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},
+      {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},  // 264: session 48's
       {24, 21011, 960, "tma_m32_r64_b1_s4_c2_d6"},  {24, 21011, 832, "tma_m32_r64_b1_s4_c2_d6"},  // session 47
   });
   // U's lines: clusters on fewer CTAs than half the SMs with more than 8 stages each (392 x 13000: 56 CTAs of 13; 448
@@ -889,6 +889,30 @@ TEST(StructuralPick, FoursJustPastTheSlotLineWithLongRangesKeepFourStages) {
       {1, 3967, 4840, "tma_m8_r64_b2_s4_x4"},     {1, 3971, 4840, "tma_m8_r64_b2_s3_x4"},
       {48, 3967, 4840, "tma_m64_r64_b1_s4_x4"},   {48, 3971, 4840, "tma_m64_r64_b1_s3_x4"},
   });
+}
+
+// Session 48 (docs/tuning.md "Session 48"): at 32 tokens, 64-row tiles 1 to 2 per SM take one CTA per tile where K is
+// at most 1088 or the tiles give 1.75 per SM or more with K <= 5376 (10003 / 10007 x 1016: 0.77-0.83x stream-K on both
+// GPUs; 16388 x 5376, 257 tiles: 0.87-0.88x); and at 128 MiB or more with K <= 3072 the 64-row tiles are one CTA each
+// from M = 3 (summed 0.96-0.99x stream-K over sets nine to thirty-one). Misaligned y rows above 16 tokens, where the
+// first cut is the pick.
+TEST(StructuralPick, OneCtaPerTileAtThirtyTwoTokensAndAbove128MiB) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {24, 10003, 1016, "tma_m32_r64_b2_s4_c2_d6"},  {32, 10007, 1032, "tma_m32_r64_b2_s4_c2_d6"},
+      {24, 16388, 5376, "tma_m32_r64_b2_s4_c2_d6"},  {32, 15157, 4608, "tma_m32_r64_b2_s4_c2_d6"},
+      {3, 50257, 1536, "tma_m8_r64_b2_s4_c2_d6"},    {16, 65536, 1024, "tma_m16_r64_b2_s4_c2_d6"},
+      // The lines: K over 1088 on fewer than 1.75 tiles per SM (12628 x 5120: 198 tiles; 230 tiles, 14719 rows, against
+      // 231, 14721), K over 5376 (16388 x 5440), rule O's K (11003 x 3080); M <= 2 and K over 3072 at 128 MiB or more.
+      {24, 12628, 5120, "tma_m32_r64_b2_s4_c2_u1"},  {24, 14719, 4096, "tma_m32_r64_b2_s4_c2_u1"},
+      {24, 14721, 4096, "tma_m32_r64_b2_s4_c2_d6"},  {24, 16388, 5440, "tma_m32_r64_b2_s4_c2_u1"},
+      {24, 11003, 3080, "tma_m32_r64_b2_s4_c2_u1"},  {2, 50257, 1536, "tma_m8_r64_b2_s4_c2_u1"},
+      {8, 32000, 3136, "tma_m8_r64_b2_s4_c2_u1"},
+  });
+  expect_rule_note(h200, "1-2 per SM with K <= 1088 or 1.75-2 per SM with K <= 5376 at 32 tokens", "1.75-2 per SM",
+                   {{24, 10003, 1016}}, {{24, 12628, 5120}});
+  expect_rule_note(h200, "at 128 MiB or more with K <= 3072 at M = 3-16", "at 128 MiB or more with K",
+                   {{3, 50257, 1536}}, {{2, 50257, 1536}});
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

@@ -586,6 +586,23 @@ Config unclustered(Cut& cut) {
                       "give 2-2.7 per SM with K 768-2560 at 32 tokens (sessions 46-48)";
     return cut.one_box_tiles();
   }
+  // Session 48: at the 32-token tile, 64-row tiles 1 to 2 per SM (no cluster fits): one CTA per tile (two boxes per
+  // stage, a 4-stage ring) instead of stream-K where K is at most 1088 or the tiles give 1.75 per SM or more (K <= 5376,
+  // not rule O's misaligned K). One CTA per tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut
+  // is the pick): 10007 x 1016 11.69 / 11.97 against 14.12 / 14.27 (H200, heuristic-twentyfifth-5d2561e.json) and 0.77-
+  // 0.78x on the H100 (h100/heuristic-twentyfifth-cf3baed.json), 10007 x 1032 0.83-0.87x on both, 14001 x 1016 / 1032
+  // 0.67-0.70x and 16388 x 3840 0.87-0.89x (h100/heuristic-twentyseventh-3cc07e6.json), 10003 x 1016 0.78x
+  // (h100/heuristic-thirtyfirst-5a758ee.json, blind), 15157 / 15171 x 4608 (237-238 tiles) 0.90-0.91x (h100/twentysixth-
+  // cb7656b), 16388 x 5376 (257) 0.87-0.88x on the H200 (twentyfifth-5d2561e); 16889 x 832 (264) 0.98-0.99x on both.
+  // Outside, stream-K stays: longer K on fewer tiles (12628 x 5120, 198 tiles: 1.00-1.03x; 10970 x 3136 1.03x; 12605 x
+  // 7040 1.04x; 10001 x 5376 / 5440 1.09-1.13x on the H100; 9995 x 12288 1.33x) and rule O's K (11003 x 3080 1.14-1.17x).
+  const bool short_k_or_near_two = (p.k <= 1088 || (4 * tiles64 >= 7 * int64_t{sms} && p.k <= 5376 &&
+                                                    !misaligned_k_rows(p)));
+  if (c.tile_m == 32 && tiles64 > sms && tiles64 <= slots && short_k_or_near_two) {
+    if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-2 per SM with K <= 1088 or 1.75-2 "
+                      "per SM with K <= 5376 at 32 tokens (session 48)";
+    return cut.lead_split(false, true);
+  }
   // Session 35 (rule H): at the 32-token tile, 64-row tiles for 1.5x the slots or more: one CTA per tile (two boxes per
   // stage, a 4-stage ring) instead of stream-K. On all 13 such shapes measured (y's rows not 16-byte aligned, where the
   // first cut is the pick above 16 tokens) it ran 0.93-0.995x stream-K at M = 24 and 32: 32002 x 4096 0.94-0.96x,
@@ -598,6 +615,16 @@ Config unclustered(Cut& cut) {
   if (c.tile_m == 32 && 2 * tiles64 >= 3 * int64_t{slots}) {
     if (note) *note = "one CTA per 64-row tile, not stream-K, at the 32-token tile on 1.5x the slots or more (session 35)";
     return cut.wide_tiles_of(p);
+  }
+  // Session 48: 128 MiB or more with more 64-row tiles than slots and K of at most 24 stages of 128, at M = 3-16: one CTA
+  // per 64-row tile (rule 4's grid below 128 MiB) instead of stream-K. Summed over every point where both were timed:
+  // at M = 3-5 H200 4895.0 us against 4962.2 (79 points; within 5% of the best 64 -> 67), H100 2882.3 against 2951.9
+  // (39; 31 -> 39); at M = 8-16 H200 5126.7 against 5232.9 (80; 56 -> 68), H100 2712.2 against 2813.4 (36; 20 -> 36),
+  // on 23040-256206 rows with K 1024-3072 (sets nine to thirty-one). At M = 1-2 the two were even (H200 3422.2 against
+  // 3411.5, H100 1627.2 against 1625.0), so stream-K stays there.
+  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && p.m >= 3 && tiles64 > slots && p.k <= 3072) {
+    if (note) *note = "one CTA per 64-row tile, not stream-K, at 128 MiB or more with K <= 3072 at M = 3-16 (session 48)";
+    return cut.lead_split(false, true);
   }
   // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below
   // 128 MiB (16384 x 4096, 256 tiles: stream-K 34.6-35.7 us at M <= 16 against 32.9-33.1 for one CTA per tile; set
