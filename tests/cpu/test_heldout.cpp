@@ -67,7 +67,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_twentyfifth:tp1", "model:heldout_twentysixth:tp1",
                                         "model:heldout_twentyseventh:tp1", "model:heldout_twentyeighth:tp1",
                                         "model:heldout_twentyninth:tp1", "model:heldout_thirtieth:tp1",
-                                        "model:heldout_thirtyfirst:tp1"};
+                                        "model:heldout_thirtyfirst:tp1", "model:heldout_thirtysecond:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -319,6 +319,20 @@ TEST(Heldout, ThirtiethSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // N % 8 != 0, 6 with K % 64 != 0.
 TEST(Heldout, ThirtyFirstSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_thirtyfirst:tp1");
+}
+
+// Set thirty-two (after session 48's rules: 128-row one-box tiles at 85% of their waves, the one-box 5-stage ring at
+// K <= 768, kOneBoxMinK = 768, idle_half, one CTA per tile at 32 tokens and at 128 MiB+ with K <= 3072, long_fours from 9
+// stages, rule M's room_for_fours), written blind at 3f3448b by a helper that read no measurement: 32 shapes, 16 real
+// decode projections no earlier set used (lm_heads of BART-base, CodeT5-base, OPT-350m, BLOOM-560m TP4, Gemma-3-1B TP4
+// and GPT-NeoX-20B TP8; qkv, o_proj, gate_up, down and routers of GPT-NeoX-20B, BLOOM-3b, Ministral-8B, Qwen1.5-0.5B and
+// MiniMax-Text-01; routed experts of MiniMax-Text-01, Qwen2-57B-A14B, DeepSeek-V2 and Phi-3.5-MoE at TP 1-16) and 16
+// synthetic odd.* sizes in eight pairs across the edges of the 128-row tiles' 85% (224 / 225 tiles of 128), the
+// 5-stage ring's K 768 (768 / 832), kOneBoxMinK in rule K's band (704 / 768), idle_half (132 / 133 tiles of 32), the
+// 32-token rule's 1.75 per SM (230 / 231 tiles), 128 MiB at K = 3072, long_fours' 9 stages (8 / 9 per CTA) and
+// room_for_fours (16 / 17 stages); 18 with N % 8 != 0, 4 with K % 64 != 0.
+TEST(Heldout, ThirtySecondSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_thirtysecond:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
