@@ -479,11 +479,12 @@ TEST(StructuralPick, WideTilesInFullWavesOrShortKTakeOneBoxStages) {
       {1, 50257, 768, "tma_m8_r64_b1_s5_c2_d6"},    {16, 49152, 576, "tma_m16_r64_b1_s5_c2_d6"},
       {32, 51865, 768, "tma_m32_r64_b1_s5_c2_d6"},
       // The lines: 128-row tiles at 0.74 of two waves (50257 x 1024: 393 tiles of 128) or K over 2048 (30000 x 2112),
-      // 128 MiB or more (131072 x 1024: 1024 tiles, four full waves) keep their picks; K over 768 (832) or not a
-      // multiple of 64 (760) keeps two boxes per stage. 224 tiles of 128 (28672 rows, 0.848 of one wave) are under the
+      // 128 MiB or more (131071 x 1024 at 32 tokens, rule H's band: 1024 tiles, four full waves) keep their picks; K over
+      // 768 (832), under 512 (51865 x 384) or not a multiple of 64 (760), or 128 MiB or more, keeps two boxes per stage. 224 tiles of 128 (28672 rows, 0.848 of one wave) are under the
       // line, 225 (28801 rows) over it.
       {1, 50257, 1024, "tma_m8_r64_b2_s4_c2_d6"},   {1, 30000, 2112, "tma_m8_r64_b2_s4_c2_d6"},
-      {1, 131072, 1024, "tma_m8_r64_b2_s4_c2_u1"},  {1, 50257, 832, "tma_m8_r64_b2_s4_c2_d6"},
+      {24, 131071, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {1, 50257, 832, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 51865, 384, "tma_m8_r64_b2_s4_c2_d6"},    {24, 140001, 512, "tma_m32_r64_b2_s4_c2_d6"},  // K < 512; 128 MiB
       {1, 50257, 760, "tma_m8_r64_b2_s4_c2_d6"},    {1, 28672, 1024, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 28801, 1024, "tma_m8_r128_b1_s4_c2_d6"},
   });
@@ -903,11 +904,14 @@ TEST(StructuralPick, OneCtaPerTileAtThirtyTwoTokensAndAbove128MiB) {
       {24, 16388, 5376, "tma_m32_r64_b2_s4_c2_d6"},  {32, 15157, 4608, "tma_m32_r64_b2_s4_c2_d6"},
       {3, 50257, 1536, "tma_m8_r64_b2_s4_c2_d6"},    {16, 65536, 1024, "tma_m16_r64_b2_s4_c2_d6"},
       // The lines: K over 1088 on fewer than 1.75 tiles per SM (12628 x 5120: 198 tiles; 230 tiles, 14719 rows, against
-      // 231, 14721), K over 5376 (16388 x 5440), rule O's K (11003 x 3080); M <= 2 and K over 3072 at 128 MiB or more.
+      // 231, 14721; 10970 x 3136, measured 1.03x for stream-K; 10007 x 1152) or under 768 (704), K over 5376 (16388 x
+      // 5440), rule O's K (11003 x 3080); M <= 2 and K outside 1024-3072 at 128 MiB or more.
       {24, 12628, 5120, "tma_m32_r64_b2_s4_c2_u1"},  {24, 14719, 4096, "tma_m32_r64_b2_s4_c2_u1"},
       {24, 14721, 4096, "tma_m32_r64_b2_s4_c2_d6"},  {24, 16388, 5440, "tma_m32_r64_b2_s4_c2_u1"},
       {24, 11003, 3080, "tma_m32_r64_b2_s4_c2_u1"},  {2, 50257, 1536, "tma_m8_r64_b2_s4_c2_u1"},
-      {8, 32000, 3136, "tma_m8_r64_b2_s4_c2_u1"},
+      {8, 32000, 3136, "tma_m8_r64_b2_s4_c2_u1"},    {24, 10970, 3136, "tma_m32_r64_b2_s4_c2_u1"},
+      {24, 10007, 1152, "tma_m32_r64_b2_s4_c2_u1"},  {24, 10007, 704, "tma_m32_r64_b2_s4_c2_u1"},   // K 1088 / 768
+      {8, 140000, 512, "tma_m8_r64_b2_s4_c2_u1"},   // 128 MiB or more with K under 1024
   });
   expect_rule_note(h200, "1-2 per SM with K <= 1088 or 1.75-2 per SM with K <= 5376 at 32 tokens", "1.75-2 per SM",
                    {{24, 10003, 1016}}, {{24, 12628, 5120}});

@@ -44,9 +44,15 @@ struct Cut {
   // -> 14), H100 933.9 against 971.9 (40; 20 -> 37), on 49152 x 576, 50257 / 51865 x 768 and 51865 / 58101 x 512
   // (h200/heuristic-twentyeighth-f743a5d.json, h100/heuristic-twentyeighth-6dcfcef.json to thirtieth-e426124); 4 and
   // 6 stages summed 502.0 / 486.1 and 940.8 / 955.5. At M = 24 / 32: H200 137.9 against 158.2 (6 points), H100 210.7
-  // against 227.1 (8). From K = 832 to 2048 the two-box ring stays: one box on 4-6 stages summed 1.5-5.6% more on the
-  // H200 (1315.6-1337.8 against 1282.5 us at K 832-1024, 917.5-960.4 against 909.6 at 1088-2048).
-  static bool short_k_one_box(const Problem& p) { return p.k <= 768 && p.k % kStageK == 0; }
+  // against 227.1 (8). (The sums include 58101 x 512, which the 128-row tiles below take.) 5 stages, not 6: the H100
+  // summed 6 stages 2.3% slower, the H200 0.6% faster. From K = 832 to 2048 the two-box ring stays: one box on 4-6
+  // stages summed 1.5-5.6% more on the H200 (1315.6-1337.8 against 1282.5 us at K 832-1024, 917.5-960.4 against 909.6
+  // at 1088-2048). From K = 512: Whisper-tiny's 51865 x 384 (6 boxes) ran this ring 1.08-1.19x the two-box one at M =
+  // 1-16 on the H100 (h100/heuristic-thirtyfirst-5a758ee.json; 128-row tiles on a 5-stage ring were 0.76-0.81x, one
+  // shape). Under 128 MiB, where its data is (rule H's band has no size line of its own).
+  static bool short_k_one_box(const Problem& p) {
+    return p.k >= 512 && p.k <= 768 && p.k % kStageK == 0 && p.weight_bytes() < (int64_t{128} << 20);
+  }
   // Session 48: 128-row tiles of one box per stage (4-stage ring, one CTA per tile) in the same bands, where those
   // tiles fill their waves of two per SM to 85% or more, with K <= 2048 under 128 MiB. They fit two per SM as the
   // 64-row two-box tiles do, with the same 64 KB in flight per CTA: half the CTAs, each twice as long, so only the
@@ -105,7 +111,7 @@ bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK !=
 // was measured in these bands.
 constexpr int64_t kOneBoxMinK = 768;
 
-// Rule S's band (sessions 42, 45-47): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 832-2560, a
+// Rule S's band (sessions 42, 45-48): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 768-2560, a
 // multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
 // to 16, rule W at 32.
 bool rule_s_band(const Problem& p, int sms) {
@@ -365,7 +371,8 @@ bool ClusterBand::one_cta_per_tile_at_32_64_tokens() {
   // 17.89 / 23.14 / 21.13 against 18.43 / 19.02 / 28.12 / 29.14. The lines: fewer CTAs keep the twos (6300 x 4096, 198
   // CTAs: x1 1.08-1.14x at M = 24-32, eighteenth-eeae1f9), longer K the fours (4002 x 5120 / 8192 at M = 48-64, 252
   // CTAs: 1.08-1.19x, twentieth-e5e10d2 / eighteenth), and eights stay (1850 x 1280, 232 CTAs: 1.07-1.15x at M =
-  // 24-48, 0.95x at 64). In the band only K = 1344 and 3968 were measured, and M = 17-23 not at all.
+  // 24-48, 0.95x at 64). In the band only K = 1344 and 3968 were measured, and M = 17-23 not at all (session 48: and
+  // 4088, below, which took fours of more than 4 stages out; between K = 1344 and 4088 no four was measured).
   // Session 48: not fours of more than 4 stages of 128 per CTA on at most slots - SMs / 8 CTAs (the long fours'
   // line, 248 on 132 SMs). 3711 x 4088 (232 CTAs of 8 stages) ran x1 1.40 / 1.43x the fours' time at M = 24 / 32 and
   // 1.30-1.33x stream-K's at 48-64 (H100, blind set thirty, h100/heuristic-thirtieth-e426124.json); 3711 x 4104 beside
@@ -423,11 +430,13 @@ void ClusterBand::twos_as_lead_split() {
   const bool thin_parts = split.parts > 1 && split.k_stages - split.lead_stages < 2 * (split.parts - 1);
   // Session 48: one part per 64-row tile (K of at most 6 stages of 128 against lead 6) where 32-row tiles number at
   // most the SMs: the 64-row grid leaves half the SMs idle. 32-row tiles on an 8-stage ring (the whole K in flight) /
-  // the 64-row split, us at M = 1-16: 4096 x 768 (64 tiles of 64) 2.96-3.19 against 4.08-4.37, 4096 x 688 3.01-3.37
+  // the 64-row split, us at M = 1-16: 4096 x 768 (64 tiles of 64) 2.96-3.19 against 4.08-4.37, 4096 x 688 3.01-3.81
   // against 4.11-4.38 but 4.31 / 3.77 against 4.30 / 4.29 at M = 4 / 5 (H100, blind sets thirty and twenty-nine:
   // h100/heuristic-thirtieth-e426124.json, twentyninth-ce87993); the 6-stage ring 1.02-1.24x the 8-stage one's time.
-  // Nothing measured with 65-132 tiles of 64 (8192 x 512, 128 tiles, keeps the 64-row split: 1.004x the best on the
-  // H200 in set six).
+  // Set thirty-one (H100, after the rule): 2048 x 768 (32 tiles of 64) ran it 0.82-0.88x the 64-row split, though
+  // clusters of two of the 32-row tiles were 0.87-0.92x its time at M = 2-8 (not acted on). Above 4224 rows the 64-row
+  // split stays (8192 x 512, 128 tiles: 1.004x the best on the H200 in set six). At the default lead one part means K
+  // of at most 768, so that is the rule's whole K range.
   const bool idle_half = split.parts == 1 && (p.n + 31) / 32 <= sms;
   cut.lead_split(short_k && (thin_parts || idle_half), false);
   if (short_k && idle_half) {
@@ -528,7 +537,7 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // Ms within 5% there and 3/12 on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on
     // the H100's blind set twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M =
     // 1-16, 0.92-0.95x; 8 of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json).
-    // Session 47: K from 832 (kOneBoxMinK, with rule K's line).
+    // Session 47: K from 832, session 48 from 768 (kOneBoxMinK, with rule K's line).
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
@@ -573,14 +582,15 @@ Config unclustered(Cut& cut) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
-  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 832-2560, a multiple of
+  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 768-2560, a multiple of
   // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
   // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles): 22779
   // x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21 against
   // 32.96 / 33.54 (twentythird-36a5aea), as their 357-tile twins 22789 x 1408 and 22790 x 2560 under rules Q and K; on
   // the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x (h100/heuristic-twentysixth-cb7656b.json), where
-  // stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per SM on two-per-SM slots. Not measured: K under
-  // 832 or over 2560 in this band. The 64-token tile is taken below (the one-box ring of session 47, or rule V).
+  // stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per SM on two-per-SM slots; session 48, 18627 x 768
+  // 0.79-0.81x (h100/heuristic-thirtieth-e426124.json). Not measured: K under 768 or over 2560 in this band. The
+  // 64-token tile is taken below (the one-box ring of session 47, or rule V).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
                       "give 2-2.7 per SM with K 768-2560 at 32 tokens (sessions 46-48)";
@@ -596,8 +606,9 @@ Config unclustered(Cut& cut) {
   // cb7656b), 16388 x 5376 (257) 0.87-0.88x on the H200 (twentyfifth-5d2561e); 16889 x 832 (264) 0.98-0.99x on both.
   // Outside, stream-K stays: longer K on fewer tiles (12628 x 5120, 198 tiles: 1.00-1.03x; 10970 x 3136 1.03x; 12605 x
   // 7040 1.04x; 10001 x 5376 / 5440 1.09-1.13x on the H100; 9995 x 12288 1.33x) and rule O's K (11003 x 3080 1.14-1.17x).
-  const bool short_k_or_near_two = (p.k <= 1088 || (4 * tiles64 >= 7 * int64_t{sms} && p.k <= 5376 &&
-                                                    !misaligned_k_rows(p)));
+  // K under 832 was not measured in this band, so the short-K line starts at 768 (kOneBoxMinK's).
+  const bool short_k_or_near_two = ((p.k >= kOneBoxMinK && p.k <= 1088) ||
+                                    (4 * tiles64 >= 7 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)));
   if (c.tile_m == 32 && tiles64 > sms && tiles64 <= slots && short_k_or_near_two) {
     if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-2 per SM with K <= 1088 or 1.75-2 "
                       "per SM with K <= 5376 at 32 tokens (session 48)";
@@ -621,15 +632,19 @@ Config unclustered(Cut& cut) {
   // at M = 3-5 H200 4895.0 us against 4962.2 (79 points; within 5% of the best 64 -> 67), H100 2882.3 against 2951.9
   // (39; 31 -> 39); at M = 8-16 H200 5126.7 against 5232.9 (80; 56 -> 68), H100 2712.2 against 2813.4 (36; 20 -> 36),
   // on 23040-256206 rows with K 1024-3072 (sets nine to thirty-one). At M = 1-2 the two were even (H200 3422.2 against
-  // 3411.5, H100 1627.2 against 1625.0), so stream-K stays there.
-  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && p.m >= 3 && tiles64 > slots && p.k <= 3072) {
+  // 3411.5, H100 1627.2 against 1625.0), so stream-K stays there. Where it lost: 37984 x 2048 and 36724 x 2560 on the
+  // H200 (1.03-1.07x; their tiles fill 2.25 and 2.17 slots), 50257 x 1600 (H200, 1.01-1.02x) and 74235 x 1600 (H100, up
+  // to 1.02x); no line separated them from the winners. K under 1024 was not measured here, so the rule starts at 1024.
+  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && p.m >= 3 && tiles64 > slots && p.k >= 1024 &&
+      p.k <= 3072) {
     if (note) *note = "one CTA per 64-row tile, not stream-K, at 128 MiB or more with K <= 3072 at M = 3-16 (session 48)";
     return cut.lead_split(false, true);
   }
   // 128 MiB or more with row tiles for nine tenths of the slots and no more: one CTA per 64-row tile, as below
   // 128 MiB (16384 x 4096, 256 tiles: stream-K 34.6-35.7 us at M <= 16 against 32.9-33.1 for one CTA per tile; set
   // eleven at e2c09d8, blind; 16384 x 6144: 50.8-51.2 against 48.9-49.5, set nine at 581d850). More tiles than slots
-  // keep stream-K: 17408 x 5120 (272 tiles) ran 45.3-46.4 us with it against 52.7-54.1 in one CTA per tile (set nine).
+  // keep stream-K (except at K 1024-3072 from M = 3 since session 48, above): 17408 x 5120 (272 tiles) ran 45.3-46.4 us
+  // with it against 52.7-54.1 in one CTA per tile (set nine).
   // No Kimi-K3 shape is in the band (lm_head 20480 x 7168 has 320 tiles).
   if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 10 * tiles64 >= 9 * int64_t{slots} &&
       tiles64 <= slots)
@@ -737,7 +752,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // (h100/heuristic-twentyfifth-cf3baed.json); 22787 x 1216 0.81-0.94x on the H100
   // (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20 H200 and 20 H100 points change, all
   // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured. Session 47:
-  // K from 832 (kOneBoxMinK).
+  // K from 832, session 48 from 768 (kOneBoxMinK).
   const int64_t tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {

@@ -60,7 +60,10 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   since session 48 128-row tiles of one box per stage there where those fill their waves of two per SM to 85% or
 //   more with K <= 2048, and otherwise one box per stage on a 5-stage ring where K <= 768);
 // - at 128 MiB or more and M <= 16, one CTA per 64-row tile where the tiles fill nine tenths of the slots and no more
-//   (session 17);
+//   (session 17), and from M = 3 where they outnumber the slots with K 1024-3072 (session 48);
+// - at the 32-token tile, one CTA per 64-row tile for 1-2 tiles per SM where K is 768-1088 or the tiles give 1.75 per
+//   SM or more with K <= 5376 (session 48); clusters of four that fill the slots keep the 4-stage ring from 9 stages of
+//   128 per CTA on at most slots - SMs / 8 CTAs (sessions 47-48), and there keep the cluster at 32-64 tokens;
 // - otherwise stream-K over two CTAs per SM.
 // Session 35 (rules E-I, fitted offline to the recorded held-out sets; docs/tuning.md "Session 35"): one CTA per 32-row
 // tile where those give 2.6-3 CTAs per SM and K > 3072 (E); 32-row tiles with an 8-stage ring at M = 5-16 where rule 2
