@@ -253,11 +253,12 @@ TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages
   }
   expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"},
                                  {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
-  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 768 in
-  // (session 48), 704 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
+  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 704 in
+  // (session 48), 640 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
   // 1792: 224) keep the two-box tiles of session 16.
   EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr(rule_s));
-  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 704}, {1, 18432, 1160}, {8, 14336, 1792}})
+  EXPECT_THAT(pick_on(h200, 8, 18432, 704).reason.str(), HasSubstr(rule_s));
+  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 640}, {1, 18432, 1160}, {8, 14336, 1792}})
     EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr(rule_s)))
         << out.n << "x" << out.k;
 }
@@ -457,8 +458,8 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
       {1, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
       // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64
-      // (at K = 704, where they take one box per stage since session 48: from K = 768 rule K's one-box tiles take both).
-      {1, 25280, 704, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 704, "tma_m8_r64_b1_s5_c2_d6"},
+      // (at K = 640: from K = 704 rule K's one-box tiles take both since session 48).
+      {1, 25280, 640, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 640, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 25280, 1024, "tma_m8_r64_b1_s4_c2_d6"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{1, 40000, 1536}},
@@ -485,12 +486,14 @@ TEST(StructuralPick, WideTilesInFullWavesOrShortKTakeOneBoxStages) {
       {1, 50257, 1024, "tma_m8_r64_b2_s4_c2_d6"},   {1, 30000, 2112, "tma_m8_r64_b2_s4_c2_d6"},
       {24, 131071, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {1, 50257, 832, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 51865, 384, "tma_m8_r64_b2_s4_c2_d6"},    {24, 140001, 512, "tma_m32_r64_b2_s4_c2_d6"},  // K < 512; 128 MiB
+      {1, 26003, 768, "tma_m8_r64_b2_s4_c2_d6"},    {1, 42177, 768, "tma_m8_r64_b1_s5_c2_d6"},     // 407 / 660 tiles
+      {1, 42176, 768, "tma_m8_r64_b2_s4_c2_d6"},    // 659 tiles: under 5 per SM
       {1, 50257, 760, "tma_m8_r64_b2_s4_c2_d6"},    {1, 28672, 1024, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 28801, 1024, "tma_m8_r128_b1_s4_c2_d6"},
   });
   expect_rule_note(h200, "one CTA per 128-row tile of one box per stage", "128-row tile", {{1, 58101, 512}},
                    {{1, 50257, 1024}});
-  expect_rule_note(h200, "on a 5-stage ring, where those tiles give 1.5x the slots or more with K <= 768", "5-stage ring",
+  expect_rule_note(h200, "on a 5-stage ring, where those tiles give 1.5x the slots or more with K 512-768", "5-stage ring",
                    {{1, 50257, 768}}, {{1, 50257, 832}});
 }
 
@@ -502,7 +505,7 @@ TEST(StructuralPick, OnePartSixtyFourRowTilesOnHalfTheSmsTakeThirtyTwoRows) {
   expect_structural_picks(h200, {
       {1, 4096, 768, "tma_m8_r32_b2_s8_c2_d6"},   {16, 4096, 768, "tma_m16_r32_b2_s8_c2_d6"},
       {4, 4224, 640, "tma_m8_r32_b2_s8_c2_d6"},   {4, 4225, 640, "tma_m8_r64_b2_s4_c2_d6"},
-      {8, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},
+      {8, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {4, 4096, 400, "tma_m8_r64_b2_s4_c2_d6"},  // K under 512 (set 32)
   });
   expect_rule_note(h200, "where 64-row tiles would leave half the SMs idle", "half the SMs idle", {{1, 4096, 768}},
                    {{1, 7168, 768}});
@@ -570,7 +573,8 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // and the 64-token tile is not its (the 32-token tile is since session 41, rule Q). Session 46: K from 1024 (22789 x
 // 1408 and 22787 x 1216 at 357 tiles: 0.81-0.96x on both GPUs), so 1024 and 1472 take it too. Session 47: from K = 960
 // (24001 x 960, 376 tiles: 0.92-0.95x at M = 1-16 on the H100, set twenty-seven), then 832 (24331 x 896, set
-// twenty-nine: 0.92-0.97x). Session 48: 768 (24707 / 25136 x 768, set thirty: 0.90-0.97x), and 704 does not.
+// twenty-nine: 0.92-0.97x). Session 48: 768 (24707 / 25136 x 768, set thirty: 0.90-0.97x), then 704 (24571 x 704, set
+// thirty-two: 0.87-0.90x), and 640 does not.
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -582,8 +586,8 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
       {16, 22787, 1216, "tma_m16_r64_b1_s4_c2_d6"},
       // Counter-examples.
       {1, 25408, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {16, 22528, 8192, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 704, "tma_m8_r32_b2_s4_c2_d6"},
-      {1, 24576, 768, "tma_m8_r64_b1_s4_c2_d6"},
+      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 640, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 24576, 704, "tma_m8_r64_b1_s4_c2_d6"},
       {1, 24576, 12288, "tma_m8_r64_b2_s4_c2_u1"},
       {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
@@ -814,9 +818,9 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376 (5440 beside 5376), past 6 tiles per SM (811 of 64).
       {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {64, 19998, 8192, "tma_m64_r64_b2_s3_c2_u1"},
       {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"}, {64, 16388, 5440, "tma_m64_r64_b2_s3_c2_u1"},
-      // W's lines: K under 768 (704; session 48) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots)
+      // W's lines: K under 704 (640; session 48) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots)
       // against 265.
-      {24, 21011, 704, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      {24, 21011, 640, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
       {32, 18627, 768, "tma_m32_r64_b1_s4_c2_d6"},
       {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},  // 264: session 48's
       {24, 21011, 960, "tma_m32_r64_b1_s4_c2_d6"},  {24, 21011, 832, "tma_m32_r64_b1_s4_c2_d6"},  // session 47
@@ -843,8 +847,8 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
   EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 8 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
                    {{48, 10007, 1016}}, {{48, 11003, 3080}, {64, 51865, 1024}});
-  expect_rule_note(h200, "give 2-2.7 per SM with K 768-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
-                   {{24, 21011, 704}, {16, 21011, 1024}});
+  expect_rule_note(h200, "give 2-2.7 per SM with K 704-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
+                   {{24, 21011, 640}, {16, 21011, 1024}});
 }
 
 // Session 47 (docs/tuning.md "Session 47"): at 64 tokens, 64-row tiles that outnumber the two-per-SM slots with K <=
@@ -903,17 +907,18 @@ TEST(StructuralPick, OneCtaPerTileAtThirtyTwoTokensAndAbove128MiB) {
       {24, 10003, 1016, "tma_m32_r64_b2_s4_c2_d6"},  {32, 10007, 1032, "tma_m32_r64_b2_s4_c2_d6"},
       {24, 16388, 5376, "tma_m32_r64_b2_s4_c2_d6"},  {32, 15157, 4608, "tma_m32_r64_b2_s4_c2_d6"},
       {3, 50257, 1536, "tma_m8_r64_b2_s4_c2_d6"},    {16, 65536, 1024, "tma_m16_r64_b2_s4_c2_d6"},
-      // The lines: K over 1088 on fewer than 1.75 tiles per SM (12628 x 5120: 198 tiles; 230 tiles, 14719 rows, against
-      // 231, 14721; 10970 x 3136, measured 1.03x for stream-K; 10007 x 1152) or under 768 (704), K over 5376 (16388 x
+      // The lines: K over 1600 on fewer than 1.75 tiles per SM (12628 x 5120: 198 tiles; 230 tiles, 14719 rows, against
+      // 231, 14721; 10970 x 3136, measured 1.03x for stream-K; 10007 x 1664) or under 704 (640), K over 5376 (16388 x
       // 5440), rule O's K (11003 x 3080); M <= 2 and K outside 1024-3072 at 128 MiB or more.
       {24, 12628, 5120, "tma_m32_r64_b2_s4_c2_u1"},  {24, 14719, 4096, "tma_m32_r64_b2_s4_c2_u1"},
       {24, 14721, 4096, "tma_m32_r64_b2_s4_c2_d6"},  {24, 16388, 5440, "tma_m32_r64_b2_s4_c2_u1"},
       {24, 11003, 3080, "tma_m32_r64_b2_s4_c2_u1"},  {2, 50257, 1536, "tma_m8_r64_b2_s4_c2_u1"},
       {8, 32000, 3136, "tma_m8_r64_b2_s4_c2_u1"},    {24, 10970, 3136, "tma_m32_r64_b2_s4_c2_u1"},
-      {24, 10007, 1152, "tma_m32_r64_b2_s4_c2_u1"},  {24, 10007, 704, "tma_m32_r64_b2_s4_c2_u1"},   // K 1088 / 768
+      {24, 10007, 1664, "tma_m32_r64_b2_s4_c2_u1"},  {24, 10007, 640, "tma_m32_r64_b2_s4_c2_u1"},   // K 1600 / 704
+      {24, 10007, 1600, "tma_m32_r64_b2_s4_c2_d6"},  {24, 14715, 1600, "tma_m32_r64_b2_s4_c2_d6"},
       {8, 140000, 512, "tma_m8_r64_b2_s4_c2_u1"},   // 128 MiB or more with K under 1024
   });
-  expect_rule_note(h200, "1-2 per SM with K <= 1088 or 1.75-2 per SM with K <= 5376 at 32 tokens", "1.75-2 per SM",
+  expect_rule_note(h200, "1-2 per SM with K <= 1600 or 1.75-2 per SM with K <= 5376 at 32 tokens", "1.75-2 per SM",
                    {{24, 10003, 1016}}, {{24, 12628, 5120}});
   expect_rule_note(h200, "at 128 MiB or more with K <= 3072 at M = 3-16", "at 128 MiB or more with K",
                    {{3, 50257, 1536}}, {{2, 50257, 1536}});

@@ -49,9 +49,13 @@ struct Cut {
   // stages summed 1.5-5.6% more on the H200 (1315.6-1337.8 against 1282.5 us at K 832-1024, 917.5-960.4 against 909.6
   // at 1088-2048). From K = 512: Whisper-tiny's 51865 x 384 (6 boxes) ran this ring 1.08-1.19x the two-box one at M =
   // 1-16 on the H100 (h100/heuristic-thirtyfirst-5a758ee.json; 128-row tiles on a 5-stage ring were 0.76-0.81x, one
-  // shape). Under 128 MiB, where its data is (rule H's band has no size line of its own).
-  static bool short_k_one_box(const Problem& p) {
-    return p.k >= 512 && p.k <= 768 && p.k % kStageK == 0 && p.weight_bytes() < (int64_t{128} << 20);
+  // shape). Under 128 MiB, where its data is (rule H's band has no size line of its own). From 5 tiles per SM: every
+  // shape above had 768-908 tiles of 64, and set thirty-two's 26003 x 768 (407 tiles, written to straddle the K line,
+  // blind) ran it 1.20-1.23x the best at M = 1-3 and 1.05-1.19x at 4-16, where two boxes on 5 stages led (H100,
+  // h100/heuristic-thirtysecond-1f2776c.json). Between 407 and 768 tiles nothing was measured.
+  static bool short_k_one_box(const Problem& p, int sms) {
+    return p.k >= 512 && p.k <= 768 && p.k % kStageK == 0 && p.weight_bytes() < (int64_t{128} << 20) &&
+           (p.n + 63) / 64 >= 5 * int64_t{sms};
   }
   // Session 48: 128-row tiles of one box per stage (4-stage ring, one CTA per tile) in the same bands, where those
   // tiles fill their waves of two per SM to 85% or more, with K <= 2048 under 128 MiB. They fit two per SM as the
@@ -74,10 +78,10 @@ struct Cut {
       c.rows = 128, c.boxes = 1, c.stages = 4;
       if (note) *note = "one CTA per 128-row tile of one box per stage, where those tiles fill their waves of two per "
                         "SM to 85% or more with K <= 2048 (session 48)";
-    } else if (short_k_one_box(p)) {
+    } else if (short_k_one_box(p, sms)) {
       c.boxes = 1, c.stages = 5;
       if (note) *note = "one CTA per 64-row tile of one box per stage on a 5-stage ring, where those tiles give 1.5x "
-                        "the slots or more with K <= 768 (session 48)";
+                        "the slots or more with K 512-768, 5 or more per SM (session 48)";
     }
     return c;
   }
@@ -107,9 +111,11 @@ bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK !=
 // 0.73-0.78x at 24-32 (twentyninth-ce87993). Session 48: 768, from the H100's blind set thirty (written before the
 // line moved): one-box tile / pick at M = 1-16, 18627 x 768 (292 tiles, rule S's band) 10.74-11.51 us against
 // 11.43-12.52 (32-row lead split), 24707 x 768 and 25136 x 768 (387 / 393 tiles, rule K's) 0.90-0.97x; at M = 24 / 32
-// 11.73-14.24 against 14.47-19.14 (stream-K), 0.74-0.81x (h100/heuristic-thirtieth-e426124.json). Under 768 nothing
-// was measured in these bands.
-constexpr int64_t kOneBoxMinK = 768;
+// 11.73-14.24 against 14.47-19.14 (stream-K), 0.74-0.81x (h100/heuristic-thirtieth-e426124.json). Then 704, from the
+// H100's blind set thirty-two (written to straddle 768): 24571 x 704 (384 tiles, rule K's band) one-box tile 0.87-0.90x
+// the 32-row lead split at M = 1-16 and 0.72-0.75x stream-K at 24-32 (h100/heuristic-thirtysecond-1f2776c.json). At
+// every K line so far the outside won as well; under 704 nothing was measured in these bands.
+constexpr int64_t kOneBoxMinK = 704;
 
 // Rule S's band (sessions 42, 45-48): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 768-2560, a
 // multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
@@ -437,7 +443,10 @@ void ClusterBand::twos_as_lead_split() {
   // clusters of two of the 32-row tiles were 0.87-0.92x its time at M = 2-8 (not acted on). Above 4224 rows the 64-row
   // split stays (8192 x 512, 128 tiles: 1.004x the best on the H200 in set six). At the default lead one part means K
   // of at most 768, so that is the rule's whole K range.
-  const bool idle_half = split.parts == 1 && (p.n + 31) / 32 <= sms;
+  // Set thirty-two (H100, blind): 4223 x 712 ran it 0.95-1.11x the 64-row split (7 of 8 Ms faster), but Phi-3.5-MoE's
+  // expert down 4096 x 400 (4 stages of 128) 1.00-1.17x (5 of 8 slower; h100/heuristic-thirtysecond-1f2776c.json), so
+  // from K = 512.
+  const bool idle_half = split.parts == 1 && (p.n + 31) / 32 <= sms && p.k >= 512;
   cut.lead_split(short_k && (thin_parts || idle_half), false);
   if (short_k && idle_half) {
     c.stages = 8;
@@ -541,7 +550,7 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                        "give 2-2.7 per SM with K 768-2560 (sessions 42, 45-48)";
+                        "give 2-2.7 per SM with K 704-2560 (sessions 42, 45-48)";
       return true;
     }
     *out = many_wide_tiles ? cut.wide_tiles_of(cut.p) : cut.lead_split(short_rows, true);
@@ -593,7 +602,7 @@ Config unclustered(Cut& cut) {
   // 64-token tile is taken below (the one-box ring of session 47, or rule V).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2-2.7 per SM with K 768-2560 at 32 tokens (sessions 46-48)";
+                      "give 2-2.7 per SM with K 704-2560 at 32 tokens (sessions 46-48)";
     return cut.one_box_tiles();
   }
   // Session 48: at the 32-token tile, 64-row tiles 1 to 2 per SM (no cluster fits): one CTA per tile (two boxes per
@@ -606,11 +615,13 @@ Config unclustered(Cut& cut) {
   // cb7656b), 16388 x 5376 (257) 0.87-0.88x on the H200 (twentyfifth-5d2561e); 16889 x 832 (264) 0.98-0.99x on both.
   // Outside, stream-K stays: longer K on fewer tiles (12628 x 5120, 198 tiles: 1.00-1.03x; 10970 x 3136 1.03x; 12605 x
   // 7040 1.04x; 10001 x 5376 / 5440 1.09-1.13x on the H100; 9995 x 12288 1.33x) and rule O's K (11003 x 3080 1.14-1.17x).
-  // K under 832 was not measured in this band, so the short-K line starts at 768 (kOneBoxMinK's).
-  const bool short_k_or_near_two = ((p.k >= kOneBoxMinK && p.k <= 1088) ||
+  // K under 832 was not measured in this band, so the short-K line starts at kOneBoxMinK. Up to K = 1600 since the
+  // H100's blind set thirty-two: 14715 x 1600 (230 tiles, written to sit under the 1.75 line) ran stream-K 1.31-1.34x
+  // one CTA per tile at M = 24 / 32 (h100/heuristic-thirtysecond-1f2776c.json); 14723 x 1600 (231) took it, within 3.2%.
+  const bool short_k_or_near_two = ((p.k >= kOneBoxMinK && p.k <= 1600) ||
                                     (4 * tiles64 >= 7 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)));
   if (c.tile_m == 32 && tiles64 > sms && tiles64 <= slots && short_k_or_near_two) {
-    if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-2 per SM with K <= 1088 or 1.75-2 "
+    if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-2 per SM with K <= 1600 or 1.75-2 "
                       "per SM with K <= 5376 at 32 tokens (session 48)";
     return cut.lead_split(false, true);
   }
