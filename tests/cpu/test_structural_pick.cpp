@@ -764,6 +764,10 @@ TEST(StructuralPick, NewRulesOfSessionThirtyFive) {
       // each (128 CTAs: 2048 x 1408 in fours, 1024 x 3072 in eights); M = 12-16 and 96 CTAs (768 x 4096) keep 4.
       {1, 2048, 1408, "tma_m8_r64_b2_s3_x4"},      {8, 1024, 3072, "tma_m8_r64_b2_s3_x8"},
       {12, 2048, 1408, "tma_m16_r64_b2_s4_x4"},    {1, 768, 4096, "tma_m8_r64_b2_s4_x8"},
+      // Session 48: eights at the 16-token tile take 3 as well (1024 x 2304 and 1024 x 2816, 128 CTAs of 2.25 / 2.75
+      // stages: 0.80-0.83x on the H100), not with more than 4 stages per CTA (1024 x 5120) nor fours (2048 x 1408 above).
+      {16, 1024, 2304, "tma_m16_r64_b2_s3_x8"},    {12, 1024, 4096, "tma_m16_r64_b2_s3_x8"},
+      {16, 1024, 5120, "tma_m16_r64_b2_s4_x8"},    {16, 896, 2304, "tma_m16_r64_b2_s4_x8"},   // 112 CTAs: under 7/8
       // The lead split's 5-stage ring where halves leave the others 4+ stages, thirds 6+ (6656 x 1664 / 2240, 5128 x
       // 3000); thirds of 4 keep 4 (5120 x 2176).
       {1, 6656, 1664, "tma_m8_r64_b2_s5_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s5_c2_d6"},

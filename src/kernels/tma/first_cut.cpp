@@ -264,7 +264,13 @@ void ClusterBand::cluster_ring() {
   // 1024 x 4096 0.92-0.98x (fourteenth, twentieth), 2048 x 1024 and 1024 x 2048 0.83-0.97x (thirteenth-48ba1b1); 1001 x
   // 3080 0.98-1.04x at M = 1-8, 2048 x 1376 0.94-1.03x. At M = 12-16 the 4-stage ring was ahead on five of those seven
   // shapes (1.01-1.07x), so it stays there.
-  const int doubled_from = c.tile_m <= 8 ? sms - sms / 8 : sms;
+  // Session 48: at the 16-token tile too for clusters of eight (120-128 CTAs: 15-16 row tiles) with at most 4 stages
+  // each. 3 / 4 stages at M = 12-16: H100 (blind sets thirty-one and thirty-two) 1024 x 2304 0.80x, 1024 x 2816
+  // 0.82-0.83x (h100/heuristic-thirtyfirst-5a758ee.json, thirtysecond-1f2776c); H200 1000 x 1032 0.86-0.87x, 1024 x
+  // 2560 0.88-0.92x, 1024 x 3072 0.91-0.94x, 1000 / 1024 x 4096 0.94-0.98x, 1024 x 3840 0.96-0.97x, but 1024 x 2048
+  // 1.03-1.04x, 1000 x 3000 1.03-1.06x and 1001 x 3080 1.06x (sets thirteen to twenty-two): mean 0.97x over 18 points.
+  // With more stages per CTA 4 stay (1024 x 5120-5376 1.02-1.07x with 3, 960 x 5120 1.14-1.16x).
+  const int doubled_from = c.tile_m <= 8 || x == 8 ? sms - sms / 8 : sms;
   const bool few_stages_doubled = c.tile_m <= 16 && ctas > doubled_from && g.k_stages <= 4 * x;  // at M <= 16
   const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
   // Session 41 (rule P): clusters of two at token tiles 32 and 64 keep the 4-stage ring past that line. On every shape
