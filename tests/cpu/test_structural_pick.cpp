@@ -842,13 +842,18 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
                                  {32, 192, 4096, "tma_m32_r64_b2_s4_x8"}});  // 3 row tiles, the narrowest measured
   Config pick;
   std::string why;
-  // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 128 x 2048 (2 row tiles of 2 stages).
-  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 448, 12280}, {24, 448, 8320}, {24, 512, 12288},
-                                             {24, 128, 2048}, {32, 2048, 1408}, {24, 3200, 4096}, {48, 1024, 2560}})
+  // Session 48: 9 stages per CTA (448 x 8320: 56 CTAs) and 2 row tiles (128 x 2048) as well (H100, set thirty-one).
+  expect_structural_picks(h200, {{24, 448, 8320, "tma_m32_r64_b2_s4_x8"},
+                                 {24, 128, 2048, "tma_m32_r64_b2_s4_x8"},
+                                 {32, 128, 5112, "tma_m32_r64_b2_s4_x8"}});
+  // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 448 x 10240 (56 of 10), one row tile (64 x 2048: the narrow
+  // grids' line).
+  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 448, 12280}, {24, 448, 10240}, {24, 512, 12288},
+                                             {24, 64, 2048}, {32, 2048, 1408}, {24, 3200, 4096}, {48, 1024, 2560}})
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
         << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
   EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));
-  EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 8 stages per CTA"));
+  EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 9 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
                    {{48, 10007, 1016}}, {{48, 11003, 3080}, {64, 51865, 1024}});
   expect_rule_note(h200, "give 2-2.7 per SM with K 704-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},

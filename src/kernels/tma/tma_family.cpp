@@ -119,9 +119,15 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // below says of one tile). On the CTA line or over it, any number of stages (1280 x 12352, 160 CTAs of 13: 0.94-0.99x
   // cuBLASLt's default on both GPUs; h100/heuristic-twentyeighth-6dcfcef.json,
   // h200/heuristic-twentyeighth-f743a5d.json).
+  // Session 48 (H100, blind sets thirty-one and thirty-two, written to straddle those two lines): 9 stages per CTA
+  // and 2 row tiles as well. 320 x 8320 and 448 x 8200 (40 / 56 CTAs of 9 stages) ran the cluster 0.82-0.95x cuBLASLt's
+  // answer at M = 24-32; 128 x 5112 and 128 x 7168 (2 tiles, 16 CTAs of 5 / 7) 0.72-0.90x the stage ring's
+  // (h100/heuristic-thirtyfirst-5a758ee.json). One-tile shapes stay out (the narrow grids' line below takes 32 x 6144,
+  // where the cluster was 0.82-0.87x bulk's on the H100: not acted on), and so do 10-11 stages (unmeasured) and 12 or
+  // more, which lost on the H200.
   const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;  // rule U below and the narrow grids' line
   const bool wide_eights = p.m > 16 && p.m <= 32 && first.cluster == 8 && first.boxes == 2 &&
-                           (2 * g.ctas >= dev.sms || (stages_per_cta <= 8 && g.tiles >= 3));
+                           (2 * g.ctas >= dev.sms || (stages_per_cta <= 9 && g.tiles >= 2));
   if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights) return false;
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows
   // over more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
@@ -214,8 +220,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   *reason = text;
   if (!note.empty()) *reason += "; " + note;
   if (wide_eights && y_row_bytes % 16 == 0)
-    *reason += "; a cluster of eight per tile on half the SMs or more, or of at most 8 stages per CTA, at 17-32 "
-               "tokens (sessions 46, 47)";
+    *reason += "; a cluster of eight per tile on half the SMs or more, or of at most 9 stages per CTA, at 17-32 "
+               "tokens (sessions 46-48)";
   else if (p.m > 16)
     *reason += "; y's rows of " + std::to_string(y_row_bytes) +
                " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";
