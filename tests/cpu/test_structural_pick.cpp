@@ -451,18 +451,18 @@ TEST(StructuralPick, FilledClustersOfFourWithLongKTakeTheLeadSplitUpToFourTokens
 TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {1, 40000, 1536, "tma_m8_r64_b2_s4_c2_d6"},  {16, 40000, 1536, "tma_m16_r64_b2_s4_c2_d6"},
+      {3, 40000, 1536, "tma_m8_r64_b2_s4_c2_d6"},  {16, 40000, 1536, "tma_m16_r64_b2_s4_c2_d6"},
       {4, 51866, 1280, "tma_m8_r64_b2_s4_c2_d6"},  {8, 25600, 2048, "tma_m8_r64_b2_s4_c2_d6"},
       {12, 50257, 1024, "tma_m16_r64_b2_s4_c2_d6"},
       // Counter-examples.
-      {1, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
+      {3, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
       // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64
       // (at K = 640: from K = 704 rule K's one-box tiles take both since session 48).
-      {1, 25280, 640, "tma_m8_r32_b2_s4_c2_d6"},   {1, 25281, 640, "tma_m8_r64_b2_s4_c2_d6"},
-      {1, 25280, 1024, "tma_m8_r64_b1_s4_c2_d6"},
+      {1, 25280, 640, "tma_m8_r32_b2_s4_c2_d6"},   {3, 25281, 640, "tma_m8_r64_b2_s4_c2_d6"},
+      {3, 25280, 1024, "tma_m8_r64_b1_s4_c2_d6"},
   });
-  expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{1, 40000, 1536}},
+  expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{3, 40000, 1536}},
                    {{1, 24576, 1536}});
 }
 
@@ -477,24 +477,30 @@ TEST(StructuralPick, WideTilesInFullWavesOrShortKTakeOneBoxStages) {
       {1, 58101, 512, "tma_m8_r128_b1_s4_c2_d6"},   {16, 33337, 1024, "tma_m16_r128_b1_s4_c2_d6"},
       {1, 32768, 1024, "tma_m8_r128_b1_s4_c2_d6"},  {12, 65534, 1024, "tma_m16_r128_b1_s4_c2_d6"},
       {8, 32064, 2048, "tma_m8_r128_b1_s4_c2_d6"},  {24, 33337, 1000, "tma_m32_r128_b1_s4_c2_d6"},
-      {1, 50257, 768, "tma_m8_r64_b1_s5_c2_d6"},    {16, 49152, 576, "tma_m16_r64_b1_s5_c2_d6"},
+      {3, 50257, 768, "tma_m8_r64_b1_s5_c2_d6"},    {16, 49152, 576, "tma_m16_r64_b1_s5_c2_d6"},
       {32, 51865, 768, "tma_m32_r64_b1_s5_c2_d6"},
       // The lines: 128-row tiles at 0.74 of two waves (50257 x 1024: 393 tiles of 128) or K over 2048 (30000 x 2112),
       // 128 MiB or more (131071 x 1024 at 32 tokens, rule H's band: 1024 tiles, four full waves) keep their picks; K over
       // 768 (832), under 512 (51865 x 384) or not a multiple of 64 (760), or 128 MiB or more, keeps two boxes per stage. 224 tiles of 128 (28672 rows, 0.848 of one wave) are under the
       // line, 225 (28801 rows) over it.
-      {1, 50257, 1024, "tma_m8_r64_b2_s4_c2_d6"},   {1, 30000, 2112, "tma_m8_r64_b2_s4_c2_d6"},
-      {24, 131071, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {1, 50257, 832, "tma_m8_r64_b2_s4_c2_d6"},
-      {1, 51865, 384, "tma_m8_r64_b2_s4_c2_d6"},    {24, 140001, 512, "tma_m32_r64_b2_s4_c2_d6"},  // K < 512; 128 MiB
-      {1, 26003, 768, "tma_m8_r64_b2_s4_c2_d6"},    {1, 42177, 768, "tma_m8_r64_b1_s5_c2_d6"},     // 407 / 660 tiles
-      {1, 42176, 768, "tma_m8_r64_b2_s4_c2_d6"},    // 659 tiles: under 5 per SM
-      {1, 50257, 760, "tma_m8_r64_b2_s4_c2_d6"},    {1, 28672, 1024, "tma_m8_r64_b2_s4_c2_d6"},
+      {3, 50257, 1024, "tma_m8_r64_b2_s4_c2_d6"},   {3, 30000, 2112, "tma_m8_r64_b2_s4_c2_d6"},
+      {24, 131071, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {3, 50257, 832, "tma_m8_r64_b2_s4_c2_d6"},
+      {3, 51865, 384, "tma_m8_r64_b2_s4_c2_d6"},    {24, 140001, 512, "tma_m32_r64_b2_s4_c2_d6"},  // K < 512; 128 MiB
+      {3, 26003, 768, "tma_m8_r64_b2_s4_c2_d6"},    {3, 42177, 768, "tma_m8_r64_b1_s5_c2_d6"},     // 407 / 660 tiles
+      {3, 42176, 768, "tma_m8_r64_b2_s4_c2_d6"},    // 659 tiles: under 5 per SM
+      {3, 50257, 760, "tma_m8_r64_b2_s4_c2_d6"},    {3, 28672, 1024, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 28801, 1024, "tma_m8_r128_b1_s4_c2_d6"},
   });
   expect_rule_note(h200, "one CTA per 128-row tile of one box per stage", "128-row tile", {{1, 58101, 512}},
                    {{1, 50257, 1024}});
   expect_rule_note(h200, "on a 5-stage ring, where those tiles give 1.5x the slots or more with K 512-768", "5-stage ring",
-                   {{1, 50257, 768}}, {{1, 50257, 832}});
+                   {{3, 50257, 768}}, {{3, 50257, 832}});
+  // ... and at M <= 2 stream-K where the 128-row tiles do not fill their waves (40000 x 1096 at M = 1: 24.57 us against
+  // 26.92 for one CTA per 64-row tile on the H200, heuristic-twentieth-e5e10d2.json).
+  expect_structural_picks(h200, {{1, 50257, 768, "tma_m8_r64_b2_s4_c2_u1"}, {2, 40000, 1536, "tma_m8_r64_b2_s4_c2_u1"},
+                                 {2, 58101, 512, "tma_m8_r128_b1_s4_c2_d6"}, {3, 50257, 1024, "tma_m8_r64_b2_s4_c2_d6"}});
+  expect_rule_note(h200, "stream-K at M <= 2 where the 64-row tiles give 1.5x the slots or more", "stream-K at M <= 2",
+                   {{1, 50257, 768}}, {{3, 50257, 768}, {1, 58101, 512}});
 }
 
 // Session 48: where the 64-row lead split is one part per tile (K of at most 6 stages of 128) and 32-row tiles number
@@ -635,7 +641,7 @@ TEST(StructuralPick, KNotAMultipleOf64WithoutAClusterTakesCublasLt) {
   EXPECT_THAT(pick_on(h200, 2, 12000, 2056).reason.str(),
               HasSubstr("not the tma first cut tma_m8_r64_b2_s4_c2_u1 (188 row tiles of 64, stream-K)"));
   expect_structural_picks(h200, {
-      {1, 12000, 2056, "tma_m8_r32_b2_s4_c2_d6"},  {1, 40000, 1096, "tma_m8_r64_b2_s4_c2_d6"},
+      {1, 12000, 2056, "tma_m8_r32_b2_s4_c2_d6"},  {1, 40000, 1096, "tma_m8_r64_b2_s4_c2_u1"},  // stream-K: session 48
       {8, 5120, 1712, "tma_m8_r64_b2_s4_c2_d6"},   {8, 5128, 3000, "tma_m8_r64_b2_s5_c2_d6"},
       {8, 8448, 2056, "tma_m8_r64_b2_s5_c2_d6"},   {16, 2048, 2736, "tma_m16_r64_b2_s4_x4"},
       {16, 1000, 15000, "tma_m16_r64_b2_s4_x8"},   {2, 1000, 15000, "tma_m8_r64_b2_s4_c1_u1"},

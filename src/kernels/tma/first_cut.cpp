@@ -559,6 +559,18 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
                         "give 2-2.7 per SM with K 704-2560 (sessions 42, 45-48)";
       return true;
     }
+    // Session 48: at M <= 2 rule 4's band keeps stream-K (below), as rule 7 does at 128 MiB and more. Stream-K / one
+    // CTA per 64-row tile summed over every point where both were timed at M = 1-2 (N over 25280, under 128 MiB): K <=
+    // 768, H200 107.4 against 123.1 us (6 points; within 5% 0 -> 6), H100 218.3 against 233.6 (10; 4 -> 10); K 832-1024
+    // even (305.9 against 307.6; 503.7 against 504.0); K 1088-2048, H200 449.4 against 467.1 (16; 11 -> 15), H100
+    // 552.6 against 561.7 (16; 13 -> 16). On 58101 x 512 at M = 1 stream-K took 14.88 us against the 128-row tiles'
+    // 16.31 (H200, heuristic-twentyeighth-f743a5d.json).
+    // Not where the 128-row tiles fill their waves (below): there they led at M = 1-2 too (33337 x 1000 at M = 2 19.36
+    // us against stream-K's 22.27, 32000 x 2048 and 33337 / 64002 x 1024 0.97-0.99x on both GPUs).
+    if (many_wide_tiles && cut.p.m <= 2 && !Cut::full_waves_of_128(cut.p, slots)) {
+      if (note) *note = "stream-K at M <= 2 where the 64-row tiles give 1.5x the slots or more (session 48)";
+      return false;
+    }
     *out = many_wide_tiles ? cut.wide_tiles_of(cut.p) : cut.lead_split(short_rows, true);
     return true;
   }
