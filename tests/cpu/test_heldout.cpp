@@ -67,7 +67,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_twentyfifth:tp1", "model:heldout_twentysixth:tp1",
                                         "model:heldout_twentyseventh:tp1", "model:heldout_twentyeighth:tp1",
                                         "model:heldout_twentyninth:tp1", "model:heldout_thirtieth:tp1",
-                                        "model:heldout_thirtyfirst:tp1", "model:heldout_thirtysecond:tp1"};
+                                        "model:heldout_thirtyfirst:tp1", "model:heldout_thirtysecond:tp1",
+                                        "model:heldout_thirtythird:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -333,6 +334,19 @@ TEST(Heldout, ThirtyFirstSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // room_for_fours (16 / 17 stages); 18 with N % 8 != 0, 4 with K % 64 != 0.
 TEST(Heldout, ThirtySecondSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_thirtysecond:tp1");
+}
+
+// Set thirty-three (the rules at ed4449f: kOneBoxMinK = 704, the one-box 5-stage ring from 5 tiles per SM, idle_half from
+// K = 512, the 32-token one CTA per tile up to K = 1600), written blind at ed4449f by a helper that read no measurement:
+// 32 shapes, 16 real decode projections no earlier set used (lm_heads of OPT-66B TP16, Galactica-30B TP8, Galactica-6.7B
+// TP4, BLOOM-1b7 TP8, Gemma-2-9B TP16 and Phi-3-medium TP8; qkv, o_proj, gate_up, down and routers of Qwen2.5-7B, OPT-66B,
+// Yi-34B, MPT-30B and gpt-oss-120b; routed experts of DBRX, Snowflake Arctic and gpt-oss-120b at TP 4-16) and 16
+// synthetic odd.* sizes in eight pairs across the edges of the one-box 5-stage ring's 5 tiles per SM (659 / 660 tiles),
+// kOneBoxMinK in rule S's band (K 640 / 704), the 32-token one CTA per tile's K 1600 (1600 / 1664), rule V's 6 tiles per
+// SM at K 1600 (792 / 793 tiles), rule E's 2.6 CTAs per SM (343 / 344 tiles of 32), rules D / M's 231 CTAs (228 / 232 in
+// fours), rule L's K 1536 (1472 / 1536) and rule B's K 1024 (1016 / 1032); 15 with N % 8 != 0, 4 with K % 64 != 0.
+TEST(Heldout, ThirtyThirdSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_thirtythird:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
