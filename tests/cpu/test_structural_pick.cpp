@@ -474,7 +474,7 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
 TEST(StructuralPick, WideTilesInFullWavesOrShortKTakeOneBoxStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {1, 58101, 512, "tma_m8_r128_b1_s4_c2_d6"},   {16, 33337, 1024, "tma_m16_r128_b1_s4_c2_d6"},
+      {3, 58101, 512, "tma_m8_r128_b1_s4_c2_d6"},   {16, 33337, 1024, "tma_m16_r128_b1_s4_c2_d6"},
       {1, 32768, 1024, "tma_m8_r128_b1_s4_c2_d6"},  {12, 65534, 1024, "tma_m16_r128_b1_s4_c2_d6"},
       {8, 32064, 2048, "tma_m8_r128_b1_s4_c2_d6"},  {24, 33337, 1000, "tma_m32_r128_b1_s4_c2_d6"},
       {3, 50257, 768, "tma_m8_r64_b1_s5_c2_d6"},    {16, 49152, 576, "tma_m16_r64_b1_s5_c2_d6"},
@@ -491,16 +491,19 @@ TEST(StructuralPick, WideTilesInFullWavesOrShortKTakeOneBoxStages) {
       {3, 50257, 760, "tma_m8_r64_b2_s4_c2_d6"},    {3, 28672, 1024, "tma_m8_r64_b2_s4_c2_d6"},
       {1, 28801, 1024, "tma_m8_r128_b1_s4_c2_d6"},
   });
-  expect_rule_note(h200, "one CTA per 128-row tile of one box per stage", "128-row tile", {{1, 58101, 512}},
+  expect_rule_note(h200, "one CTA per 128-row tile of one box per stage", "128-row tile", {{3, 58101, 512}},
                    {{1, 50257, 1024}});
   expect_rule_note(h200, "on a 5-stage ring, where those tiles give 1.5x the slots or more with K 512-768", "5-stage ring",
                    {{3, 50257, 768}}, {{3, 50257, 832}});
-  // ... and at M <= 2 stream-K where the 128-row tiles do not fill their waves (40000 x 1096 at M = 1: 24.57 us against
-  // 26.92 for one CTA per 64-row tile on the H200, heuristic-twentieth-e5e10d2.json).
+  // ... and at M <= 2 stream-K unless the 128-row tiles fill their waves with K over 768 (40000 x 1096 at M = 1: 24.57
+  // us against 26.92 for one CTA per 64-row tile on the H200, heuristic-twentieth-e5e10d2.json; 58101 x 512, full
+  // waves but K = 512: the 128-row tiles 1.07-1.11x stream-K on both GPUs).
   expect_structural_picks(h200, {{1, 50257, 768, "tma_m8_r64_b2_s4_c2_u1"}, {2, 40000, 1536, "tma_m8_r64_b2_s4_c2_u1"},
-                                 {2, 58101, 512, "tma_m8_r128_b1_s4_c2_d6"}, {3, 50257, 1024, "tma_m8_r64_b2_s4_c2_d6"}});
+                                 {2, 58101, 512, "tma_m8_r64_b2_s4_c2_u1"}, {3, 50257, 1024, "tma_m8_r64_b2_s4_c2_d6"},
+                                 {1, 33337, 1024, "tma_m8_r128_b1_s4_c2_d6"}, {2, 32768, 832, "tma_m8_r128_b1_s4_c2_d6"},
+                                 {2, 32768, 768, "tma_m8_r64_b2_s4_c2_u1"}});
   expect_rule_note(h200, "stream-K at M <= 2 where the 64-row tiles give 1.5x the slots or more", "stream-K at M <= 2",
-                   {{1, 50257, 768}}, {{3, 50257, 768}, {1, 58101, 512}});
+                   {{1, 50257, 768}}, {{3, 50257, 768}, {1, 33337, 1024}});
 }
 
 // Session 48: where the 64-row lead split is one part per tile (K of at most 6 stages of 128) and 32-row tiles number
@@ -512,6 +515,7 @@ TEST(StructuralPick, OnePartSixtyFourRowTilesOnHalfTheSmsTakeThirtyTwoRows) {
       {1, 4096, 768, "tma_m8_r32_b2_s8_c2_d6"},   {16, 4096, 768, "tma_m16_r32_b2_s8_c2_d6"},
       {4, 4224, 640, "tma_m8_r32_b2_s8_c2_d6"},   {4, 4225, 640, "tma_m8_r64_b2_s4_c2_d6"},
       {8, 7168, 768, "tma_m8_r64_b2_s4_c2_d6"},   {4, 4096, 400, "tma_m8_r64_b2_s4_c2_d6"},  // K under 512 (set 32)
+      {4, 4096, 512, "tma_m8_r32_b2_s8_c2_d6"},   {4, 4096, 448, "tma_m8_r64_b2_s4_c2_d6"},  // the K = 512 edge
   });
   expect_rule_note(h200, "where 64-row tiles would leave half the SMs idle", "half the SMs idle", {{1, 4096, 768}},
                    {{1, 7168, 768}});
@@ -831,6 +835,7 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       // W's lines: K under 704 (640; session 48) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots)
       // against 265.
       {24, 21011, 640, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      {24, 21011, 704, "tma_m32_r64_b1_s4_c2_d6"},
       {32, 18627, 768, "tma_m32_r64_b1_s4_c2_d6"},
       {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},  // 264: session 48's
       {24, 21011, 960, "tma_m32_r64_b1_s4_c2_d6"},  {24, 21011, 832, "tma_m32_r64_b1_s4_c2_d6"},  // session 47
@@ -852,8 +857,8 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
   expect_structural_picks(h200, {{24, 448, 8320, "tma_m32_r64_b2_s4_x8"},
                                  {24, 128, 2048, "tma_m32_r64_b2_s4_x8"},
                                  {32, 128, 5112, "tma_m32_r64_b2_s4_x8"}});
-  // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 448 x 10240 (56 of 10), one row tile (64 x 2048: the narrow
-  // grids' line).
+  // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 448 x 10240 (56 of 10), one row tile (64 x 2048: U's own
+  // floor of 2 tiles; on aligned rows nothing else would take the cluster there).
   for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 448, 12280}, {24, 448, 10240}, {24, 512, 12288},
                                              {24, 64, 2048}, {32, 2048, 1408}, {24, 3200, 4096}, {48, 1024, 2560}})
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
@@ -931,6 +936,8 @@ TEST(StructuralPick, OneCtaPerTileAtThirtyTwoTokensAndAbove128MiB) {
       {8, 32000, 3136, "tma_m8_r64_b2_s4_c2_u1"},    {24, 10970, 3136, "tma_m32_r64_b2_s4_c2_u1"},
       {24, 10007, 1664, "tma_m32_r64_b2_s4_c2_u1"},  {24, 10007, 640, "tma_m32_r64_b2_s4_c2_u1"},   // K 1600 / 704
       {24, 10007, 1600, "tma_m32_r64_b2_s4_c2_d6"},  {24, 14715, 1600, "tma_m32_r64_b2_s4_c2_d6"},
+      {24, 10007, 704, "tma_m32_r64_b2_s4_c2_d6"},   {24, 14715, 1096, "tma_m32_r64_b2_s4_c2_u1"},  // K 704; rule O's K
+      {24, 14715, 1088, "tma_m32_r64_b2_s4_c2_d6"},
       {8, 140000, 512, "tma_m8_r64_b2_s4_c2_u1"},   // 128 MiB or more with K under 1024
   });
   expect_rule_note(h200, "1-2 per SM with K <= 1600 or 1.75-2 per SM with K <= 5376 at 32 tokens", "1.75-2 per SM",

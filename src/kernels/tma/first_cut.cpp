@@ -38,8 +38,8 @@ struct Cut {
     c.boxes = 1, c.stages = 4;
     return c;
   }
-  // Session 48: the same one-box tiles on a 5-stage ring where K is at most 768 (12 boxes of 64) and the 64-row tiles
-  // give 1.5x the slots or more (rule 4 at M <= 16, rule H at 32 tokens), instead of two boxes per stage on 4. Summed
+  // Session 48: the same one-box tiles on a 5-stage ring where K is 512-768 (8-12 boxes of 64) and the 64-row tiles give
+  // 5 per SM or more (rule 4's band at M = 3-16, rule H's at 32 tokens), instead of two boxes per stage on 4. Summed
   // over every point where both were timed (M = 1-16): H200 489.2 us against 524.5 (24 points; within 5% of the best 0
   // -> 14), H100 933.9 against 971.9 (40; 20 -> 37), on 49152 x 576, 50257 / 51865 x 768 and 51865 / 58101 x 512
   // (h200/heuristic-twentyeighth-f743a5d.json, h100/heuristic-twentyeighth-6dcfcef.json to thirtieth-e426124); 4 and
@@ -51,8 +51,9 @@ struct Cut {
   // 1-16 on the H100 (h100/heuristic-thirtyfirst-5a758ee.json; 128-row tiles on a 5-stage ring were 0.76-0.81x, one
   // shape). Under 128 MiB, where its data is (rule H's band has no size line of its own). From 5 tiles per SM: every
   // shape above had 768-908 tiles of 64, and set thirty-two's 26003 x 768 (407 tiles, written to straddle the K line,
-  // blind) ran it 1.20-1.23x the best at M = 1-3 and 1.05-1.19x at 4-16, where two boxes on 5 stages led (H100,
-  // h100/heuristic-thirtysecond-1f2776c.json). Between 407 and 768 tiles nothing was measured.
+  // blind) ran it 1.20-1.23x the best at M = 1-3 and 1.05-1.19x at 4-16, where two boxes on 5 stages were the best
+  // measured and the two-box 4-stage ring it now keeps 1.03-1.07x (H100, h100/heuristic-thirtysecond-1f2776c.json).
+  // Between 407 and 768 tiles nothing was measured.
   static bool short_k_one_box(const Problem& p, int sms) {
     return p.k >= 512 && p.k <= 768 && p.k % kStageK == 0 && p.weight_bytes() < (int64_t{128} << 20) &&
            (p.n + 63) / 64 >= 5 * int64_t{sms};
@@ -117,7 +118,7 @@ bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK !=
 // every K line so far the outside won as well; under 704 nothing was measured in these bands.
 constexpr int64_t kOneBoxMinK = 704;
 
-// Rule S's band (sessions 42, 45-48): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 768-2560, a
+// Rule S's band (sessions 42, 45-48): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 704-2560, a
 // multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
 // to 16, rule W at 32.
 bool rule_s_band(const Problem& p, int sms) {
@@ -266,9 +267,9 @@ void ClusterBand::cluster_ring() {
   // shapes (1.01-1.07x), so it stays there.
   // Session 48: at the 16-token tile too for clusters of eight (120-128 CTAs: 15-16 row tiles) with at most 4 stages
   // each. 3 / 4 stages at M = 12-16: H100 (blind sets thirty-one and thirty-two) 1024 x 2304 0.80x, 1024 x 2816
-  // 0.82-0.83x (h100/heuristic-thirtyfirst-5a758ee.json, thirtysecond-1f2776c); H200 1000 x 1032 0.86-0.87x, 1024 x
-  // 2560 0.88-0.92x, 1024 x 3072 0.91-0.94x, 1000 / 1024 x 4096 0.94-0.98x, 1024 x 3840 0.96-0.97x, but 1024 x 2048
-  // 1.03-1.04x, 1000 x 3000 1.03-1.06x and 1001 x 3080 1.06x (sets thirteen to twenty-two): mean 0.97x over 18 points.
+  // 0.82-0.83x (h100/heuristic-thirtyfirst-5a758ee.json, thirtysecond-1f2776c); H200 1024 x 2560 0.88-0.92x, 1024 x
+  // 3072 0.91-0.94x, 1000 / 1024 x 4096 0.94-0.98x, 1024 x 3840 0.96-0.97x, but 1024 x 2048 1.03-1.04x, 1000 x 3000
+  // 1.03-1.06x and 1001 x 3080 1.06x (sets thirteen to twenty-two): mean 0.98x over 16 points, 6 of them slower.
   // With more stages per CTA 4 stay (1024 x 5120-5376 1.02-1.07x with 3, 960 x 5120 1.14-1.16x).
   const int doubled_from = c.tile_m <= 8 || x == 8 ? sms - sms / 8 : sms;
   const bool few_stages_doubled = c.tile_m <= 16 && ctas > doubled_from && g.k_stages <= 4 * x;  // at M <= 16
@@ -552,7 +553,7 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // Ms within 5% there and 3/12 on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on
     // the H100's blind set twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M =
     // 1-16, 0.92-0.95x; 8 of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json).
-    // Session 47: K from 832, session 48 from 768 (kOneBoxMinK, with rule K's line).
+    // Session 47: K from 832, session 48 from 768 and then 704 (kOneBoxMinK, with rule K's line).
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
@@ -565,9 +566,11 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // even (305.9 against 307.6; 503.7 against 504.0); K 1088-2048, H200 449.4 against 467.1 (16; 11 -> 15), H100
     // 552.6 against 561.7 (16; 13 -> 16). On 58101 x 512 at M = 1 stream-K took 14.88 us against the 128-row tiles'
     // 16.31 (H200, heuristic-twentyeighth-f743a5d.json).
-    // Not where the 128-row tiles fill their waves (below): there they led at M = 1-2 too (33337 x 1000 at M = 2 19.36
-    // us against stream-K's 22.27, 32000 x 2048 and 33337 / 64002 x 1024 0.97-0.99x on both GPUs).
-    if (many_wide_tiles && cut.p.m <= 2 && !Cut::full_waves_of_128(cut.p, slots)) {
+    // Not where the 128-row tiles fill their waves with K over 768 (below): there they led at M = 1-2 on the H200 over
+    // those points (227.6 against 231.9 us; 33337 x 1000 at M = 2 19.36 against stream-K's 22.27, 32000 x 2048 and
+    // 33337 x 1024 0.97-0.99x; 64002 x 1024 1.02-1.03x). With K <= 768 stream-K stays: 58101 x 512 ran the 128-row
+    // tiles 1.07-1.11x stream-K at M = 1-2 on both GPUs.
+    if (many_wide_tiles && cut.p.m <= 2 && !(Cut::full_waves_of_128(cut.p, slots) && cut.p.k > 768)) {
       if (note) *note = "stream-K at M <= 2 where the 64-row tiles give 1.5x the slots or more (session 48)";
       return false;
     }
@@ -609,14 +612,14 @@ Config unclustered(Cut& cut) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
-  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 768-2560, a multiple of
+  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 704-2560, a multiple of
   // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
   // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles): 22779
   // x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21 against
   // 32.96 / 33.54 (twentythird-36a5aea), as their 357-tile twins 22789 x 1408 and 22790 x 2560 under rules Q and K; on
   // the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x (h100/heuristic-twentysixth-cb7656b.json), where
   // stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per SM on two-per-SM slots; session 48, 18627 x 768
-  // 0.79-0.81x (h100/heuristic-thirtieth-e426124.json). Not measured: K under 768 or over 2560 in this band. The
+  // 0.79-0.81x (h100/heuristic-thirtieth-e426124.json). Not measured: K under 704 or over 2560 in this band. The
   // 64-token tile is taken below (the one-box ring of session 47, or rule V).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
@@ -636,7 +639,9 @@ Config unclustered(Cut& cut) {
   // K under 832 was not measured in this band, so the short-K line starts at kOneBoxMinK. Up to K = 1600 since the
   // H100's blind set thirty-two: 14715 x 1600 (230 tiles, written to sit under the 1.75 line) ran stream-K 1.31-1.34x
   // one CTA per tile at M = 24 / 32 (h100/heuristic-thirtysecond-1f2776c.json); 14723 x 1600 (231) took it, within 3.2%.
-  const bool short_k_or_near_two = ((p.k >= kOneBoxMinK && p.k <= 1600) ||
+  // K % 64 != 0 past 1088 was not measured with one CTA per tile here (rule O's 11003 x 3080 ran it 1.14-1.17x), so
+  // rule O's K stays out of the short-K line above 1088 too.
+  const bool short_k_or_near_two = ((p.k >= kOneBoxMinK && p.k <= 1600 && (p.k <= 1088 || !misaligned_k_rows(p))) ||
                                     (4 * tiles64 >= 7 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)));
   if (c.tile_m == 32 && tiles64 > sms && tiles64 <= slots && short_k_or_near_two) {
     if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-2 per SM with K <= 1600 or 1.75-2 "
@@ -781,7 +786,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // (h100/heuristic-twentyfifth-cf3baed.json); 22787 x 1216 0.81-0.94x on the H100
   // (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20 H200 and 20 H100 points change, all
   // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured. Session 47:
-  // K from 832, session 48 from 768 (kOneBoxMinK).
+  // K from 832, session 48 from 768 and then 704 (kOneBoxMinK).
   const int64_t tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {

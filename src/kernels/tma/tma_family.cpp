@@ -114,7 +114,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // ran the cluster at 0.99 / 1.14x cuBLASLt's default at M = 24 / 32 (1.10 / 1.14x its best algorithm), and 392 x
   // 13000 (13) at 0.99 / 1.10x (twentyfirst-2720553). On the H100, 448 x 12280 ran 1.01 / 1.04x the default, but 328 x
   // 12288 (48 CTAs of 12) 0.77 / 0.94x, the best measured (h100/heuristic-twentyninth-ce87993.json). Issue 18 is judged
-  // on the H200: under the CTA line at most 8 stages per CTA (nothing measured between 5 and 12 there), and 3 row tiles
+  // on the H200: under the CTA line at most 8 stages per CTA (nothing measured between 5 and 12 there; 9 since session 48,
+  // below), and 3 row tiles (2 since session 48)
   // or more (192 x 4096 is the narrowest measured; one- and two-tile shapes keep the scored pick, as rule R's comment
   // below says of one tile). On the CTA line or over it, any number of stages (1280 x 12352, 160 CTAs of 13: 0.94-0.99x
   // cuBLASLt's default on both GPUs; h100/heuristic-twentyeighth-6dcfcef.json,

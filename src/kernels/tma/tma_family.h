@@ -25,10 +25,10 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   16 or more 128-wide stages, the lead split of 32-row tiles (7 stages) when that gives every tile 2 to 8 parts:
 //   alone 0.3-0.6 us faster per call on 2112, 1536 and 3648 x 7168 at M = 1-8, but the whole step with it was 6.6%
 //   slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9 alike; step-lead*-38281141.json);
-// - at M <= 16 where 64-row tiles number 2.7 to 3 per SM and K is 768-10240 (a multiple of 64), one CTA per tile of
+// - at M <= 16 where 64-row tiles number 2.7 to 3 per SM and K is 704-10240 (a multiple of 64), one CTA per tile of
 //   one box per stage on a 4-stage ring, the whole grid resident (rule K, session 37: 23040-25256 rows), and the
-//   same at 2 to 2.7 per SM where K is 768-2560 (rule S, sessions 42, 45-48; rule K from K = 1024 in 46, 832 in 47,
-//   768 in 48);
+//   same at 2 to 2.7 per SM where K is 704-2560 (rule S, sessions 42, 45-48; rule K from K = 1024 in 46, 832 in 47,
+//   704 in 48);
 // - otherwise 64-row tiles and, under 128 MiB of weights, split-K by the largest cluster (8, 4, 2) whose clusters
 //   all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the 64-token tile; 4 stages, 3 when the grid
 //   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each; where clusters
@@ -53,15 +53,16 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   session 35, where halves leave the other part 4 or more and thirds 6 or more, and since session 46 any halves on
 //   at most slots - SMs / 4 CTAs; 4 otherwise. Where K has fewer stages than the lead plus one (7168 x 768: 6 stages)
 //   every tile is one part, i.e. one CTA per 64-row tile; in 32-row tiles on an 8-stage ring instead where those
-//   number at most the SMs (session 48: 4096 x 688 / 768, where 64-row tiles leave half the SMs idle).
+//   number at most the SMs with K >= 512 (session 48: 4096 x 688 / 768, where 64-row tiles leave half the SMs idle).
 //   Where no cluster fits, at M <= 16: one CTA per row tile where that fills nine tenths of the slots or K is at most
 //   3072 (session 17), in 32-row tiles where K is at most 3072 unless the 64-row ones fill three quarters of the
 //   slots and no more (session 16) or give 1.5 x the slots or more (session 33: 32768 x 1024 and six shapes more;
 //   since session 48 128-row tiles of one box per stage there where those fill their waves of two per SM to 85% or
-//   more with K <= 2048, and otherwise one box per stage on a 5-stage ring where K <= 768);
+//   more with K <= 2048, and otherwise one box per stage on a 5-stage ring where K is 512-768 with 5 or more tiles per
+//   SM; at M <= 2 stream-K there unless the 128-row tiles fill their waves with K over 768);
 // - at 128 MiB or more and M <= 16, one CTA per 64-row tile where the tiles fill nine tenths of the slots and no more
 //   (session 17), and from M = 3 where they outnumber the slots with K 1024-3072 (session 48);
-// - at the 32-token tile, one CTA per 64-row tile for 1-2 tiles per SM where K is 768-1088 or the tiles give 1.75 per
+// - at the 32-token tile, one CTA per 64-row tile for 1-2 tiles per SM where K is 704-1600 or the tiles give 1.75 per
 //   SM or more with K <= 5376 (session 48); clusters of four that fill the slots keep the 4-stage ring from 9 stages of
 //   128 per CTA on at most slots - SMs / 8 CTAs (sessions 47-48), and there keep the cluster at 32-64 tokens;
 // - otherwise stream-K over two CTAs per SM.
