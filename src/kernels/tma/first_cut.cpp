@@ -10,6 +10,10 @@ namespace skinnygemm::tma {
 
 namespace {
 
+// 128 MiB of weights: the line between the bands where clusters and rule 4's one-CTA tiles are tried and those of
+// stream-K and the lead split's large-shape rules (session 17).
+bool at_least_128_mib(const Problem& p) { return p.weight_bytes() >= (int64_t{128} << 20); }
+
 // The first cut under construction: the problem, the device's SMs, the step's lead knob (-1: the default), the
 // caller's note and the config so far (the family, its token tile, 64-row tiles).
 struct Cut {
@@ -55,7 +59,7 @@ struct Cut {
   // measured and the two-box 4-stage ring it now keeps 1.03-1.07x (H100, h100/heuristic-thirtysecond-1f2776c.json).
   // Between 407 and 768 tiles nothing was measured.
   static bool short_k_one_box(const Problem& p, int sms) {
-    return p.k >= 512 && p.k <= 768 && p.k % kStageK == 0 && p.weight_bytes() < (int64_t{128} << 20) &&
+    return p.k >= 512 && p.k <= 768 && p.k % kStageK == 0 && !at_least_128_mib(p) &&
            (p.n + 63) / 64 >= 5 * int64_t{sms};
   }
   // Session 48: 128-row tiles of one box per stage (4-stage ring, one CTA per tile) in the same bands, where those
@@ -71,7 +75,7 @@ struct Cut {
   // (25600 x 2048, 25933 x 1280, 51865 x 512-1280) it went both ways. Nothing measured between 0.77 and 0.86.
   static bool full_waves_of_128(const Problem& p, int slots) {
     const int64_t tiles = (p.n + 127) / 128, waves = (tiles + slots - 1) / slots;
-    return p.k <= 2048 && 100 * tiles >= 85 * waves * slots && p.weight_bytes() < (int64_t{128} << 20);
+    return p.k <= 2048 && 100 * tiles >= 85 * waves * slots && !at_least_128_mib(p);
   }
   Config wide_tiles_of(const Problem& p) {
     lead_split(false, true);
@@ -140,6 +144,9 @@ struct ClusterBand {
   const Grid& g;       // the grid of whole 64-row tiles
   const int64_t ctas;  // tiles x x
   const bool short_k;  // at most 32 boxes of 64
+
+  // Each CTA's share of K in stages of 128 (two boxes), a partial one counted: the long fours' and rule M's lines.
+  int64_t stages_of_128_per_cta() const { return ((p.k + 127) / 128 + x - 1) / x; }
 
   bool few_ctas_of_large_shares();
   bool halved_clusters();
@@ -298,7 +305,7 @@ void ClusterBand::cluster_ring() {
   // (h100/heuristic-thirtieth-e426124.json). At 8 stages the GPUs disagree: 3711 x 4088 (232 CTAs) 0.86-0.92x on the
   // H100, 3840 x 3840 / 4096 (240) 0.96-0.97x on the H100 but 0.98-1.00x at M <= 5 and 1.02-1.05x at 8-16 on the H200
   // (heuristic-twentyfifth-5d2561e.json, twentysecond-d02342d), so 8 keeps 3.
-  const bool long_fours = x == 4 && ctas <= slots - sms / 8 && ((p.k + 127) / 128 + x - 1) / x >= 9;
+  const bool long_fours = x == 4 && ctas <= slots - sms / 8 && stages_of_128_per_cta() >= 9;
   c.stages = (ctas > slots - sms / 4 && !twos_ring && !long_fours) || few_stages_doubled || big_ring ? 3 : 4;
   c.cluster = x;
 }
@@ -391,7 +398,7 @@ bool ClusterBand::one_cta_per_tile_at_32_64_tokens() {
   // 1.30-1.33x stream-K's at 48-64 (H100, blind set thirty, h100/heuristic-thirtieth-e426124.json); 3711 x 4104 beside
   // it (K over 4096) kept the fours and was within 2.2% of the best at M = 24-32. Past the line x1 stays: 4003 x 4096
   // (252 CTAs of 8) ran the fours 1.24-1.30x x1's time at M = 24-32 on the H200 (heuristic-twentyfourth-2a9250d.json).
-  const bool room_for_fours = x == 4 && (p.k + 127) / 128 > 4 * int64_t{x} && ctas <= slots - sms / 8;
+  const bool room_for_fours = x == 4 && stages_of_128_per_cta() > 4 && ctas <= slots - sms / 8;
   if (c.tile_m >= 32 && x <= 4 && !room_for_fours && ctas > slots - sms / 4 && p.k <= 4096) {
     c.cluster = 1, c.boxes = 2, c.stages = c.tile_m == 64 ? 3 : 4;
     if (note) *note = "one CTA per 64-row tile, not clusters of two or four that fill the slots, with K <= 4096 at "
@@ -669,7 +676,7 @@ Config unclustered(Cut& cut) {
   // 3411.5, H100 1627.2 against 1625.0), so stream-K stays there. Where it lost: 37984 x 2048 and 36724 x 2560 on the
   // H200 (1.03-1.07x; their tiles fill 2.25 and 2.17 slots), 50257 x 1600 (H200, 1.01-1.02x) and 74235 x 1600 (H100, up
   // to 1.02x); no line separated them from the winners. K under 1024 was not measured here, so the rule starts at 1024.
-  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && p.m >= 3 && tiles64 > slots && p.k >= 1024 &&
+  if (at_least_128_mib(p) && c.tile_m <= 16 && p.m >= 3 && tiles64 > slots && p.k >= 1024 &&
       p.k <= 3072) {
     if (note) *note = "one CTA per 64-row tile, not stream-K, at 128 MiB or more with K <= 3072 at M = 3-16 (session 48)";
     return cut.lead_split(false, true);
@@ -680,7 +687,7 @@ Config unclustered(Cut& cut) {
   // keep stream-K (except at K 1024-3072 from M = 3 since session 48, above): 17408 x 5120 (272 tiles) ran 45.3-46.4 us
   // with it against 52.7-54.1 in one CTA per tile (set nine).
   // No Kimi-K3 shape is in the band (lm_head 20480 x 7168 has 320 tiles).
-  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 10 * tiles64 >= 9 * int64_t{slots} &&
+  if (at_least_128_mib(p) && c.tile_m <= 16 && 10 * tiles64 >= 9 * int64_t{slots} &&
       tiles64 <= slots)
     return cut.lead_split(false, true);
   // 128 MiB or more where two parts per 64-row tile fill at least 95% of the slots and no more: the lead split on a
@@ -689,7 +696,7 @@ Config unclustered(Cut& cut) {
   // 43.05 / 43.60 against 44.93 / 45.42. With three or four parts it won at M = 1 only (5632 x 12288 33.49 against
   // 34.48, 4224 x 16384 33.98 against 34.57) and lost at 16 (35.76 against 35.52, 37.56 against 35.95); with fewer
   // CTAs it lost (7168 x 14336: 224 CTAs, 52.35 against 51.22).
-  if (p.weight_bytes() >= (int64_t{128} << 20) && c.tile_m <= 16 && 2 * tiles64 <= slots &&
+  if (at_least_128_mib(p) && c.tile_m <= 16 && 2 * tiles64 <= slots &&
       20 * 2 * tiles64 >= 19 * int64_t{slots}) {
     cut.lead_split(false, true);
     c.stages = 5;
@@ -755,7 +762,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // (tma_family.h: it loses in the whole step).
   const Grid split = lead_split_grid_for(p.n, p.k, 32, 2, 2, lead < 0 ? 0 : lead, sms);
   if (lead >= 0 && c.tile_m <= 16 && split.k_stages >= 16 && split.parts >= 2 && split.parts <= 8 &&
-      p.weight_bytes() < (int64_t{128} << 20)) {
+      !at_least_128_mib(p)) {
     c.rows = 32, c.boxes = 2, c.stages = 7, c.ctas_per_sm = 2, c.lead = lead;
     return c;
   }
@@ -794,7 +801,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
                       "give 2.7-3 per SM (sessions 37, 41, 46-48)";
     return cut.one_box_tiles();
   }
-  if (p.weight_bytes() < (int64_t{128} << 20)) {
+  if (!at_least_128_mib(p)) {
     cut.c.boxes = c.tile_m == 64 ? 1 : 2;
     const Grid g = cluster_grid_for(p.n, p.k, cut.c.rows, cut.c.boxes, 1);
     // K <= 2048: at most 32 boxes of 64. K = 2048 counts since session 17: 13000 x 2048 (204 tiles of 64, no cluster
