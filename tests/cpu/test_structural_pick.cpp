@@ -860,7 +860,7 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
   // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 448 x 10240 (56 of 10), one row tile (64 x 2048: U's own
   // floor of 2 tiles; on aligned rows nothing else would take the cluster there).
   for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 448, 12280}, {24, 448, 10240}, {24, 512, 12288},
-                                             {24, 64, 2048}, {32, 2048, 1408}, {24, 3200, 4096}, {48, 1024, 2560}})
+                                             {24, 64, 2048}, {32, 2048, 1408}, {24, 3200, 4096}, {64, 1024, 2560}})
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
         << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
   EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));
@@ -883,10 +883,10 @@ TEST(StructuralPick, SixtyFourTokenOneBoxTilesInFullWavesOfThree) {
       {64, 50257, 768, "tma_m64_r64_b1_s4_x1"},  {64, 48833, 1024, "tma_m64_r64_b1_s4_x1"},   // 786, 764: >= 9/10
       {64, 50687, 1024, "tma_m64_r64_b1_s4_x1"},  {64, 50257, 1152, "tma_m64_r64_b1_s4_x1"},  // 792: two full waves
       // The lines: the slots (264 tiles: 16895 rows), a second wave of two (398: 25413 rows) or 356 of 396 (752 tiles,
-      // 48065 rows), K over 2560 (2624), K % 64 != 0 (1016): V's tile.
+      // 48065 rows), K over 2560 (2624): V's tile; K % 64 != 0 (1016): rule Y's 128-row tile (session 49).
       {48, 16895, 832, "tma_m64_r64_b2_s3_x1"},  {64, 25413, 2560, "tma_m64_r64_b2_s3_x1"},
       {64, 48065, 1024, "tma_m64_r64_b2_s3_x1"}, {48, 25343, 2624, "tma_m64_r64_b2_s3_x1"},
-      {48, 25343, 1016, "tma_m64_r64_b2_s3_x1"},
+      {48, 25343, 1016, "tma_m64_r128_b1_s3_x1"},
       // Past one wave only to K = 1536 (measured at 768-1536 there): 50257 x 1600 / 2560 keep V's tile.
       {64, 50257, 1536, "tma_m64_r64_b1_s4_x1"}, {64, 50257, 1600, "tma_m64_r64_b2_s3_x1"},
       {64, 50257, 2560, "tma_m64_r64_b2_s3_x1"},
@@ -944,6 +944,35 @@ TEST(StructuralPick, OneCtaPerTileAtThirtyTwoTokensAndAbove128MiB) {
                    {{24, 10003, 1016}}, {{24, 12628, 5120}});
   expect_rule_note(h200, "at 128 MiB or more with K <= 3072 at M = 3-16", "at 128 MiB or more with K",
                    {{3, 50257, 1536}}, {{2, 50257, 1536}});
+}
+
+// Session 49 (docs/tuning.md "Session 49"). Rule X: aligned y rows at 33-48 tokens take the first cut's cluster of eight
+// on 2-18 row tiles with 4-10 boxes of 64 per CTA (192 x 4096, 352 x 2048, 1152 x 3584 at M = 48: 0.84-0.87x
+// cuBLASLt's pick on the H200). Rule Y: at 64 tokens, K % 64 != 0 and 128-row tiles for 0.7x the slots or more take
+// those tiles of one box per stage in the grid the rules chose (33337 x 1000: 0.81-0.82x on the H200).
+TEST(StructuralPick, SessionFortyNineRulesAtSixtyFourTokens) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {
+      {48, 192, 4096, "tma_m64_r64_b1_s4_x8"},   {33, 352, 2048, "tma_m64_r64_b1_s4_x8"},
+      {40, 1152, 3584, "tma_m64_r64_b1_s4_x8"},  {48, 1024, 5120, "tma_m64_r64_b1_s4_x8"},  // 18 tiles; 10 boxes
+      {48, 128, 5112, "tma_m64_r64_b1_s4_x8"},                                              // 2 tiles
+      {48, 33337, 1000, "tma_m64_r128_b1_s3_x1"},   {64, 25279, 2504, "tma_m64_r128_b1_s3_c2_u1"},
+      {48, 24003, 4040, "tma_m64_r128_b1_s3_c2_u1"}, {48, 23553, 1000, "tma_m64_r128_b1_s3_x1"},  // 185 tiles of 128
+      // Y's lines: 184 tiles of 128 (23551 rows), K % 64 == 0 (33337 x 1024), 79 tiles (10007 x 1016), 32 tokens.
+      {48, 23551, 1000, "tma_m64_r64_b2_s3_x1"},    {48, 33337, 1024, "tma_m64_r64_b2_s3_x1"},
+      {64, 10007, 1016, "tma_m64_r64_b2_s3_x1"},    {32, 33337, 1000, "tma_m32_r128_b1_s4_c2_d6"},
+  });
+  // X's lines: M = 49 and up (192 x 4096 at 49 / 64), 11 boxes per CTA (1024 x 5632), 3 (512 x 1536), 152 CTAs (1216 x
+  // 7168), one row tile (64 x 4096): the scored heuristic.
+  Config pick;
+  std::string why;
+  for (const Shape3& s : std::vector<Shape3>{{49, 192, 4096}, {64, 192, 4096}, {48, 1024, 5632}, {48, 512, 1536},
+                                             {48, 1216, 7168}, {48, 64, 4096}})
+    EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
+        << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
+  EXPECT_THAT(pick_on(h200, 48, 192, 4096).reason.str(), HasSubstr("4-10 boxes of 64 per CTA at 33-48 tokens"));
+  expect_rule_note(h200, "128-row tiles of one box per stage at 64 tokens, where K is not a multiple of 64",
+                   "K is not a multiple of 64 and those", {{48, 33337, 1000}}, {{48, 33337, 1024}, {48, 23551, 1000}});
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

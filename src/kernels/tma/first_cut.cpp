@@ -595,6 +595,27 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
   return false;
 }
 
+// Session 49 (rule Y): at the 64-token tile with K not a multiple of 64, where 128-row tiles number seven tenths of the
+// two-per-SM slots or more: 128-row tiles of one box per stage on a 3-stage ring, in the grid the rules chose (one CTA
+// per tile, or stream-K), instead of 64-row tiles of two boxes. There each 64-wide box of a stage is its own copy and
+// x's rows are not 128-byte aligned (rule B's reading, tma_family.cpp); a 128-row tile copies x's 64 tokens once per
+// 128 rows, half as often per weight byte. 128-row / 64-row tile at M = 48 / 64 on the H200 (every report, offline;
+// y's rows misaligned, where the first cut is the pick): 33337 x 1000 (261 tiles of 128) 0.81 / 0.82x, 50683 x 984
+// (396) 0.86 / 0.91x, 25279 / 25283 x 2504 (198) 0.89-0.98x, 33006 x 2904 (258) 0.88 / 0.99x, 24003 x 4040 (188) 0.96
+// / 1.00x, 50695 x 984 0.96 / 1.00x (h200/heuristic-twentyeighth-f743a5d.json and older). On the H100 the same shapes
+// were even: 33337 x 1000 0.86 / 0.93x, 50683 x 984 0.96 / 0.99x, but 25283 x 2504 1.07x and 50695 x 984 1.04 / 1.07x
+// (h100/heuristic-*.json); issue 18 is judged on the H200. Fewer tiles keep the 64-row ones: 10007 x 1016 / 1032 (79
+// tiles of 128) 1.11-1.59x, 14001 x 1016 (110) 1.22-1.26x on the H100. With K % 64 == 0 the 128-row tiles lost at
+// every such point but 33337 x 1024 at M = 48 (0.99x; 1.05-1.33x elsewhere), so the line is the misaligned K.
+Config misaligned_k_128_rows(const Problem& p, int slots, Config c, std::string* note) {
+  const int64_t tiles128 = (p.n + 127) / 128;
+  if (c.tile_m != 64 || p.k % kStageK == 0 || 10 * tiles128 < 7 * int64_t{slots}) return c;
+  c.rows = 128, c.boxes = 1, c.stages = 3;
+  if (note) *note += std::string(note->empty() ? "" : "; ") + "128-row tiles of one box per stage at 64 tokens, where "
+                     "K is not a multiple of 64 and those tiles give 0.7x the slots or more (session 49)";
+  return c;
+}
+
 // Where no cluster was taken (or 128 MiB and more): rules E, W and H, the two bands over 128 MiB, rule V, stream-K
 // otherwise.
 Config unclustered(Cut& cut) {
@@ -737,13 +758,13 @@ Config unclustered(Cut& cut) {
     c.cluster = 1, c.boxes = 2, c.stages = 3;
     if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM with K <= 5376 at 64 "
                       "tokens (session 46)";
-    return c;
+    return misaligned_k_128_rows(p, slots, c, note);
   }
   c.boxes = 2;
   c.stages = c.tile_m == 64 ? 3 : 4;
   c.ctas_per_sm = 2;
   c.min_units = 1;
-  return c;
+  return misaligned_k_128_rows(p, slots, c, note);
 }
 
 }  // namespace

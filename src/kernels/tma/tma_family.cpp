@@ -129,7 +129,19 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;  // rule U below and the narrow grids' line
   const bool wide_eights = p.m > 16 && p.m <= 32 && first.cluster == 8 && first.boxes == 2 &&
                            (2 * g.ctas >= dev.sms || (stages_per_cta <= 9 && g.tiles >= 2));
-  if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights) return false;
+  // Session 49 (rule X): aligned y rows at 33-48 tokens where the first cut is a cluster of eight per 64-row tile (one
+  // box per stage at the 64-token tile) on 2-18 row tiles (at most SMs + SMs / 8 CTAs) with 4-10 boxes of 64 per CTA:
+  // the first cut, not cuBLASLt. First cut / cuBLASLt's pick at M = 48 (every report, offline): H200 192 x 4096
+  // 0.87x, 256 x 2048 0.92x, 352 x 2048 0.84x, 1024 x 2560 0.99x, 1024 x 3840 0.93x, 1056 x 2560 0.77x, 1152 x 3584 0.85x
+  // (h200/heuristic-twentyeighth-f743a5d.json and older); H100 21 points 0.79-1.04x, 17 faster (128 x 5112 0.85x,
+  // 384 x 2560 0.81x, 640 x 2880 0.79x; slower: 512 x 4608, 704 / 768 x 2048, 1056 x 2560 by 2-4%;
+  // h100/heuristic-*.json). At M = 64 the same points went 0.86-1.18x (H100 mean 1.02x: 1024 x 2560 1.18x, 704 /
+  // 768 x 2048 1.18x), so the line is M <= 48; M = 33-47 is unmeasured. Outside the line cuBLASLt stays: 2-3 boxes per
+  // CTA (512 x 1024 1.21x, 256 / 512 x 1536 1.04-1.08x), 12 or more (448 x 8192 1.16x, 448 x 12280 1.37x, 1024 x
+  // 12288 1.23x), or more CTAs (1216 x 7168, 152 CTAs: 1.05-1.10x; 1408 x 2048, 176: 1.20-1.22x).
+  const bool short_eights_at_48 = p.m > 32 && p.m <= 48 && first.cluster == 8 && first.boxes == 1 && g.tiles >= 2 &&
+                                  g.ctas <= dev.sms + dev.sms / 8 && stages_per_cta >= 4 && stages_per_cta <= 10;
+  if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights && !short_eights_at_48) return false;
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows
   // over more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
   // at M = 4: 2.38 vs 3.82; tune at 9d9b7ef), also in the whole step (the step search kept the stage ring for 144 x
@@ -223,6 +235,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   if (wide_eights && y_row_bytes % 16 == 0)
     *reason += "; a cluster of eight per tile on half the SMs or more, or of at most 9 stages per CTA, at 17-32 "
                "tokens (sessions 46-48)";
+  else if (short_eights_at_48 && y_row_bytes % 16 == 0)
+    *reason += "; a cluster of eight per tile on 2-18 tiles with 4-10 boxes of 64 per CTA at 33-48 tokens (session 49)";
   else if (p.m > 16)
     *reason += "; y's rows of " + std::to_string(y_row_bytes) +
                " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";
