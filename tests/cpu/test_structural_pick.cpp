@@ -205,9 +205,9 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 
 // Session 42, rule R (held-out set twenty-four on the H200): above 16 tokens, where only y rows that are not 16-byte
 // aligned reach the structural pick, a narrow grid of two or more row tiles of at most 256 KiB per CTA keeps the first
-// cut's cluster of eight (150 x 3504 and 255 x 15992: 0.60-0.81x the scored pick's time at M = 24-64). Up to 16 tokens,
-// on one row tile at any M, and past 256 KiB per CTA, the exclusion above still leaves the point to the scored families
-// (aligned rows never reach it above 16 tokens).
+// cut's cluster of eight (150 x 3504 and 255 x 15992: 0.60-0.81x the scored pick's time at M = 24-64). Up to 16 tokens
+// (but rule Z's 9-16, session 49), on one row tile at any M, and past 256 KiB per CTA, the exclusion above still leaves
+// the point to the scored families (aligned rows never reach it above 16 tokens).
 TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEight) {
   const DeviceInfo h200 = tune::device_preset("h200");
   Config pick;
@@ -216,10 +216,13 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
     for (int64_t k : {3504, 15992}) {
       expect_structural_picks(h200, {{24, n, k, "tma_m32_r64_b2_s4_x8"}, {32, n, k, "tma_m32_r64_b2_s4_x8"},
                                      {48, n, k, "tma_m64_r64_b1_s4_x8"}, {64, n, k, "tma_m64_r64_b1_s4_x8"}});
-      for (int64_t m : {1, 8, 16})
+      for (int64_t m : {1, 8, 16}) {
+        if (m == 16 && k == 3504) continue;  // rule Z (session 49): 3-4 tiles of 4 stages per CTA at 9-16 tokens
         EXPECT_FALSE(tma::structural_pick(Problem{m, n, k, DType::BF16}, h200, &pick, &why))
             << n << "x" << k << " m=" << m << ": " << why;
+      }
     }
+  expect_structural_picks(h200, {{16, 150, 3504, "tma_m16_r64_b2_s4_x8"}, {16, 255, 3504, "tma_m16_r64_b2_s4_x8"}});
   for (int64_t m : {24, 64}) {
     EXPECT_FALSE(tma::structural_pick(Problem{m, 60, 16384, DType::BF16}, h200, &pick, &why))
         << "m=" << m << ": " << why;
@@ -949,8 +952,8 @@ TEST(StructuralPick, OneCtaPerTileAtThirtyTwoTokensAndAbove128MiB) {
 // Session 49 (docs/tuning.md "Session 49"). Rule X: aligned y rows at 33-48 tokens take the first cut's cluster of eight
 // on 2-18 row tiles with 4-10 boxes of 64 per CTA (192 x 4096, 352 x 2048, 1152 x 3584 at M = 48: 0.84-0.87x
 // cuBLASLt's pick on the H200). Rule Y: at 64 tokens, K % 64 != 0 and 128-row tiles for 0.7x the slots or more take
-// those tiles of one box per stage in the grid the rules chose (33337 x 1000: 0.81-0.82x on the H200).
-TEST(StructuralPick, SessionFortyNineRulesAtSixtyFourTokens) {
+// those tiles of one box per stage in the grid the rules chose (33337 x 1000: 0.81-0.82x on the H200). Rule Z below.
+TEST(StructuralPick, SessionFortyNineRules) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
       {48, 192, 4096, "tma_m64_r64_b1_s4_x8"},   {33, 352, 2048, "tma_m64_r64_b1_s4_x8"},
@@ -971,6 +974,15 @@ TEST(StructuralPick, SessionFortyNineRulesAtSixtyFourTokens) {
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
         << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
   EXPECT_THAT(pick_on(h200, 48, 192, 4096).reason.str(), HasSubstr("4-10 boxes of 64 per CTA at 33-48 tokens"));
+  // Rule Z: at 9-16 tokens narrow clusters of eight over 1 MiB on 3 or more tiles whose CTAs' shares fit the ring
+  // (192 x 4096, 256 x 2048, 150 x 3504: 0.85-0.93x bulk's time on both GPUs); M <= 8, 2 tiles (128 x 4096) and more
+  // stages than the ring (136 x 5112: 5 of 4; 128 x 7168) keep the scored heuristic.
+  expect_structural_picks(h200, {{12, 192, 4096, "tma_m16_r64_b2_s4_x8"},
+                                 {16, 256, 2048, "tma_m16_r64_b2_s4_x8"},
+                                 {9, 150, 3504, "tma_m16_r64_b2_s4_x8"}});
+  for (const Shape3& s : std::vector<Shape3>{{8, 192, 4096}, {16, 128, 4096}, {16, 136, 5112}, {16, 128, 7168}})
+    EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
+        << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
   expect_rule_note(h200, "128-row tiles of one box per stage at 64 tokens, where K is not a multiple of 64",
                    "K is not a multiple of 64 and those", {{48, 33337, 1000}}, {{48, 33337, 1024}, {48, 23551, 1000}});
 }

@@ -163,7 +163,15 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // outrun their ring there at M <= 16: above).
   const bool narrow_wide_tokens =
       p.m > 16 && g.tiles >= 2 && p.weight_bytes() <= g.ctas * (int64_t{256} << 10);
-  if (g.ctas < dev.sms / 4 && !narrow_wide_tokens &&
+  // Session 49 (rule Z): at 9-16 tokens, narrow clusters of eight on 3 or more row tiles whose CTAs' shares of K fit
+  // their ring keep the first cut over 1 MiB as well. First cut / bulk's pick at M = 12 / 16: H200 150 x 3504 0.91 /
+  // 0.88x, 192 x 4096 0.90 / 0.86x, 256 x 2048 0.90 / 0.87x (h200/heuristic-twentyeighth-f743a5d.json,
+  // twentyfourth-2a9250d); H100 the same three 0.85-0.93x (h100/heuristic-*.json). At M <= 8 the same clusters ran
+  // 1.04-1.28x bulk's time, so the exclusion stays there; with more stages than the ring it stays too (136 x 5112, 5
+  // stages of a 4-stage ring: 0.95-0.97x on the H100, 128 x 7168 1.12-1.15x, 255 x 15992 1.02-1.07x on the H200).
+  const bool narrow_ring_fits_16 =
+      p.m > 8 && p.m <= 16 && first.cluster == 8 && g.tiles >= 3 && stages_per_cta <= first.stages;
+  if (g.ctas < dev.sms / 4 && !narrow_wide_tokens && !narrow_ring_fits_16 &&
       (p.weight_bytes() >= (int64_t{1} << 20) || stages_per_cta > first.stages))
     return false;
   char text[256];
