@@ -240,7 +240,7 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
 // K = 768 (18627 x 768: 0.91-0.95x at M = 1-16, set thirty, blind on the H100).
 TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
-  const std::string rule_s = "(sessions 42, 45-48)";  // the rule's note
+  const std::string rule_s = "(sessions 42, 45-49)";  // the rule's note
   for (int64_t m : {1, 5, 8}) {
     expect_structural_picks(h200, {{m, 18432, 1152, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 21888, 2048, "tma_m8_r64_b1_s4_c2_d6"},
@@ -250,18 +250,19 @@ TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages
                                    {m, 18432, 960, "tma_m8_r64_b1_s4_c2_d6"},   // session 47 (sets 27-29)
                                    {m, 18432, 832, "tma_m8_r64_b1_s4_c2_d6"},
                                    {m, 18627, 768, "tma_m8_r64_b1_s4_c2_d6"},   // session 48 (set thirty)
+                                   {m, 19197, 640, "tma_m8_r64_b1_s4_c2_d6"},   // session 49 (set thirty-three)
                                    {m, 18432, 3072, "tma_m8_r32_b2_s4_c2_d6"}});
     EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr(rule_s));
     EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr(rule_s)));
   }
   expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"},
                                  {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
-  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 704 in
-  // (session 48), 640 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
+  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 640 in
+  // (session 49), 576 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
   // 1792: 224) keep the two-box tiles of session 16.
   EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr(rule_s));
-  EXPECT_THAT(pick_on(h200, 8, 18432, 704).reason.str(), HasSubstr(rule_s));
-  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 640}, {1, 18432, 1160}, {8, 14336, 1792}})
+  EXPECT_THAT(pick_on(h200, 8, 18432, 640).reason.str(), HasSubstr(rule_s));
+  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 576}, {1, 18432, 1160}, {8, 14336, 1792}})
     EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr(rule_s)))
         << out.n << "x" << out.k;
 }
@@ -461,8 +462,8 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
       {3, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
       // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64
-      // (at K = 640: from K = 704 rule K's one-box tiles take both since session 48).
-      {1, 25280, 640, "tma_m8_r32_b2_s4_c2_d6"},   {3, 25281, 640, "tma_m8_r64_b2_s4_c2_d6"},
+      // (at K = 576: from K = 640 rule K's one-box tiles take both since session 49).
+      {1, 25280, 576, "tma_m8_r32_b2_s4_c2_d6"},   {3, 25281, 576, "tma_m8_r64_b2_s4_c2_d6"},
       {3, 25280, 1024, "tma_m8_r64_b1_s4_c2_d6"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{3, 40000, 1536}},
@@ -587,7 +588,7 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // 1408 and 22787 x 1216 at 357 tiles: 0.81-0.96x on both GPUs), so 1024 and 1472 take it too. Session 47: from K = 960
 // (24001 x 960, 376 tiles: 0.92-0.95x at M = 1-16 on the H100, set twenty-seven), then 832 (24331 x 896, set
 // twenty-nine: 0.92-0.97x). Session 48: 768 (24707 / 25136 x 768, set thirty: 0.90-0.97x), then 704 (24571 x 704, set
-// thirty-two: 0.87-0.90x), and 640 does not.
+// thirty-two: 0.87-0.90x), session 49: 640 (19197 x 640, set thirty-three: 0.90-0.93x), and 576 does not.
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
@@ -599,8 +600,8 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
       {16, 22787, 1216, "tma_m16_r64_b1_s4_c2_d6"},
       // Counter-examples.
       {1, 25408, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {16, 22528, 8192, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 640, "tma_m8_r32_b2_s4_c2_d6"},
-      {1, 24576, 704, "tma_m8_r64_b1_s4_c2_d6"},
+      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 576, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 24576, 640, "tma_m8_r64_b1_s4_c2_d6"},    {1, 24576, 704, "tma_m8_r64_b1_s4_c2_d6"},
       {1, 24576, 12288, "tma_m8_r64_b2_s4_c2_u1"},
       {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
@@ -682,7 +683,11 @@ TEST(StructuralPick, KNotAMultipleOf64AtTwoTokensOrMoreLeavesThirtyTwoRowTilesFo
       {3, 12345, 2056, "tma_m8_r64_b2_s4_c2_u1"},   {4, 11001, 4104, "tma_m8_r64_b2_s4_c2_u1"},
       // Counter-examples.
       {1, 11003, 3080, "tma_m8_r32_b2_s4_c2_d6"},   {1, 12345, 2056, "tma_m8_r32_b2_s4_c2_d6"},
-      {4, 11001, 4096, "tma_m8_r32_b2_s4_c2_d6"},   {4, 12345, 1000, "tma_m8_r32_b2_s4_c2_d6"},
+      {4, 11001, 4096, "tma_m8_r32_b2_s4_c2_d6"},   {1, 12345, 1000, "tma_m8_r32_b2_s4_c2_d6"},
+      // K <= 1024 not a multiple of 64 at M >= 2: the 64-row lead split on a 5-stage ring (session 49: 7168 x 304 and
+      // 10240 x 1016 0.69-0.99x the 32-row tiles on the H100, set thirty-three); aligned K keeps the 32-row tiles.
+      {4, 12345, 1000, "tma_m8_r64_b2_s5_c2_d6"},   {16, 7168, 304, "tma_m16_r64_b2_s5_c2_d6"},
+      {4, 12345, 1024, "tma_m8_r32_b2_s4_c2_d6"},
   });
   EXPECT_EQ(pick_on(h200, 4, 11520, 4104).config.name(), "cublaslt_unsplit");
 }
@@ -835,9 +840,10 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376 (5440 beside 5376), past 6 tiles per SM (811 of 64).
       {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {64, 19998, 8192, "tma_m64_r64_b2_s3_c2_u1"},
       {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"}, {64, 16388, 5440, "tma_m64_r64_b2_s3_c2_u1"},
-      // W's lines: K under 704 (640; session 48) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots)
+      // W's lines: K under 640 (576; session 49) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots)
       // against 265.
-      {24, 21011, 640, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      {24, 21011, 576, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      {24, 21011, 640, "tma_m32_r64_b1_s4_c2_d6"},  // session 49
       {24, 21011, 704, "tma_m32_r64_b1_s4_c2_d6"},
       {32, 18627, 768, "tma_m32_r64_b1_s4_c2_d6"},
       {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},  // 264: session 48's
@@ -870,8 +876,8 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
   EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 9 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
                    {{48, 10007, 1016}}, {{48, 11003, 3080}, {64, 51865, 1024}});
-  expect_rule_note(h200, "give 2-2.7 per SM with K 704-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
-                   {{24, 21011, 640}, {16, 21011, 1024}});
+  expect_rule_note(h200, "give 2-2.7 per SM with K 640-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
+                   {{24, 21011, 576}, {16, 21011, 1024}});
 }
 
 // Session 47 (docs/tuning.md "Session 47"): at 64 tokens, 64-row tiles that outnumber the two-per-SM slots with K <=
@@ -920,7 +926,8 @@ TEST(StructuralPick, FoursJustPastTheSlotLineWithLongRangesKeepFourStages) {
 }
 
 // Session 48 (docs/tuning.md "Session 48"): at 32 tokens, 64-row tiles 1 to 2 per SM take one CTA per tile where K is
-// at most 1088 or the tiles give 1.75 per SM or more with K <= 5376 (10003 / 10007 x 1016: 0.77-0.83x stream-K on both
+// 704-1664 (1088 at first, 1600 after set thirty-two, 1664 after set thirty-three in session 49) or the tiles give 1.75
+// per SM or more with K <= 5376 (10003 / 10007 x 1016: 0.77-0.83x stream-K on both
 // GPUs; 16388 x 5376, 257 tiles: 0.87-0.88x); and at 128 MiB or more with K <= 3072 the 64-row tiles are one CTA each
 // from M = 3 (summed 0.96-0.99x stream-K over sets nine to thirty-one). Misaligned y rows above 16 tokens, where the
 // first cut is the pick.
@@ -937,13 +944,14 @@ TEST(StructuralPick, OneCtaPerTileAtThirtyTwoTokensAndAbove128MiB) {
       {24, 14721, 4096, "tma_m32_r64_b2_s4_c2_d6"},  {24, 16388, 5440, "tma_m32_r64_b2_s4_c2_u1"},
       {24, 11003, 3080, "tma_m32_r64_b2_s4_c2_u1"},  {2, 50257, 1536, "tma_m8_r64_b2_s4_c2_u1"},
       {8, 32000, 3136, "tma_m8_r64_b2_s4_c2_u1"},    {24, 10970, 3136, "tma_m32_r64_b2_s4_c2_u1"},
-      {24, 10007, 1664, "tma_m32_r64_b2_s4_c2_u1"},  {24, 10007, 640, "tma_m32_r64_b2_s4_c2_u1"},   // K 1600 / 704
+      {24, 10007, 1728, "tma_m32_r64_b2_s4_c2_u1"},  {24, 10007, 640, "tma_m32_r64_b2_s4_c2_u1"},   // K 1664 / 704
+      {24, 10007, 1664, "tma_m32_r64_b2_s4_c2_d6"},  {32, 12347, 1664, "tma_m32_r64_b2_s4_c2_d6"},  // session 49
       {24, 10007, 1600, "tma_m32_r64_b2_s4_c2_d6"},  {24, 14715, 1600, "tma_m32_r64_b2_s4_c2_d6"},
       {24, 10007, 704, "tma_m32_r64_b2_s4_c2_d6"},   {24, 14715, 1096, "tma_m32_r64_b2_s4_c2_u1"},  // K 704; rule O's K
       {24, 14715, 1088, "tma_m32_r64_b2_s4_c2_d6"},
       {8, 140000, 512, "tma_m8_r64_b2_s4_c2_u1"},   // 128 MiB or more with K under 1024
   });
-  expect_rule_note(h200, "1-2 per SM with K <= 1600 or 1.75-2 per SM with K <= 5376 at 32 tokens", "1.75-2 per SM",
+  expect_rule_note(h200, "1-2 per SM with K <= 1664 or 1.75-2 per SM with K <= 5376 at 32 tokens", "1.75-2 per SM",
                    {{24, 10003, 1016}}, {{24, 12628, 5120}});
   expect_rule_note(h200, "at 128 MiB or more with K <= 3072 at M = 3-16", "at 128 MiB or more with K",
                    {{3, 50257, 1536}}, {{2, 50257, 1536}});

@@ -118,11 +118,18 @@ bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK !=
 // 11.43-12.52 (32-row lead split), 24707 x 768 and 25136 x 768 (387 / 393 tiles, rule K's) 0.90-0.97x; at M = 24 / 32
 // 11.73-14.24 against 14.47-19.14 (stream-K), 0.74-0.81x (h100/heuristic-thirtieth-e426124.json). Then 704, from the
 // H100's blind set thirty-two (written to straddle 768): 24571 x 704 (384 tiles, rule K's band) one-box tile 0.87-0.90x
-// the 32-row lead split at M = 1-16 and 0.72-0.75x stream-K at 24-32 (h100/heuristic-thirtysecond-1f2776c.json). At
-// every K line so far the outside won as well; under 704 nothing was measured in these bands.
-constexpr int64_t kOneBoxMinK = 704;
+// the 32-row lead split at M = 1-16 and 0.72-0.75x stream-K at 24-32 (h100/heuristic-thirtysecond-1f2776c.json). Session
+// 49: 640, from the H100's blind set thirty-three (written to straddle 704): 19197 x 640 (300 tiles, rule S's band)
+// one-box tile 0.90-0.93x the 32-row lead split at M = 1-16 and 0.80-0.82x stream-K at 24-32
+// (h100/heuristic-thirtythird-57e0253.json). At every K line so far the outside won as well; under 640 nothing was
+// measured in these bands.
+constexpr int64_t kOneBoxMinK = 640;
 
-// Rule S's band (sessions 42, 45-48): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 704-2560, a
+// Rule 6's short-K band at 32 tokens (unclustered): from K = 704 (session 48's kOneBoxMinK; under it nothing was
+// measured with one CTA per tile on 1-2 tiles per SM) to 1664 (session 49).
+constexpr int64_t kRuleSixMinK = 704, kRuleSixMaxK = 1664;
+
+// Rule S's band (sessions 42, 45-49): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 640-2560, a
 // multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
 // to 16, rule W at 32.
 bool rule_s_band(const Problem& p, int sms) {
@@ -545,6 +552,20 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // Session 41 (rule O): not the 32-row tiles where K is not a multiple of 64 at M >= 2 (stream-K instead; rule E
     // below has the same line and the data).
     if (short_rows && misaligned_k_rows(cut.p)) return false;
+    // Session 49: with K up to 1024 not a multiple of 64 at M >= 2, the 64-row lead split on a 5-stage ring instead
+    // of the 32-row tiles (each 64-wide box is its own copy there: a 32-row tile's copies carry half the bytes). 64-row
+    // s5 / 32-row tile (H100, blind set thirty-three, h100/heuristic-thirtythird-57e0253.json): Arctic's expert down
+    // 7168 x 304 (K % 64 = 48) 0.69-0.78x at M = 2-16, 10240 x 1016 0.90-0.99x; 10007 x 1016 0.88-0.98x on the H100
+    // (twenty-fifth-cf3baed) and 0.83-0.94x on the H200 (heuristic-twentyfifth-5d2561e.json). At M = 1 the 32-row tiles
+    // stay (10007 / 10240 x 1016 1.04-1.06x for the 64-row split; 7168 x 304 0.83x). Aligned K keeps the 32-row tiles
+    // (6144 x 320: 1.03-1.12x for the 64-row split on the H100).
+    if (short_rows && cut.p.k % kStageK != 0 && cut.p.m >= 2) {
+      *out = cut.lead_split(false, true);
+      out->stages = 5;
+      if (note) *note = "the 64-row lead split on a 5-stage ring, not 32-row tiles, where K <= 1024 has a partial box "
+                        "of 64 at M >= 2 (session 49)";
+      return true;
+    }
     if (medium_k && many_wide_tiles && note)
       *note = "one CTA per 64-row tile, not 32-row, where the 64-row tiles give 1.5x the slots or more (session 33)";
     // Session 42 (rule S): rule K's one-box 64-row tiles (below) also where those tiles give 2 to 2.7 per SM with K of
@@ -560,11 +581,11 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // Ms within 5% there and 3/12 on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on
     // the H100's blind set twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M =
     // 1-16, 0.92-0.95x; 8 of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json).
-    // Session 47: K from 832, session 48 from 768 and then 704 (kOneBoxMinK, with rule K's line).
+    // Session 47: K from 832, session 48 from 768 and then 704, session 49 from 640 (kOneBoxMinK, with rule K's line).
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                        "give 2-2.7 per SM with K 704-2560 (sessions 42, 45-48)";
+                        "give 2-2.7 per SM with K 640-2560 (sessions 42, 45-49)";
       return true;
     }
     // Session 48: at M <= 2 rule 4's band keeps stream-K (below), as rule 7 does at 128 MiB and more. Stream-K / one
@@ -640,18 +661,19 @@ Config unclustered(Cut& cut) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
-  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 704-2560, a multiple of
+  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 640-2560, a multiple of
   // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
   // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles): 22779
   // x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21 against
   // 32.96 / 33.54 (twentythird-36a5aea), as their 357-tile twins 22789 x 1408 and 22790 x 2560 under rules Q and K; on
   // the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x (h100/heuristic-twentysixth-cb7656b.json), where
   // stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per SM on two-per-SM slots; session 48, 18627 x 768
-  // 0.79-0.81x (h100/heuristic-thirtieth-e426124.json). Not measured: K under 704 or over 2560 in this band. The
+  // 0.79-0.81x (h100/heuristic-thirtieth-e426124.json); session 49, 19197 x 640 0.80-0.82x (h100/heuristic-thirtythird-
+  // 57e0253.json). Not measured: K under 640 or over 2560 in this band. The
   // 64-token tile is taken below (the one-box ring of session 47, or rule V).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2-2.7 per SM with K 704-2560 at 32 tokens (sessions 46-48)";
+                      "give 2-2.7 per SM with K 640-2560 at 32 tokens (sessions 46-49)";
     return cut.one_box_tiles();
   }
   // Session 48: at the 32-token tile, 64-row tiles 1 to 2 per SM (no cluster fits): one CTA per tile (two boxes per
@@ -664,16 +686,18 @@ Config unclustered(Cut& cut) {
   // cb7656b), 16388 x 5376 (257) 0.87-0.88x on the H200 (twentyfifth-5d2561e); 16889 x 832 (264) 0.98-0.99x on both.
   // Outside, stream-K stays: longer K on fewer tiles (12628 x 5120, 198 tiles: 1.00-1.03x; 10970 x 3136 1.03x; 12605 x
   // 7040 1.04x; 10001 x 5376 / 5440 1.09-1.13x on the H100; 9995 x 12288 1.33x) and rule O's K (11003 x 3080 1.14-1.17x).
-  // K under 832 was not measured in this band, so the short-K line starts at kOneBoxMinK. Up to K = 1600 since the
-  // H100's blind set thirty-two: 14715 x 1600 (230 tiles, written to sit under the 1.75 line) ran stream-K 1.31-1.34x
-  // one CTA per tile at M = 24 / 32 (h100/heuristic-thirtysecond-1f2776c.json); 14723 x 1600 (231) took it, within 3.2%.
-  // K % 64 != 0 past 1088 was not measured with one CTA per tile here (rule O's 11003 x 3080 ran it 1.14-1.17x), so
-  // rule O's K stays out of the short-K line above 1088 too.
-  const bool short_k_or_near_two = ((p.k >= kOneBoxMinK && p.k <= 1600 && (p.k <= 1088 || !misaligned_k_rows(p))) ||
+  // K under 832 was not measured in this band, so the short-K line started at session 48's kOneBoxMinK, 704. Up to K =
+  // 1600 since the H100's blind set thirty-two: 14715 x 1600 (230 tiles, written to sit under the 1.75 line) ran
+  // stream-K 1.31-1.34x one CTA per tile at M = 24 / 32 (h100/heuristic-thirtysecond-1f2776c.json); 14723 x 1600 (231)
+  // took it, within 3.2%. Up to 1664 since the H100's blind set thirty-three: 12347 x 1664 (193 tiles, 1.46 per SM)
+  // ran stream-K 1.23x one CTA per tile at M = 24 / 32 (h100/heuristic-thirtythird-57e0253.json). K % 64 != 0 past 1088
+  // was not measured with one CTA per tile here (rule O's 11003 x 3080 ran it 1.14-1.17x), so rule O's K stays out of
+  // the short-K line above 1088 too.
+  const bool short_k_or_near_two = ((p.k >= kRuleSixMinK && p.k <= kRuleSixMaxK && (p.k <= 1088 || !misaligned_k_rows(p))) ||
                                     (4 * tiles64 >= 7 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)));
   if (c.tile_m == 32 && tiles64 > sms && tiles64 <= slots && short_k_or_near_two) {
-    if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-2 per SM with K <= 1600 or 1.75-2 "
-                      "per SM with K <= 5376 at 32 tokens (session 48)";
+    if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-2 per SM with K <= 1664 or 1.75-2 "
+                      "per SM with K <= 5376 at 32 tokens (sessions 48, 49)";
     return cut.lead_split(false, true);
   }
   // Session 35 (rule H): at the 32-token tile, 64-row tiles for 1.5x the slots or more: one CTA per tile (two boxes per
@@ -814,7 +838,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // (h100/heuristic-twentyfifth-cf3baed.json); 22787 x 1216 0.81-0.94x on the H100
   // (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20 H200 and 20 H100 points change, all
   // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured. Session 47:
-  // K from 832, session 48 from 768 and then 704 (kOneBoxMinK).
+  // K from 832, session 48 from 768 and then 704, session 49 from 640 (kOneBoxMinK).
   const int64_t tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
