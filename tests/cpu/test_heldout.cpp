@@ -68,7 +68,7 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_twentyseventh:tp1", "model:heldout_twentyeighth:tp1",
                                         "model:heldout_twentyninth:tp1", "model:heldout_thirtieth:tp1",
                                         "model:heldout_thirtyfirst:tp1", "model:heldout_thirtysecond:tp1",
-                                        "model:heldout_thirtythird:tp1"};
+                                        "model:heldout_thirtythird:tp1", "model:heldout_thirtyfourth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -347,6 +347,19 @@ TEST(Heldout, ThirtySecondSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // fours), rule L's K 1536 (1472 / 1536) and rule B's K 1024 (1016 / 1032); 15 with N % 8 != 0, 4 with K % 64 != 0.
 TEST(Heldout, ThirtyThirdSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_thirtythird:tp1");
+}
+
+// Set thirty-four (the rules at 1282d73: session 49's rules X, Y and Z, the K <= 1024 partial-box lead split,
+// kOneBoxMinK = 640, rule 6's K line at 1664), written blind at 1282d73 by a helper that read no measurement: 32
+// shapes, 16 real decode projections no earlier set used (lm_heads of OPT-30B TP8, OPT-1.3B TP16, ChatGLM-6B TP8 /
+// TP16, XGLM-1.7B / 7.5B TP8, EXAONE-3.5-2.4B TP4 and SmolLM2-1.7B TP2; fc1, down, gate_up, qkv and routers of OPT-30B,
+// Qwen1.5-72B, EXAONE-3.5-2.4B, Gemma-3-4B, StarCoder and Hunyuan-A13B; a routed expert of Qwen3-Next-80B-A3B at TP
+// 1-16) and 16 synthetic odd.* sizes in eight pairs across the edges of rule X's 18 tiles (18 / 19 tiles in eights) and
+// 10 boxes per CTA (K 5120 / 5184), rule Y's 0.7 of the slots (184 / 185 tiles of 128), rule Z's ring (4 / 5 stages per
+// CTA), the partial-box lead split's K 1024 (1016 / 1032), kOneBoxMinK in rule S's band (K 576 / 640), rule 6's K 1664
+// (1664 / 1728) and idle_half's K 512 (448 / 512); 18 with N % 8 != 0, 4 with K % 64 != 0.
+TEST(Heldout, ThirtyFourthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_thirtyfourth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a
