@@ -2,8 +2,8 @@
 # Sessions 46-47: one device call that is useful on whichever GPU the pool lends. A call that names `nvidia-h200` may
 # be given an H100, and only `needs_h200` (reserved for work that cannot fit) forbids that. So this script checks the
 # GPU and runs a held-out set on either kind:
-# - on an H200, set H200_SET (one never yet timed on an H200; default thirtysecond);
-# - on any other GPU, set OTHER_SET (default thirtythird, written blind at ed4449f; thirty to thirty-two ran on an H100 in session 48).
+# - on an H200, set H200_SET (one never yet timed on an H200; default thirtyfourth, written blind at 1282d73);
+# - on any other GPU, set OTHER_SET (default thirtyfourth; thirty to thirty-three have run on an H100, sessions 48-49).
 # Session 47 ran the same set part from build/carry/call.sh (gitignored), with other set names.
 #
 # From the repo root on the GPU machine, with OUT set and the pack carried (tools/trials/prebuilt.sh pack here;
@@ -25,8 +25,8 @@ t() { echo "== $(date +%T) $*"; }
 pack() { (cd "$R" && tar -czf "$OUT/all.tgz" .); }
 trap pack EXIT
 case "$gpu" in
-  *H200*) set_name=${H200_SET:-thirtysecond} ;;
-  *) set_name=${OTHER_SET:-thirtythird} ;;
+  *H200*) set_name=${H200_SET:-thirtyfourth} ;;
+  *) set_name=${OTHER_SET:-thirtyfourth} ;;
 esac
 [ -f "models/heldout_$set_name.json" ] || { echo "no models/heldout_$set_name.json" >&2; exit 2; }
 t "set-$set_name"
