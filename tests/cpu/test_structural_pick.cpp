@@ -207,7 +207,7 @@ TEST(StructuralPick, NarrowGridsUnderOneMiBStayOnlyWhereEachCtasShareOfKFitsItsR
 // aligned reach the structural pick, a narrow grid of two or more row tiles of at most 256 KiB per CTA keeps the first
 // cut's cluster of eight (150 x 3504 and 255 x 15992: 0.60-0.81x the scored pick's time at M = 24-64). Up to 16 tokens
 // (but rule Z's 9-16, session 49), on one row tile at any M, and past 256 KiB per CTA, the exclusion above still leaves
-// the point to the scored families (aligned rows never reach it above 16 tokens).
+// the point to the scored families (aligned rows reach it above 16 tokens only through rules U and X).
 TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEight) {
   const DeviceInfo h200 = tune::device_preset("h200");
   Config pick;
@@ -687,6 +687,7 @@ TEST(StructuralPick, KNotAMultipleOf64AtTwoTokensOrMoreLeavesThirtyTwoRowTilesFo
       // K <= 1024 not a multiple of 64 at M >= 2: the 64-row lead split on a 5-stage ring (session 49: 7168 x 304 and
       // 10240 x 1016 0.69-0.99x the 32-row tiles on the H100, set thirty-three); aligned K keeps the 32-row tiles.
       {4, 12345, 1000, "tma_m8_r64_b2_s5_c2_d6"},   {16, 7168, 304, "tma_m16_r64_b2_s5_c2_d6"},
+      {2, 12345, 1000, "tma_m8_r64_b2_s5_c2_d6"},   // the M >= 2 line (M = 1 above keeps the 32-row tiles)
       {4, 12345, 1024, "tma_m8_r32_b2_s4_c2_d6"},
   });
   EXPECT_EQ(pick_on(h200, 4, 11520, 4104).config.name(), "cublaslt_unsplit");
@@ -978,7 +979,9 @@ TEST(StructuralPick, SessionFortyNineRules) {
   Config pick;
   std::string why;
   for (const Shape3& s : std::vector<Shape3>{{49, 192, 4096}, {64, 192, 4096}, {48, 1024, 5632}, {48, 512, 1536},
-                                             {48, 1216, 7168}, {48, 64, 4096}})
+                                             {48, 1216, 7168}, {48, 64, 4096},
+                                             {48, 1216, 2560},   // 19 tiles (152 CTAs) of 5 boxes: the CTA line alone
+                                             {48, 64, 2048}})    // one tile of 4 boxes: the tiles line alone
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
         << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
   EXPECT_THAT(pick_on(h200, 48, 192, 4096).reason.str(), HasSubstr("4-10 boxes of 64 per CTA at 33-48 tokens"));

@@ -120,7 +120,7 @@ bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK !=
 // H100's blind set thirty-two (written to straddle 768): 24571 x 704 (384 tiles, rule K's band) one-box tile 0.87-0.90x
 // the 32-row lead split at M = 1-16 and 0.72-0.75x stream-K at 24-32 (h100/heuristic-thirtysecond-1f2776c.json). Session
 // 49: 640, from the H100's blind set thirty-three (written to straddle 704): 19197 x 640 (300 tiles, rule S's band)
-// one-box tile 0.90-0.93x the 32-row lead split at M = 1-16 and 0.80-0.82x stream-K at 24-32
+// one-box tile 0.89-0.94x the 32-row lead split at M = 1-16 and 0.80-0.82x stream-K at 24-32
 // (h100/heuristic-thirtythird-57e0253.json). At every K line so far the outside won as well; under 640 nothing was
 // measured in these bands.
 constexpr int64_t kOneBoxMinK = 640;
@@ -555,7 +555,7 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // Session 49: with K up to 1024 not a multiple of 64 at M >= 2, the 64-row lead split on a 5-stage ring instead
     // of the 32-row tiles (each 64-wide box is its own copy there: a 32-row tile's copies carry half the bytes). 64-row
     // s5 / 32-row tile (H100, blind set thirty-three, h100/heuristic-thirtythird-57e0253.json): Arctic's expert down
-    // 7168 x 304 (K % 64 = 48) 0.69-0.78x at M = 2-16, 10240 x 1016 0.90-0.99x; 10007 x 1016 0.88-0.98x on the H100
+    // 7168 x 304 (K % 64 = 48) 0.69-0.78x at M = 2-16, 10240 x 1016 0.90-0.99x; 10007 x 1016 0.91-0.99x on the H100
     // (twenty-fifth-cf3baed) and 0.83-0.94x on the H200 (heuristic-twentyfifth-5d2561e.json). At M = 1 the 32-row tiles
     // stay (10007 / 10240 x 1016 1.04-1.06x for the 64-row split; 7168 x 304 0.83x). Aligned K keeps the 32-row tiles
     // (6144 x 320: 1.03-1.12x for the 64-row split on the H100).
@@ -625,9 +625,12 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
 // (396) 0.86 / 0.91x, 25279 / 25283 x 2504 (198) 0.89-0.98x, 33006 x 2904 (258) 0.88 / 0.99x, 24003 x 4040 (188) 0.96
 // / 1.00x, 50695 x 984 0.96 / 1.00x (h200/heuristic-twentyeighth-f743a5d.json and older). On the H100 the same shapes
 // were even: 33337 x 1000 0.86 / 0.93x, 50683 x 984 0.96 / 0.99x, but 25283 x 2504 1.07x and 50695 x 984 1.04 / 1.07x
-// (h100/heuristic-*.json); issue 18 is judged on the H200. Fewer tiles keep the 64-row ones: 10007 x 1016 / 1032 (79
-// tiles of 128) 1.11-1.59x, 14001 x 1016 (110) 1.22-1.26x on the H100. With K % 64 == 0 the 128-row tiles lost at
-// every such point but 33337 x 1024 at M = 48 (0.99x; 1.05-1.33x elsewhere), so the line is the misaligned K.
+// (h100/heuristic-*.json); issue 18 is judged on the H200. By grid (a review's offline sums over every report): one CTA
+// per tile faster on both GPUs; stream-K H200 692.5 -> 659.2 us but H100 405.4 -> 420.1 (+3.6%). Fewer tiles keep the
+// 64-row ones: 10007 x 1016 / 1032 (79 tiles of 128) 1.11-1.65x on both GPUs, 14001 x 1016 (110) 1.22-1.26x on the
+// H100, though 11003 x 3080 (86 tiles) ran them 0.94 / 0.96x on the H200; between 110 and 184 tiles nothing was
+// measured. With K % 64 == 0 the 128-row tiles lost at 64 tokens at all but two points (33337 x 1024 and 26003 x 832
+// at M = 48: 0.97-0.99x; 1.01-1.43x elsewhere), so the line is the misaligned K.
 Config misaligned_k_128_rows(const Problem& p, int slots, Config c, std::string* note) {
   const int64_t tiles128 = (p.n + 127) / 128;
   if (c.tile_m != 64 || p.k % kStageK == 0 || 10 * tiles128 < 7 * int64_t{slots}) return c;

@@ -91,7 +91,7 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || dev.sms <= 0) return false;
   if (p.m < 1 || p.n < 1 || p.k < 1) return false;  // empty problems launch nothing (no grid to divide)
   // Above 16 tokens only where y's rows are not 16-byte aligned (tma_family.h: cuBLASLt 1.8-4.9x slower there), or
-  // where rule U (below) takes a cluster of eight at 17-32 tokens.
+  // where rule U (below) takes a cluster of eight at 17-32 tokens, or rule X one at 33-48.
   const int64_t y_row_bytes = p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype));
   if (p.m > 64) return false;
   std::string note;
@@ -134,7 +134,7 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // the first cut, not cuBLASLt. First cut / cuBLASLt's pick at M = 48 (every report, offline): H200 192 x 4096
   // 0.87x, 256 x 2048 0.92x, 352 x 2048 0.84x, 1024 x 2560 0.99x, 1024 x 3840 0.93x, 1056 x 2560 0.77x, 1152 x 3584 0.85x
   // (h200/heuristic-twentyeighth-f743a5d.json and older); H100 21 points 0.79-1.04x, 17 faster (128 x 5112 0.85x,
-  // 384 x 2560 0.81x, 640 x 2880 0.79x; slower: 512 x 4608, 704 / 768 x 2048, 1056 x 2560 by 2-4%;
+  // 384 x 2560 0.81x, 640 x 2880 0.79x; slower: 512 x 4608, 704 / 768 x 2048, 1056 x 2560 by 1.5-3.6%;
   // h100/heuristic-*.json). At M = 64 the same points went 0.86-1.18x (H100 mean 1.02x: 1024 x 2560 1.18x, 704 /
   // 768 x 2048 1.18x), so the line is M <= 48; M = 33-47 is unmeasured. Outside the line cuBLASLt stays: 2-3 boxes per
   // CTA (512 x 1024 1.21x, 256 / 512 x 1536 1.04-1.08x), 12 or more (448 x 8192 1.16x, 448 x 12280 1.37x, 1024 x
@@ -167,8 +167,10 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // their ring keep the first cut over 1 MiB as well. First cut / bulk's pick at M = 12 / 16: H200 150 x 3504 0.91 /
   // 0.88x, 192 x 4096 0.90 / 0.86x, 256 x 2048 0.90 / 0.87x (h200/heuristic-twentyeighth-f743a5d.json,
   // twentyfourth-2a9250d); H100 the same three 0.85-0.93x (h100/heuristic-*.json). At M <= 8 the same clusters ran
-  // 1.04-1.28x bulk's time, so the exclusion stays there; with more stages than the ring it stays too (136 x 5112, 5
-  // stages of a 4-stage ring: 0.95-0.97x on the H100, 128 x 7168 1.12-1.15x, 255 x 15992 1.02-1.07x on the H200).
+  // 0.995-1.28x bulk's time (all but 256 x 2048 at M = 8 on the H100 slower), so the exclusion stays there. The ring
+  // line rests on one H200 shape: 255 x 15992 (16 stages of a 4-stage ring) 1.02-1.07x on the H200 but 0.90-0.99x on
+  // the H100; on the H100 128 x 7168 (2 tiles, 7 stages) 1.12-1.15x and 136 x 5112 (3 tiles, 5 stages) 0.95-0.97x,
+  // which the line leaves out unmeasured either way.
   const bool narrow_ring_fits_16 =
       p.m > 8 && p.m <= 16 && first.cluster == 8 && g.tiles >= 3 && stages_per_cta <= first.stages;
   if (g.ctas < dev.sms / 4 && !narrow_wide_tokens && !narrow_ring_fits_16 &&
@@ -245,6 +247,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
                "tokens (sessions 46-48)";
   else if (short_eights_at_48 && y_row_bytes % 16 == 0)
     *reason += "; a cluster of eight per tile on 2-18 tiles with 4-10 boxes of 64 per CTA at 33-48 tokens (session 49)";
+  if (narrow_ring_fits_16 && g.ctas < dev.sms / 4)
+    *reason += "; a narrow cluster of eight on 3 or more tiles whose shares fit the ring at 9-16 tokens (session 49)";
   else if (p.m > 16)
     *reason += "; y's rows of " + std::to_string(y_row_bytes) +
                " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";

@@ -62,8 +62,11 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   SM; at M <= 2 stream-K there unless the 128-row tiles fill their waves with K over 768);
 // - at 128 MiB or more and M <= 16, one CTA per 64-row tile where the tiles fill nine tenths of the slots and no more
 //   (session 17), and from M = 3 where they outnumber the slots with K 1024-3072 (session 48);
-// - at the 32-token tile, one CTA per 64-row tile for 1-2 tiles per SM where K is 704-1600 or the tiles give 1.75 per
-//   SM or more with K <= 5376 (session 48); clusters of four that fill the slots keep the 4-stage ring from 9 stages of
+// - at the 32-token tile, one CTA per 64-row tile for 1-2 tiles per SM where K is 704-1664 or the tiles give 1.75 per
+//   SM or more with K <= 5376 (sessions 48-49);
+// - at the 64-token tile where K is not a multiple of 64 and 128-row tiles give 0.7x the slots or more, those tiles
+//   of one box per stage on a 3-stage ring in the grid chosen (rule Y, session 49); where no cluster fits at M = 2-16
+//   with K <= 1024 not a multiple of 64, the 64-row lead split on a 5-stage ring instead of 32-row tiles (session 49); clusters of four that fill the slots keep the 4-stage ring from 9 stages of
 //   128 per CTA on at most slots - SMs / 8 CTAs (sessions 47-48), and there keep the cluster at 32-64 tokens;
 // - otherwise stream-K over two CTAs per SM.
 // Session 35 (rules E-I, fitted offline to the recorded held-out sets; docs/tuning.md "Session 35"): one CTA per 32-row
@@ -88,12 +91,15 @@ Grid launch_grid(const Config& c, const Problem& p, int sms);
 // gives (row tiles, the split, CTAs against two-per-SM slots, weight bytes per CTA). False where that grid has fewer
 // CTAs than a quarter of the SMs and 1 MiB or more of weights, or less but more K stages per CTA than its ring holds
 // (narrow rows; one-tile shapes such as 1 x 8192 and 24 x 16384: tma_family.cpp; above 16 tokens, two or more row
-// tiles of at most 256 KiB per CTA keep the pick: rule R, session 42), and at M > 16 where y's rows are
+// tiles of at most 256 KiB per CTA keep the pick: rule R, session 42; at 9-16 tokens clusters of eight on 3 or more
+// tiles whose shares fit the ring keep it over 1 MiB: rule Z, session 49), and at M > 16 where y's rows are
 // 16-byte aligned: there the 32- and 64-token tiles lose to cuBLASLt alone on every Kimi-K3 TP8 shape but two (M = 32,
 // best of ~205 configs each: 2112 x 7168 12.88 vs 12.53 us, 7168 x 1536 9.22 vs 8.06; 3648 x 7168 17.25 vs 18.48;
 // tune at 9d9b7ef) and in the whole step (0.86 and 0.65 of cuBLASLt at M = 32 and 64, docs/step.md), so the scored
 // heuristic decides, except at 17-32 tokens where the first cut is a cluster of eight (two boxes per stage) on half the
-// SMs or more (rule U, session 46: 0.71-0.99x the scored pick on six of seven such held-out shapes). Where y's rows are
+// SMs or more (rule U, session 46: 0.71-0.99x the scored pick on six of seven such held-out shapes; since session 48
+// also of at most 9 stages per CTA on 2 or more tiles), and at 33-48 tokens where it is a cluster of eight on 2-18
+// tiles with 4-10 boxes of 64 per CTA (rule X, session 49). Where y's rows are
 // not 16-byte aligned (N % 8 != 0 in BF16/FP16, packed) the first cut is the pick up to M = 64: cuBLASLt (the library's
 // configuration, its best listed algorithm and torch's alike) ran 1.8-4.9x slower than the first cut on all 15 odd-N
 // shapes of held-out sets sixteen and seventeen at M = 17-64 (19401 x 8192 at M = 24: 80.2 us against 345.2, 5.3x the
