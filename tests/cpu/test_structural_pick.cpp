@@ -85,10 +85,11 @@ TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
       {16, 5128, 1024, "tma_m16_r32_b2_s6_c2_d6"}, {1, 9216, 7168, "tma_m8_r64_b2_s4_c2_u1"},
       // Set seven's (session 12): a cluster of four on 64-row tiles just over one CTA per SM with 5+ stages each is
       // the 64-row lead split at M <= 2 and, with 7+ stages, clusters of four on 32-row tiles above; outside the
-      // band (3 stages; 224 CTAs) and at 5 stages above M = 2 as before.
+      // band (3 stages; 224 CTAs) and at 5 stages above M = 2 as before, there on the 3-stage ring since session 49
+      // (188 CTAs of 5 stages; set six's best at M = 5 and 8 on the H200).
       {1, 2560, 10240, "tma_m8_r64_b2_s4_c2_d6"}, {2, 2304, 3584, "tma_m8_r64_b2_s4_c2_d6"},
       {3, 2560, 10240, "tma_m8_r32_b2_s4_x4"},    {16, 2304, 4096, "tma_m16_r32_b2_s4_x4"},
-      {1, 3000, 2560, "tma_m8_r64_b2_s4_c2_d6"},  {16, 3000, 2560, "tma_m16_r64_b2_s4_x4"},
+      {1, 3000, 2560, "tma_m8_r64_b2_s4_c2_d6"},  {16, 3000, 2560, "tma_m16_r64_b2_s3_x4"},
       {8, 3584, 7168, "tma_m8_r64_b2_s4_x4"},
       // Session 16 (set nine): 144 cluster CTAs of 3 stages each, some SMs with two, so a 3-stage ring.
       {1, 2304, 1536, "tma_m8_r64_b2_s3_x4"},
@@ -994,6 +995,12 @@ TEST(StructuralPick, SessionFortyNineRules) {
   for (const Shape3& s : std::vector<Shape3>{{8, 192, 4096}, {16, 128, 4096}, {16, 136, 5112}, {16, 128, 7168}})
     EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
         << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
+  // Clusters of four or eight on more than 1.25 CTAs per SM with up to 5 stages of 128 each take the 3-stage ring at M
+  // <= 16 (1784 x 4136 in eights: 0.88-0.91x; 3584 x 2368 in fours: 0.87-0.89x). The lines: 5 stages per CTA in (3584 x
+  // 2560: 20 stages of 4 CTAs) against 5.25 (3584 x 2688); 160 CTAs (2560 x 2560: 1.08-1.11x with 3 on the H100).
+  expect_structural_picks(h200, {{1, 1784, 4136, "tma_m8_r64_b2_s3_x8"},  {16, 3584, 2368, "tma_m16_r64_b2_s3_x4"},
+                                 {8, 1728, 5120, "tma_m8_r64_b2_s3_x8"},  {4, 3584, 2560, "tma_m8_r64_b2_s3_x4"},
+                                 {4, 3584, 2688, "tma_m8_r64_b2_s4_x4"},  {4, 2560, 2560, "tma_m8_r64_b2_s4_x4"}});
   expect_rule_note(h200, "128-row tiles of one box per stage at 64 tokens, where K is not a multiple of 64",
                    "K is not a multiple of 64 and those", {{48, 33337, 1000}}, {{48, 33337, 1024}, {48, 23551, 1000}});
 }
