@@ -286,14 +286,16 @@ void ClusterBand::cluster_ring() {
   // 1.03-1.06x and 1001 x 3080 1.06x (sets thirteen to twenty-two): mean 0.98x over 16 points, 6 of them slower.
   // With more stages per CTA 4 stay (1024 x 5120-5376 1.02-1.07x with 3, 960 x 5120 1.14-1.16x).
   const int doubled_from = c.tile_m <= 8 || x == 8 ? sms - sms / 8 : sms;
-  // Session 49: up to 5 stages of 128 per CTA where the clusters give more than 1.25 CTAs per SM (192-224 CTAs measured),
-  // for fours and eights. 3 / 4 stages at M = 1-16: eights 1784 x 4136 (224 CTAs, 4.1 stages) 0.88-0.91x, 1728 x 5120
-  // (216, 5) 0.87-0.92x on both GPUs, 1536 x 4480 (192, 4.4) 0.92-0.96x; fours 3584 x 2368 (224, 4.75; Qwen2.5-7B's
-  // down at TP 8, the H100's blind set thirty-three) 0.87-0.89x, 3072 x 2560 (192, 5) 0.99-1.02x (H100,
-  // h100/heuristic-*.json; H200, h200/heuristic-*.json). Fewer CTAs keep 4: fours of 5-5.75 stages on 160-180 CTAs
-  // (2560 x 2560, 2504 x 2504, 2560 x 2880, 2880 x 2880) 1.01-1.13x with 3 on both GPUs but 2880 x 2880 on the H200
-  // (0.95-0.96x); so do more stages (3584 x 3072, 6 stages: 0.97-0.98x, unmoved; 1344 x 6144 in eights 1.05-1.08x).
-  const bool five_stages_doubled = c.tile_m <= 16 && x >= 4 && ctas > sms + sms / 4 && g.k_stages <= 5 * x;
+  // Session 49: up to 5 stages of 128 per CTA where the clusters give more than 1.4 CTAs per SM (rule J's line; 188-224
+  // CTAs measured), for fours and eights. 3 / 4 stages at M = 1-16: eights 1784 x 4136 (224 CTAs, 4.1 stages)
+  // 0.88-0.91x, 1728 x 5120 (216, 5) 0.87-0.92x on both GPUs, 1536 x 4480 (192, 4.4) 0.92-0.96x; fours 3584 x 2368 (224,
+  // 4.75; Qwen2.5-7B's down at TP 8, the H100's blind set thirty-three) 0.87-0.89x, 3072 x 2560 (192, 5) 0.99-1.02x,
+  // 3000 x 2560 (188, 5) 0.98x at M = 5 and 8 on the H200 (H100, h100/heuristic-*.json; H200, h200/heuristic-*.json).
+  // 160 CTAs keep 4 (fours of 5-5.75 stages: 2560 x 2560, 2504 x 2504, 2560 x 2880, 1.01-1.13x with 3 on either GPU),
+  // and so do more stages (2880 x 2880, 180 CTAs of 5.75: 1.07-1.09x on the H100, 0.95-0.97x on the H200; 3584 x 3072, 6
+  // stages: 0.97-0.98x; 1344 x 6144 in eights 1.05-1.08x). Between 160 and 188 CTAs nothing with up to 5 stages was
+  // timed with both rings (a review's offline search).
+  const bool five_stages_doubled = c.tile_m <= 16 && x >= 4 && 5 * ctas > 7 * int64_t{sms} && g.k_stages <= 5 * x;
   const bool few_stages_doubled =
       c.tile_m <= 16 && ((ctas > doubled_from && g.k_stages <= 4 * x) || five_stages_doubled);  // at M <= 16
   const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
