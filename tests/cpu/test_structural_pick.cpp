@@ -62,6 +62,15 @@ void expect_rule_note(const DeviceInfo& dev, const std::string& note, const std:
         << s.n << "x" << s.k << " m=" << s.m;
 }
 
+// Each point is left to the scored heuristic on dev: the structural pick declines it.
+void expect_left_to_the_scored_heuristic(const DeviceInfo& dev, const std::vector<Shape3>& points) {
+  Config pick;
+  std::string why;
+  for (const Shape3& s : points)
+    EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, dev, &pick, &why))
+        << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
+}
+
 TEST(StructuralPick, H200PicksAreTheFirstCutsGrids) {
   const DeviceInfo h200 = tune::device_preset("h200");
   // One of each rule of tma_family.h's first cut: the 8-CTA cluster (14 and 33 row tiles), the lead split where only
@@ -862,18 +871,14 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
                                  {24, 1280, 12352, "tma_m32_r64_b2_s4_x8"},
                                  {24, 576, 12288, "tma_m32_r64_b2_s4_x8"},   // the CTA line: 72 CTAs of 12 stages
                                  {32, 192, 4096, "tma_m32_r64_b2_s4_x8"}});  // 3 row tiles, the narrowest measured
-  Config pick;
-  std::string why;
   // Session 48: 9 stages per CTA (448 x 8320: 56 CTAs) and 2 row tiles (128 x 2048) as well (H100, set thirty-one).
   expect_structural_picks(h200, {{24, 448, 8320, "tma_m32_r64_b2_s4_x8"},
                                  {24, 128, 2048, "tma_m32_r64_b2_s4_x8"},
                                  {32, 128, 5112, "tma_m32_r64_b2_s4_x8"}});
   // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 448 x 10240 (56 of 10), one row tile (64 x 2048: U's own
   // floor of 2 tiles; on aligned rows nothing else would take the cluster there).
-  for (const Shape3& s : std::vector<Shape3>{{24, 392, 13000}, {32, 448, 12280}, {24, 448, 10240}, {24, 512, 12288},
-                                             {24, 64, 2048}, {32, 2048, 1408}, {24, 3200, 4096}, {64, 1024, 2560}})
-    EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
-        << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
+  expect_left_to_the_scored_heuristic(h200, {{24, 392, 13000}, {32, 448, 12280}, {24, 448, 10240}, {24, 512, 12288},
+                                             {24, 64, 2048}, {32, 2048, 1408}, {24, 3200, 4096}, {64, 1024, 2560}});
   EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));
   EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 9 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
@@ -977,14 +982,10 @@ TEST(StructuralPick, SessionFortyNineRules) {
   });
   // X's lines: M = 49 and up (192 x 4096 at 49 / 64), 11 boxes per CTA (1024 x 5632), 3 (512 x 1536), 152 CTAs (1216 x
   // 7168), one row tile (64 x 4096): the scored heuristic.
-  Config pick;
-  std::string why;
-  for (const Shape3& s : std::vector<Shape3>{{49, 192, 4096}, {64, 192, 4096}, {48, 1024, 5632}, {48, 512, 1536},
+  expect_left_to_the_scored_heuristic(h200, {{49, 192, 4096}, {64, 192, 4096}, {48, 1024, 5632}, {48, 512, 1536},
                                              {48, 1216, 7168}, {48, 64, 4096},
-                                             {48, 1216, 2560},   // 19 tiles (152 CTAs) of 5 boxes: the CTA line alone
-                                             {48, 64, 2048}})    // one tile of 4 boxes: the tiles line alone
-    EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
-        << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
+                                             {48, 1216, 2560},    // 19 tiles (152 CTAs) of 5 boxes: the CTA line alone
+                                             {48, 64, 2048}});    // one tile of 4 boxes: the tiles line alone
   EXPECT_THAT(pick_on(h200, 48, 192, 4096).reason.str(), HasSubstr("4-10 boxes of 64 per CTA at 33-48 tokens"));
   // Rule Z: at 9-16 tokens narrow clusters of eight over 1 MiB on 3 or more tiles whose CTAs' shares fit the ring
   // (192 x 4096, 256 x 2048, 150 x 3504: 0.85-0.93x bulk's time on both GPUs); M <= 8, 2 tiles (128 x 4096) and more
@@ -992,9 +993,7 @@ TEST(StructuralPick, SessionFortyNineRules) {
   expect_structural_picks(h200, {{12, 192, 4096, "tma_m16_r64_b2_s4_x8"},
                                  {16, 256, 2048, "tma_m16_r64_b2_s4_x8"},
                                  {9, 150, 3504, "tma_m16_r64_b2_s4_x8"}});
-  for (const Shape3& s : std::vector<Shape3>{{8, 192, 4096}, {16, 128, 4096}, {16, 136, 5112}, {16, 128, 7168}})
-    EXPECT_FALSE(tma::structural_pick(Problem{s.m, s.n, s.k, DType::BF16}, h200, &pick, &why))
-        << s.n << "x" << s.k << " m=" << s.m << ": " << pick.name();
+  expect_left_to_the_scored_heuristic(h200, {{8, 192, 4096}, {16, 128, 4096}, {16, 136, 5112}, {16, 128, 7168}});
   // Clusters of four or eight on more than 1.4 CTAs per SM with up to 5 stages of 128 each take the 3-stage ring at M
   // <= 16 (1784 x 4136 in eights: 0.88-0.91x; 3584 x 2368 in fours: 0.87-0.89x). The lines: 5 stages per CTA in (3584 x
   // 2560: 20 stages of 4 CTAs) against 5.25 (3584 x 2688); 188 CTAs in (2945 x 2560: 47 tiles in fours) against 184

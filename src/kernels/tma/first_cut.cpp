@@ -295,7 +295,7 @@ void ClusterBand::cluster_ring() {
   // and so do more stages (2880 x 2880, 180 CTAs of 5.75: 1.07-1.09x on the H100, 0.95-0.97x on the H200; 3584 x 3072, 6
   // stages: 0.97-0.98x; 1344 x 6144 in eights 1.05-1.08x). Between 160 and 188 CTAs nothing with up to 5 stages was
   // timed with both rings (a review's offline search).
-  const bool five_stages_doubled = c.tile_m <= 16 && x >= 4 && 5 * ctas > 7 * int64_t{sms} && g.k_stages <= 5 * x;
+  const bool five_stages_doubled = x >= 4 && 5 * ctas > 7 * int64_t{sms} && g.k_stages <= 5 * x;
   const bool few_stages_doubled =
       c.tile_m <= 16 && ((ctas > doubled_from && g.k_stages <= 4 * x) || five_stages_doubled);  // at M <= 16
   const bool big_ring = smem_bytes(c.rows, c.tile_m, 4, c.boxes, x) > 110 * 1024;
