@@ -4,15 +4,15 @@
 # CTest's files), so the GPU machine gets a link from the same path to its copy of the tree.
 #   here:  ninja -C build/gpu skinnygemm_cli skinnygemm_gpu_tests && tools/trials/prebuilt.sh pack
 #   there (carry build/carry):  tools/trials/prebuilt.sh unpack && SKIP_BUILD=1 SKINNYGEMM_REVISION=... scripts/judge
-# The pack is the library, the CLI, the GPU test binary and CTest's files, stripped and gzipped (5.4 MB: the tree and the
-# carry share the call's 64 MiB).
+# The pack is the library, the CLI, the GPU test binary and CTest's files, stripped and xz-compressed (2.0 MB; gzip gave
+# 5.8 MB, and the tree, 60 MB in session 50, shares the call's 64 MiB with the carry).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PACK="$ROOT/build/carry/gpu"
 case "${1:-}" in
   pack)
     built="$ROOT/build/gpu"
-    rm -rf "$PACK" "$PACK.tgz" && mkdir -p "$PACK/tests" "$PACK/lab"
+    rm -rf "$PACK" "$PACK.tgz" "$PACK.txz" && mkdir -p "$PACK/tests" "$PACK/lab"
     # The library once, under its soname (a link travels as a link: the call would carry the 16 MB file three times).
     soname="$(objdump -p "$built/libskinnygemm.so" | awk '/SONAME/ {print $2}')"  # libskinnygemm.so.<major>.<minor>
     cp -a "$built"/skinnygemm "$built"/CTestTestfile.cmake "$PACK/" && cp -L "$built/$soname" "$PACK/"
@@ -28,12 +28,13 @@ case "${1:-}" in
       rev="$rev-dirty"
     fi
     echo "$rev" > "$PACK/revision"
-    # One gzip file (session 33: 21 MB -> 5.4 MB; the tree is 45 MB and a call carries 64 MiB in all).
-    tar -czf "$PACK.tgz" -C "$(dirname "$PACK")" gpu && rm -rf "$PACK"
-    du -sh "$PACK.tgz"
+    # One xz file (session 50: 21 MB -> 2.0 MB, where gzip gave 5.8; the library's cubins compress 20x with xz -9).
+    tar -cf - -C "$(dirname "$PACK")" gpu | xz -9 -T2 > "$PACK.txz" && rm -rf "$PACK"
+    du -sh "$PACK.txz"
     ;;
   unpack)
-    [ -f "$PACK.tgz" ] && tar -xzf "$PACK.tgz" -C "$(dirname "$PACK")"
+    # Python's tarfile reads xz wherever python3 runs (the GPU machine's tar may lack xz).
+    [ -f "$PACK.txz" ] && python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$PACK.txz" "$(dirname "$PACK")"
     [ -f "$PACK/built-at" ] || { echo "prebuilt: no $PACK (carry build/carry)" >&2; exit 1; }
     built_at="$(cat "$PACK/built-at")"
     if [ "$(cd "$built_at" 2>/dev/null && pwd -P)" != "$(pwd -P)" ]; then
