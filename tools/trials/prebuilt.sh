@@ -4,6 +4,9 @@
 # CTest's files), so the GPU machine gets a link from the same path to its copy of the tree.
 #   here:  ninja -C build/gpu skinnygemm_cli skinnygemm_gpu_tests && tools/trials/prebuilt.sh pack
 #   there (carry build/carry):  tools/trials/prebuilt.sh unpack && SKIP_BUILD=1 SKINNYGEMM_REVISION=... scripts/judge
+# A second library for an A/B of a kernel change (tools/trials/lib_ab.sh; the pack is A):
+#   here:  tools/trials/prebuilt.sh pack-b <B's libskinnygemm.so.0.2>    -> build/carry/b.txz (0.8 MB)
+#   there: unpack puts it at build/ab/b/libskinnygemm.so.0.2
 # The pack is the library, the CLI, the GPU test binary and CTest's files, stripped and xz-compressed (2.0 MB; gzip gave
 # 5.8 MB, and the tree, 60 MB in session 50, shares the call's 64 MiB with the carry).
 set -euo pipefail
@@ -32,7 +35,16 @@ case "${1:-}" in
     tar -cf - -C "$(dirname "$PACK")" gpu | xz -9 -T2 > "$PACK.txz" && rm -rf "$PACK"
     du -sh "$PACK.txz"
     ;;
+  pack-b)
+    lib="${2:?usage: $0 pack-b <libskinnygemm.so.0.2 of B>}"
+    tmp="$(mktemp -d)" && mkdir -p "$tmp/ab/b" && cp -L "$lib" "$tmp/ab/b/libskinnygemm.so.0.2"
+    strip --strip-unneeded "$tmp/ab/b/libskinnygemm.so.0.2"
+    mkdir -p "$ROOT/build/carry" && tar -cf - -C "$tmp" ab | xz -9 -T2 > "$ROOT/build/carry/b.txz" && rm -rf "$tmp"
+    du -sh "$ROOT/build/carry/b.txz"
+    ;;
   unpack)
+    [ -f "$ROOT/build/carry/b.txz" ] &&
+      python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$ROOT/build/carry/b.txz" "$ROOT/build"
     # Python's tarfile reads xz wherever python3 runs (the GPU machine's tar may lack xz).
     [ -f "$PACK.txz" ] && python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$PACK.txz" "$(dirname "$PACK")"
     [ -f "$PACK/built-at" ] || { echo "prebuilt: no $PACK (carry build/carry)" >&2; exit 1; }
@@ -49,5 +61,5 @@ case "${1:-}" in
     [ -n "${SKINNYGEMM_REVISION:-}" ] || echo "prebuilt: set SKINNYGEMM_REVISION=$(cat "$PACK/revision") for the" \
       "CLI's JSON (trial_lib.sh sets it, scripts/judge requires it)"
     ;;
-  *) echo "usage: $0 pack|unpack" >&2; exit 2 ;;
+  *) echo "usage: $0 pack|pack-b <lib>|unpack" >&2; exit 2 ;;
 esac
