@@ -12,6 +12,11 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PACK="$ROOT/build/carry/gpu"
+B_PACK="$ROOT/build/carry/b.txz"
+# xz both ways: `xz -9` here (the library's cubins compress 20x), Python's tarfile there (the GPU machine's tar may
+# lack xz; python3 runs wherever the lab does).
+xz_pack() { tar -cf - -C "$1" "$2" | xz -9 -T2 > "$3"; }      # dir, entry, archive
+xz_unpack() { python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$1" "$2"; }  # archive, dir
 case "${1:-}" in
   pack)
     built="$ROOT/build/gpu"
@@ -31,22 +36,20 @@ case "${1:-}" in
       rev="$rev-dirty"
     fi
     echo "$rev" > "$PACK/revision"
-    # One xz file (session 50: 21 MB -> 2.0 MB, where gzip gave 5.8; the library's cubins compress 20x with xz -9).
-    tar -cf - -C "$(dirname "$PACK")" gpu | xz -9 -T2 > "$PACK.txz" && rm -rf "$PACK"
+    # One xz file (session 50: 21 MB -> 2.0 MB, where gzip gave 5.8).
+    xz_pack "$(dirname "$PACK")" gpu "$PACK.txz" && rm -rf "$PACK"
     du -sh "$PACK.txz"
     ;;
   pack-b)
     lib="${2:?usage: $0 pack-b <libskinnygemm.so.0.2 of B>}"
     tmp="$(mktemp -d)" && mkdir -p "$tmp/ab/b" && cp -L "$lib" "$tmp/ab/b/libskinnygemm.so.0.2"
     strip --strip-unneeded "$tmp/ab/b/libskinnygemm.so.0.2"
-    mkdir -p "$ROOT/build/carry" && tar -cf - -C "$tmp" ab | xz -9 -T2 > "$ROOT/build/carry/b.txz" && rm -rf "$tmp"
-    du -sh "$ROOT/build/carry/b.txz"
+    mkdir -p "$ROOT/build/carry" && xz_pack "$tmp" ab "$B_PACK" && rm -rf "$tmp"
+    du -sh "$B_PACK"
     ;;
   unpack)
-    [ -f "$ROOT/build/carry/b.txz" ] &&
-      python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$ROOT/build/carry/b.txz" "$ROOT/build"
-    # Python's tarfile reads xz wherever python3 runs (the GPU machine's tar may lack xz).
-    [ -f "$PACK.txz" ] && python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$PACK.txz" "$(dirname "$PACK")"
+    [ -f "$B_PACK" ] && xz_unpack "$B_PACK" "$ROOT/build"
+    [ -f "$PACK.txz" ] && xz_unpack "$PACK.txz" "$(dirname "$PACK")"
     [ -f "$PACK/built-at" ] || { echo "prebuilt: no $PACK (carry build/carry)" >&2; exit 1; }
     built_at="$(cat "$PACK/built-at")"
     if [ "$(cd "$built_at" 2>/dev/null && pwd -P)" != "$(pwd -P)" ]; then
