@@ -68,7 +68,8 @@ constexpr const char* kHeldoutSets[] = {"model:heldout:tp1",        "model:heldo
                                         "model:heldout_twentyseventh:tp1", "model:heldout_twentyeighth:tp1",
                                         "model:heldout_twentyninth:tp1", "model:heldout_thirtieth:tp1",
                                         "model:heldout_thirtyfirst:tp1", "model:heldout_thirtysecond:tp1",
-                                        "model:heldout_thirtythird:tp1", "model:heldout_thirtyfourth:tp1"};
+                                        "model:heldout_thirtythird:tp1", "model:heldout_thirtyfourth:tp1",
+                                        "model:heldout_thirtyfifth:tp1"};
 
 // A later held-out set: at least 24 shapes, K a multiple of 8, none of them Kimi-K3's or in an earlier set.
 void expect_new_heldout_set(const std::string& set) {
@@ -360,6 +361,15 @@ TEST(Heldout, ThirtyThirdSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
 // (1664 / 1728) and idle_half's K 512 (448 / 512); 18 with N % 8 != 0, 4 with K % 64 != 0.
 TEST(Heldout, ThirtyFourthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
   expect_new_heldout_set("model:heldout_thirtyfourth:tp1");
+}
+
+// Set thirty-five (session 51, written blind at fb21188 by a helper that read no measurement): 32 shapes, 16 real
+// decode projections no earlier set used (Qwen2.5, Gemma-3, MiniCPM, DeepSeek-V2's q_a, Phi-3.5-MoE, GLM-4-32B,
+// Qwen2-57B-A14B's expert, Command-R, Code Llama, Llama-3.1-405B, Qwen3-14B, DeepSeek-Coder-33B, Falcon-40B, ERNIE-4.5's
+// router) and 16 synthetic odd.* sizes drawn at random (random.Random(35): N 48-40000, K 256-16384 in steps of 8), not
+// placed on any rule's edge; 14 with N % 8 != 0, 16 with K % 64 != 0.
+TEST(Heldout, ThirtyFifthSetIsNewAtLeast24ShapesNoneKimiNoneOfTheEarlierSets) {
+  expect_new_heldout_set("model:heldout_thirtyfifth:tp1");
 }
 
 // Issue 4: held-out shapes are never tuned into a shipped table (the heuristic would be judged on tuned points); a

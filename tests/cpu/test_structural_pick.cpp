@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/family.h"
 #include "kernels/tma/tma_family.h"
+#include "kernels/tma/tma_shape.h"
 #include "lab/device_presets.h"
 #include "runtime/cost_model.h"
 #include "skinnygemm/select.h"
@@ -250,29 +252,29 @@ TEST(StructuralPick, NarrowMisalignedGridsAboveSixteenTokensKeepTheClusterOfEigh
 // K = 768 (18627 x 768: 0.91-0.95x at M = 1-16, set thirty, blind on the H100).
 TEST(StructuralPick, WideTilesForTwoToNearlyThreePerSmWithShortKTakeOneBoxStages) {
   const DeviceInfo h200 = tune::device_preset("h200");
-  const std::string rule_s = "(sessions 42, 45-49)";  // the rule's note
+  const std::string rule_s = "(sessions 42, 45-51)";  // the rule's note
   for (int64_t m : {1, 5, 8}) {
-    expect_structural_picks(h200, {{m, 18432, 1152, "tma_m8_r64_b1_s4_c2_d6"},
-                                   {m, 21888, 2048, "tma_m8_r64_b1_s4_c2_d6"},
-                                   {m, 22781, 2560, "tma_m8_r64_b1_s4_c2_d6"},
-                                   {m, 19208, 1088, "tma_m8_r64_b1_s4_c2_d6"},  // session 45 (set twenty-five)
-                                   {m, 21011, 1024, "tma_m8_r64_b1_s4_c2_d6"},  // session 46 (set twenty-six)
-                                   {m, 18432, 960, "tma_m8_r64_b1_s4_c2_d6"},   // session 47 (sets 27-29)
-                                   {m, 18432, 832, "tma_m8_r64_b1_s4_c2_d6"},
-                                   {m, 18627, 768, "tma_m8_r64_b1_s4_c2_d6"},   // session 48 (set thirty)
-                                   {m, 19197, 640, "tma_m8_r64_b1_s4_c2_d6"},   // session 49 (set thirty-three)
+    expect_structural_picks(h200, {{m, 18432, 1152, "tma_m8_r64_b1_s7_c2_d6"},
+                                   {m, 21888, 2048, "tma_m8_r64_b1_s7_c2_d6"},
+                                   {m, 22781, 2560, "tma_m8_r64_b1_s7_c2_d6"},
+                                   {m, 19208, 1088, "tma_m8_r64_b1_s7_c2_d6"},  // session 45 (set twenty-five)
+                                   {m, 21011, 1024, "tma_m8_r64_b1_s7_c2_d6"},  // session 46 (set twenty-six)
+                                   {m, 18432, 960, "tma_m8_r64_b1_s7_c2_d6"},   // session 47 (sets 27-29)
+                                   {m, 18432, 832, "tma_m8_r64_b1_s7_c2_d6"},
+                                   {m, 18627, 768, "tma_m8_r64_b1_s7_c2_d6"},   // session 48 (set thirty)
+                                   {m, 19197, 640, "tma_m8_r64_b1_s7_c2_d6"},   // session 49 (set thirty-three)
                                    {m, 18432, 3072, "tma_m8_r32_b2_s4_c2_d6"}});
     EXPECT_THAT(pick_on(h200, m, 18432, 1152).reason.str(), HasSubstr(rule_s));
     EXPECT_THAT(pick_on(h200, m, 18432, 3072).reason.str(), ::testing::Not(HasSubstr(rule_s)));
   }
-  expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s4_c2_d6"},
-                                 {16, 19208, 1088, "tma_m16_r64_b1_s4_c2_d6"}});
-  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 640 in
-  // (session 49), 576 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
+  expect_structural_picks(h200, {{16, 18432, 1152, "tma_m16_r64_b1_s6_c2_d6"},
+                                 {16, 19208, 1088, "tma_m16_r64_b1_s6_c2_d6"}});
+  // The edges: 356 tiles of 64 (22784 rows, 2.697 per SM) in, 357 out (rule K's since session 46); K = 576 in
+  // (session 51), 512 out (not measured); K not a multiple of 64 (1160) out; fewer 64-row tiles than slots (14336 x
   // 1792: 224) keep the two-box tiles of session 16.
   EXPECT_THAT(pick_on(h200, 8, 22784, 1152).reason.str(), HasSubstr(rule_s));
-  EXPECT_THAT(pick_on(h200, 8, 18432, 640).reason.str(), HasSubstr(rule_s));
-  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 576}, {1, 18432, 1160}, {8, 14336, 1792}})
+  EXPECT_THAT(pick_on(h200, 8, 18432, 576).reason.str(), HasSubstr(rule_s));
+  for (const Shape3& out : std::vector<Shape3>{{8, 22785, 1152}, {8, 18432, 512}, {1, 18432, 1160}, {8, 14336, 1792}})
     EXPECT_THAT(pick_on(h200, out.m, out.n, out.k).reason.str(), ::testing::Not(HasSubstr(rule_s)))
         << out.n << "x" << out.k;
 }
@@ -298,7 +300,7 @@ TEST(StructuralPick, SetNineAndTenRulesAndTheNeighboursTheyLeave) {
   expect_structural_picks(h200, {
       {1, 14336, 1792, "tma_m8_r64_b2_s4_c2_d6"}, {16, 14336, 1792, "tma_m16_r64_b2_s4_c2_d6"},
       {1, 9728, 896, "tma_m8_r32_b2_s4_c2_d6"},
-      {1, 20000, 1536, "tma_m8_r64_b1_s4_c2_d6"},  // rule S since session 42
+      {1, 20000, 1536, "tma_m8_r64_b1_s7_c2_d6"},  // rule S since session 42
       {4, 3072, 12288, "tma_m8_r32_b2_s4_x2"},
       {16, 3072, 12288, "tma_m16_r32_b2_s4_x2"},  {4, 2560, 10240, "tma_m8_r32_b2_s4_x4"},
       {4, 2816, 4096, "tma_m8_r32_b2_s4_x4"},
@@ -469,12 +471,12 @@ TEST(StructuralPick, ManyWideShortKTilesTakeSixtyFourRows) {
       {4, 51866, 1280, "tma_m8_r64_b2_s4_c2_d6"},  {8, 25600, 2048, "tma_m8_r64_b2_s4_c2_d6"},
       {12, 50257, 1024, "tma_m16_r64_b2_s4_c2_d6"},
       // Counter-examples.
-      {3, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s4_c2_d6"},  // rule S, session 42
+      {3, 24576, 1536, "tma_m8_r64_b1_s7_c2_d6"},  {16, 21888, 2048, "tma_m16_r64_b1_s6_c2_d6"},  // rule S, session 42
       {8, 9001, 1024, "tma_m8_r32_b2_s4_c2_d6"},   {1, 65536, 1024, "tma_m8_r64_b2_s4_c2_u1"},
       // The line: 395 row tiles of 64 (25280 rows) keep 32-row tiles, 396 (25281 rows, the last tile one row) take 64
-      // (at K = 576: from K = 640 rule K's one-box tiles take both since session 49).
-      {1, 25280, 576, "tma_m8_r32_b2_s4_c2_d6"},   {3, 25281, 576, "tma_m8_r64_b2_s4_c2_d6"},
-      {3, 25280, 1024, "tma_m8_r64_b1_s4_c2_d6"},
+      // (at K = 512: from K = 576 rule K's one-box tiles take both since session 51).
+      {1, 25280, 512, "tma_m8_r32_b2_s4_c2_d6"},   {3, 25281, 512, "tma_m8_r64_b2_s4_c2_d6"},
+      {3, 25280, 1024, "tma_m8_r64_b1_s7_c2_d6"},
   });
   expect_rule_note(h200, "one CTA per 64-row tile, not 32-row", "not 32-row", {{3, 40000, 1536}},
                    {{1, 24576, 1536}});
@@ -598,20 +600,21 @@ TEST(StructuralPick, FewStageClustersOfEightOnMostSmsHalveOnAFourStageRing) {
 // 1408 and 22787 x 1216 at 357 tiles: 0.81-0.96x on both GPUs), so 1024 and 1472 take it too. Session 47: from K = 960
 // (24001 x 960, 376 tiles: 0.92-0.95x at M = 1-16 on the H100, set twenty-seven), then 832 (24331 x 896, set
 // twenty-nine: 0.92-0.97x). Session 48: 768 (24707 / 25136 x 768, set thirty: 0.90-0.97x), then 704 (24571 x 704, set
-// thirty-two: 0.87-0.90x), session 49: 640 (19197 x 640, set thirty-three: 0.90-0.93x), and 576 does not.
+// thirty-two: 0.87-0.90x), session 49: 640 (19197 x 640, set thirty-three: 0.90-0.93x), session 51: 576 (20999 x
+// 576, set thirty-four: 0.85-0.90x).
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {1, 24576, 4096, "tma_m8_r64_b1_s4_c2_d6"},   {16, 25256, 5120, "tma_m16_r64_b1_s4_c2_d6"},
-      {8, 24576, 1536, "tma_m8_r64_b1_s4_c2_d6"},   {1, 25344, 4096, "tma_m8_r64_b1_s4_c2_d6"},
-      {1, 23680, 8192, "tma_m8_r64_b1_s4_c2_d6"},
-      {1, 22848, 4096, "tma_m8_r64_b1_s4_c2_d6"},   {1, 24576, 10240, "tma_m8_r64_b1_s4_c2_d6"},
-      {1, 24576, 1024, "tma_m8_r64_b1_s4_c2_d6"},   {8, 22789, 1408, "tma_m8_r64_b1_s4_c2_d6"},
-      {16, 22787, 1216, "tma_m16_r64_b1_s4_c2_d6"},
+      {1, 24576, 4096, "tma_m8_r64_b1_s7_c2_d6"},   {16, 25256, 5120, "tma_m16_r64_b1_s6_c2_d6"},
+      {8, 24576, 1536, "tma_m8_r64_b1_s7_c2_d6"},   {1, 25344, 4096, "tma_m8_r64_b1_s7_c2_d6"},
+      {1, 23680, 8192, "tma_m8_r64_b1_s7_c2_d6"},
+      {1, 22848, 4096, "tma_m8_r64_b1_s7_c2_d6"},   {1, 24576, 10240, "tma_m8_r64_b1_s7_c2_d6"},
+      {1, 24576, 1024, "tma_m8_r64_b1_s7_c2_d6"},   {8, 22789, 1408, "tma_m8_r64_b1_s7_c2_d6"},
+      {16, 22787, 1216, "tma_m16_r64_b1_s6_c2_d6"},
       // Counter-examples.
       {1, 25408, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {16, 22528, 8192, "tma_m16_r64_b2_s4_c2_u1"},
-      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 576, "tma_m8_r32_b2_s4_c2_d6"},
-      {1, 24576, 640, "tma_m8_r64_b1_s4_c2_d6"},    {1, 24576, 704, "tma_m8_r64_b1_s4_c2_d6"},
+      {1, 22784, 4096, "tma_m8_r64_b2_s4_c2_u1"},   {1, 24576, 512, "tma_m8_r32_b2_s4_c2_d6"},
+      {1, 24576, 576, "tma_m8_r64_b1_s7_c2_d6"},    {1, 24576, 640, "tma_m8_r64_b1_s7_c2_d6"},
       {1, 24576, 12288, "tma_m8_r64_b2_s4_c2_u1"},
       {1, 24576, 4000, "tma_m8_r64_b2_s4_c2_u1"},
   });
@@ -628,8 +631,8 @@ TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAllResident) {
 TEST(StructuralPick, WideTilesForNearlyThreePerSmTakeOneBoxStagesAtThirtyTwoTokens) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {
-      {24, 22790, 2560, "tma_m32_r64_b1_s4_c2_d6"},  {32, 22790, 2560, "tma_m32_r64_b1_s4_c2_d6"},
-      {32, 25247, 2048, "tma_m32_r64_b1_s4_c2_d6"},
+      {24, 22790, 2560, "tma_m32_r64_b1_s5_c2_d6"},  {32, 22790, 2560, "tma_m32_r64_b1_s5_c2_d6"},
+      {32, 25247, 2048, "tma_m32_r64_b1_s5_c2_d6"},
       // Counter-example.
       {24, 24003, 4040, "tma_m32_r64_b2_s4_c2_u1"},
   });
@@ -847,18 +850,19 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       {17, 1024, 12288, "tma_m32_r64_b2_s4_x8"},
       // V and W (misaligned rows).
       {48, 10007, 1016, "tma_m64_r64_b2_s3_x1"},    {64, 16388, 5376, "tma_m64_r64_b2_s3_x1"},
-      {24, 22781, 2560, "tma_m32_r64_b1_s4_c2_d6"}, {32, 21011, 1024, "tma_m32_r64_b1_s4_c2_d6"},
+      {24, 22781, 2560, "tma_m32_r64_b1_s5_c2_d6"}, {32, 21011, 1024, "tma_m32_r64_b1_s5_c2_d6"},
       // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376 (5440 beside 5376), past 6 tiles per SM (811 of 64).
       {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {64, 19998, 8192, "tma_m64_r64_b2_s3_c2_u1"},
       {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"}, {64, 16388, 5440, "tma_m64_r64_b2_s3_c2_u1"},
-      // W's lines: K under 640 (576; session 49) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots)
+      // W's lines: K under 576 (512; session 51) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots)
       // against 265.
-      {24, 21011, 576, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
-      {24, 21011, 640, "tma_m32_r64_b1_s4_c2_d6"},  // session 49
-      {24, 21011, 704, "tma_m32_r64_b1_s4_c2_d6"},
-      {32, 18627, 768, "tma_m32_r64_b1_s4_c2_d6"},
-      {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {24, 16897, 1024, "tma_m32_r64_b1_s4_c2_d6"},  // 264: session 48's
-      {24, 21011, 960, "tma_m32_r64_b1_s4_c2_d6"},  {24, 21011, 832, "tma_m32_r64_b1_s4_c2_d6"},  // session 47
+      {24, 21011, 512, "tma_m32_r64_b2_s4_c2_u1"},  {24, 16897, 2624, "tma_m32_r64_b2_s4_c2_u1"},
+      {24, 21011, 576, "tma_m32_r64_b1_s5_c2_d6"},  // session 51
+      {24, 21011, 640, "tma_m32_r64_b1_s5_c2_d6"},  // session 49
+      {24, 21011, 704, "tma_m32_r64_b1_s5_c2_d6"},
+      {32, 18627, 768, "tma_m32_r64_b1_s5_c2_d6"},
+      {24, 16895, 1024, "tma_m32_r64_b2_s4_c2_d6"}, {24, 16897, 1024, "tma_m32_r64_b1_s5_c2_d6"},  // 264: session 48's
+      {24, 21011, 960, "tma_m32_r64_b1_s5_c2_d6"},  {24, 21011, 832, "tma_m32_r64_b1_s5_c2_d6"},  // session 47
   });
   // U's lines: clusters on fewer CTAs than half the SMs with more than 8 stages each (392 x 13000: 56 CTAs of 13; 448
   // x 12280 / 8320: 56 of 12 / 9), eights of one box per stage on nearly every slot (2048 x 1408), clusters of four
@@ -875,16 +879,24 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
   expect_structural_picks(h200, {{24, 448, 8320, "tma_m32_r64_b2_s4_x8"},
                                  {24, 128, 2048, "tma_m32_r64_b2_s4_x8"},
                                  {32, 128, 5112, "tma_m32_r64_b2_s4_x8"}});
-  // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 448 x 10240 (56 of 10), one row tile (64 x 2048: U's own
-  // floor of 2 tiles; on aligned rows nothing else would take the cluster there).
+  // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 448 x 10240 (56 of 10), one row tile of under 32 rows (16 x
+  // 2048) or over 18 boxes of 64 per CTA (48 x 16384; session 51's one-tile line: 64 x 2048 takes the eights).
   expect_left_to_the_scored_heuristic(h200, {{24, 392, 13000}, {32, 448, 12280}, {24, 448, 10240}, {24, 512, 12288},
-                                             {24, 64, 2048}, {32, 2048, 1408}, {24, 3200, 4096}, {64, 1024, 2560}});
+                                             {24, 16, 2048}, {24, 48, 16384}, {32, 2048, 1408}, {24, 3200, 4096},
+                                             {64, 1024, 2560}});
+  // Session 51: one row tile of 32 rows or more with at most 18 boxes of 64 per CTA keeps the eights at 17-64 tokens
+  // (64 x 4096, 60 x 5000, 63 x 9088: 0.67-0.97x the scored pick on the H100 and H200).
+  expect_structural_picks(h200, {{24, 64, 2048, "tma_m32_r64_b2_s4_x8"},
+                                 {32, 60, 5000, "tma_m32_r64_b2_s4_x8"},
+                                 {48, 64, 4096, "tma_m64_r64_b1_s4_x8"},
+                                 {64, 63, 9088, "tma_m64_r64_b1_s4_x8"}});
+  EXPECT_THAT(pick_on(h200, 24, 64, 4096).reason.str(), HasSubstr("a cluster of eight on one row tile at 17-64 tokens"));
   EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));
   EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 9 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
                    {{48, 10007, 1016}}, {{48, 11003, 3080}, {64, 51865, 1024}});
-  expect_rule_note(h200, "give 2-2.7 per SM with K 640-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
-                   {{24, 21011, 576}, {16, 21011, 1024}});
+  expect_rule_note(h200, "give 2-2.7 per SM with K 576-2560 at 32 tokens", "at 32 tokens", {{24, 22781, 2560}},
+                   {{24, 21011, 512}, {16, 21011, 1024}});
 }
 
 // Session 47 (docs/tuning.md "Session 47"): at 64 tokens, 64-row tiles that outnumber the two-per-SM slots with K <=
@@ -981,11 +993,11 @@ TEST(StructuralPick, SessionFortyNineRules) {
       {64, 10007, 1016, "tma_m64_r64_b2_s3_x1"},    {32, 33337, 1000, "tma_m32_r128_b1_s4_c2_d6"},
   });
   // X's lines: M = 49 and up (192 x 4096 at 49 / 64), 11 boxes per CTA (1024 x 5632), 3 (512 x 1536), 152 CTAs (1216 x
-  // 7168), one row tile (64 x 4096): the scored heuristic.
+  // 7168), one row tile under 32 rows (16 x 4096; session 51 takes one tile of 32 rows or more): the scored heuristic.
   expect_left_to_the_scored_heuristic(h200, {{49, 192, 4096}, {64, 192, 4096}, {48, 1024, 5632}, {48, 512, 1536},
-                                             {48, 1216, 7168}, {48, 64, 4096},
+                                             {48, 1216, 7168}, {48, 16, 4096},
                                              {48, 1216, 2560},    // 19 tiles (152 CTAs) of 5 boxes: the CTA line alone
-                                             {48, 64, 2048}});    // one tile of 4 boxes: the tiles line alone
+                                             {48, 16, 2048}});    // one tile of 4 boxes under 32 rows
   EXPECT_THAT(pick_on(h200, 48, 192, 4096).reason.str(), HasSubstr("4-10 boxes of 64 per CTA at 33-48 tokens"));
   // Rule Z: at 9-16 tokens narrow clusters of eight over 1 MiB on 3 or more tiles whose CTAs' shares fit the ring
   // (192 x 4096, 256 x 2048, 150 x 3504: 0.85-0.93x bulk's time on both GPUs); M <= 8, 2 tiles (128 x 4096) and more
@@ -1005,6 +1017,27 @@ TEST(StructuralPick, SessionFortyNineRules) {
                                  {4, 2688, 2560, "tma_m8_r64_b2_s4_x4"}});
   expect_rule_note(h200, "128-row tiles of one box per stage at 64 tokens, where K is not a multiple of 64",
                    "K is not a multiple of 64 and those", {{48, 33337, 1000}}, {{48, 33337, 1024}, {48, 23551, 1000}});
+}
+
+// Session 51 (docs/tuning.md "Session 51"): rule V takes rule O's misaligned K up to 1536 (9431 x 1032; 23555 x 1480
+// through rule Y's 128-row tiles; 11003 x 3080 keeps stream-K), clusters of under 2 stages per CTA on SMs / 4 tiles or
+// more at 32-64 tokens give way to one CTA per tile (3331 x 448 / 512; 3331 x 512 at 48-64 has 2 stages of 64 per CTA in
+// fours and keeps them, 512 x 1024's 8 tiles keep the eights), and the one-box tiles take the deepest ring that keeps
+// three CTAs per SM (7 / 6 / 5 stages at 8 / 16 / 32 tokens; 8 / 7 / 6 do not fit).
+TEST(StructuralPick, SessionFiftyOneRules) {
+  const DeviceInfo h200 = tune::device_preset("h200");
+  expect_structural_picks(h200, {{48, 9431, 1032, "tma_m64_r64_b2_s3_x1"},     {64, 23555, 1480, "tma_m64_r128_b1_s3_x1"},
+                                 {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {24, 3331, 448, "tma_m32_r64_b2_s4_x1"},
+                                 {64, 3331, 448, "tma_m64_r64_b1_s4_x1"},      {48, 3331, 512, "tma_m64_r64_b1_s4_x4"},
+                                 {24, 512, 1024, "tma_m32_r64_b2_s4_x8"}});
+  EXPECT_THAT(pick_on(h200, 24, 3331, 448).reason.str(), HasSubstr("not clusters of under 2 stages per CTA"));
+  for (const auto& [tile, stages] : std::vector<std::pair<int, int>>{{8, 7}, {16, 6}, {32, 5}}) {
+    Config c = Config::parse("tma_m8_r64_b1_s4_c2_d6");
+    c.tile_m = tile;
+    const auto bytes = [&](int s) { return tma::smem_bytes(c.rows, c.tile_m, s, c.boxes, c.cluster, true); };
+    EXPECT_LE(3 * (bytes(stages) + 1024), 228 * 1024) << tile;
+    EXPECT_GT(3 * (bytes(stages + 1) + 1024), 228 * 1024) << tile;
+  }
 }
 
 TEST(StructuralPick, FollowsTheDeviceFactsItIsGiven) {

@@ -35,11 +35,23 @@ struct Cut {
     c.stages = short_rows && !many_tiles ? 6 : 4;
     return c;
   }
-  // One CTA per 64-row tile over the whole K, one 64-wide box per stage on a 4-stage ring (44-49 KB at token tiles
-  // 8-16: three CTAs per SM, so grids of up to three tiles per SM are resident at once): rules K and S.
+  // One CTA per 64-row tile over the whole K, one 64-wide box per stage, three CTAs per SM (so grids of up to three
+  // tiles per SM are resident at once): rules K, S and W.
+  // Session 51: on the deepest ring that keeps three per SM (a third of Hopper's 228 KiB of shared memory per SM less the
+  // driver's 1 KiB per CTA; the structural pick runs on SM 9.0 only): 7 stages at the 8-token tile (70 KB), 6 at 16, 5
+  // at 32, where it was 4 (44-49 KB). Deeper / 4 stages, offline over every report where both were timed (K <= 2560,
+  // these rules' bands): 8 tokens, 7 stages H200 90 of 114 points faster, summed 1884.7 -> 1848.3 us, H100 141 of 176,
+  // 4117.5 -> 4074.6 (16897 x 832 0.94x, 20000 x 1536 0.95x, 21749 x 960 / 1024 0.96-0.97x, 20999 x 640 0.91-0.92x on
+  // the H100's blind set thirty-four); 8 stages, which no longer fit three, lost at every point (+20% / +10% summed). 16
+  // tokens, 6 stages H200 35 of 38 faster and none slower (652.2 -> 640.9), H100 50 of 59 (1423.8 -> 1406.1); 7 lost at
+  // every point (+23% / +12%). 32 tokens, 5 stages H200 26 of 26 (407.3 -> 401.8), H100 33 of 34 (746.9 -> 735.3); 6
+  // lost at every point.
   Config one_box_tiles() {
     lead_split(false, true);
     c.boxes = 1, c.stages = 4;
+    constexpr int kThirdOfSm90 = 228 * 1024 / 3 - 1024;
+    while (c.stages < 8 && smem_bytes(c.rows, c.tile_m, c.stages + 1, c.boxes, c.cluster, c.lead >= 0) <= kThirdOfSm90)
+      ++c.stages;
     return c;
   }
   // Session 48: the same one-box tiles on a 5-stage ring where K is 512-768 (8-12 boxes of 64) and the 64-row tiles give
@@ -121,15 +133,17 @@ bool misaligned_k_rows(const Problem& p) { return p.k > 1024 && p.k % kStageK !=
 // the 32-row lead split at M = 1-16 and 0.72-0.75x stream-K at 24-32 (h100/heuristic-thirtysecond-1f2776c.json). Session
 // 49: 640, from the H100's blind set thirty-three (written to straddle 704): 19197 x 640 (300 tiles, rule S's band)
 // one-box tile 0.89-0.94x the 32-row lead split at M = 1-16 and 0.80-0.82x stream-K at 24-32
-// (h100/heuristic-thirtythird-57e0253.json). At every K line so far the outside won as well; under 640 nothing was
-// measured in these bands.
-constexpr int64_t kOneBoxMinK = 640;
+// (h100/heuristic-thirtythird-57e0253.json). Session 51: 576, from the H100's blind set thirty-four (written to
+// straddle 640): 20999 x 576 (329 tiles, rule S's band) one-box tile (4 stages) 0.85-0.90x the 32-row lead split at M
+// = 3-16 and 0.65-0.68x stream-K at 24-32, within 2% of stream-K at M = 1-2 (h100/heuristic-thirtyfourth-fb21188.json).
+// At every K line so far the outside won as well; under 576 nothing was measured in these bands.
+constexpr int64_t kOneBoxMinK = 576;
 
 // Rule 6's short-K band at 32 tokens (unclustered): from K = 704 (session 48's kOneBoxMinK; under it nothing was
 // measured with one CTA per tile on 1-2 tiles per SM) to 1664 (session 49).
 constexpr int64_t kRuleSixMinK = 704, kRuleSixMaxK = 1664;
 
-// Rule S's band (sessions 42, 45-49): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 640-2560, a
+// Rule S's band (sessions 42, 45-51): 64-row tiles 2 to 2.7 per SM (more than the two-per-SM slots) with K 576-2560, a
 // multiple of 64, where rule K's one-box tiles (three CTAs per SM) are all resident. Rule S takes it at token tiles up
 // to 16, rule W at 32.
 bool rule_s_band(const Problem& p, int sms) {
@@ -592,11 +606,12 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     // Ms within 5% there and 3/12 on the H100 (h100/heuristic-twentyfifth-cf3baed.json). Session 46: K from 1024, on
     // the H100's blind set twenty-six (21011 x 1024, 329 tiles: one-box tile 15.08-15.98 us against 15.88-17.23 at M =
     // 1-16, 0.92-0.95x; 8 of 8 points faster offline, within 5% 0 -> 8; h100/heuristic-twentysixth-cb7656b.json).
-    // Session 47: K from 832, session 48 from 768 and then 704, session 49 from 640 (kOneBoxMinK, with rule K's line).
+    // Session 47: K from 832, session 48 from 768 and then 704, session 49 from 640, session 51 from 576 (kOneBoxMinK,
+    // with rule K's line).
     if (rule_s_band(cut.p, cut.sms)) {
       *out = cut.one_box_tiles();
       if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                        "give 2-2.7 per SM with K 640-2560 (sessions 42, 45-49)";
+                        "give 2-2.7 per SM with K 576-2560 (sessions 42, 45-51)";
       return true;
     }
     // Session 48: at M <= 2 rule 4's band keeps stream-K (below), as rule 7 does at 128 MiB and more. Stream-K / one
@@ -675,7 +690,7 @@ Config unclustered(Cut& cut) {
     if (note) *note = "one CTA per 32-row tile, not stream-K, where those tiles give 2.6-3 CTAs per SM (session 35)";
     return cut.lead_split(true, true);
   }
-  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 640-2560, a multiple of
+  // Session 46 (rule W): at the 32-token tile, rule S's band (64-row tiles 2 to 2.7 per SM, K 576-2560, a multiple of
   // 64): its one-box 64-row tiles, all resident at three per SM, instead of stream-K (rule Q does the same at 2.7-3).
   // One-box tile / stream-K at M = 24 / 32, us (y's rows misaligned, where the first cut is the pick; 356 tiles): 22779
   // x 1408 17.30 / 17.54 against 21.70 / 22.29 (heuristic-twentyfifth-5d2561e.json), 22781 x 2560 29.63 / 30.21 against
@@ -687,7 +702,7 @@ Config unclustered(Cut& cut) {
   // 64-token tile is taken below (the one-box ring of session 47, or rule V).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2-2.7 per SM with K 640-2560 at 32 tokens (sessions 46-49)";
+                      "give 2-2.7 per SM with K 576-2560 at 32 tokens (sessions 46-51)";
     return cut.one_box_tiles();
   }
   // Session 48: at the 32-token tile, 64-row tiles 1 to 2 per SM (no cluster fits): one CTA per tile (two boxes per
@@ -792,7 +807,15 @@ Config unclustered(Cut& cut) {
                       "outnumber the slots and fill waves of three per SM (session 47)";
     return c;
   }
-  if (c.tile_m == 64 && tiles64 >= sms && tiles64 <= 6 * int64_t{sms} && p.k <= 5376 && !misaligned_k_rows(p)) {
+  // Session 51: rule O's misaligned K too up to K = 1536 (12 stages of 128). x1 / stream-K at M = 48 / 64, us: 9431 x
+  // 1032 15.85 / 17.16 against 19.59 / 23.08, 23551 x 1480 0.96-0.97x and, through the 128-row tiles below, 23555 x 1480
+  // 40.84 / 40.64 against 46.26 / 51.75 (H100, set thirty-four, blind: h100/heuristic-thirtyfourth-fb21188.json); 10007 x
+  // 1032 0.75-0.85x on both GPUs (h200/heuristic-twentyfifth-5d2561e.json, h100/heuristic-twentyfifth-cf3baed.json),
+  // 14001 x 1032 0.68-0.72x on the H100 (h100/heuristic-twentyseventh-3cc07e6.json). Offline over every report: 12
+  // points change timed both ways, all faster (H200 44.4 -> 36.0 us, H100 330.4 -> 275.1). Past 1536 stream-K stays
+  // (11003 x 3080: x1 1.07-1.10x on the H200).
+  const bool v_k = p.k <= 5376 && (!misaligned_k_rows(p) || p.k <= 1536);
+  if (c.tile_m == 64 && tiles64 >= sms && tiles64 <= 6 * int64_t{sms} && v_k) {
     c.cluster = 1, c.boxes = 2, c.stages = 3;
     if (note) *note = "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM with K <= 5376 at 64 "
                       "tokens (session 46)";
@@ -852,7 +875,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // (h100/heuristic-twentyfifth-cf3baed.json); 22787 x 1216 0.81-0.94x on the H100
   // (h100/heuristic-twentysixth-cb7656b.json, blind). Offline over every report 20 H200 and 20 H100 points change, all
   // faster, within 5% 0 -> 20 and 6 -> 20. K 1024-1535 nearer 3 per SM (24576 x 1024 / 1472) is unmeasured. Session 47:
-  // K from 832, session 48 from 768 and then 704, session 49 from 640 (kOneBoxMinK).
+  // K from 832, session 48 from 768 and then 704, session 49 from 640, session 51 from 576 (kOneBoxMinK).
   const int64_t tiles64 = (p.n + 63) / 64;
   if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
@@ -874,6 +897,18 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // held-out set six at 516a0f1); the 32- and 64-token tiles keep the session-8 rule (one stage), unmeasured.
       const int min_stages_x4 = c.tile_m <= 16 ? 7 : 4;  // stages per CTA, times 4
       if (4 * g.k_stages < min_stages_x4 * x || ctas > cut.slots) continue;
+      // Session 51: at 32 and 64 tokens, clusters whose CTAs get under 2 stages each on a quarter of the SMs' worth of
+      // tiles or more: one CTA per tile instead. x1 / clusters of four at M = 24-64 (H100, set thirty-four, blind:
+      // h100/heuristic-thirtyfourth-fb21188.json): 3331 x 448 / 512 (53 tiles of 64; 1 stage of 128 per CTA at 32 tokens,
+      // 1.75-2 of 64 at 64) 0.68-0.73x at M = 24-32 and 0.77-0.85x at 48-64, 8 of 8 faster. Fewer tiles keep the
+      // clusters (512 x 1024, 8 tiles in eights of 1 stage: x1 1.38-1.44x; 256-768 x 1536-2048 1.62-1.83x, H100), and so
+      // do 2 stages per CTA (2501 x 1024 in fours: x1 0.98-1.03x on the H200). Offline: only 3331 x 448 / 512 change.
+      if (c.tile_m >= 32 && 4 * g.k_stages < 8 * x && 4 * int64_t{g.tiles} >= cut.sms) {
+        cut.c.cluster = 1, cut.c.stages = 4;
+        if (note) *note = "one CTA per tile, not clusters of under 2 stages per CTA, at 32-64 tokens on SMs / 4 tiles or "
+                          "more (session 51)";
+        return cut.c;
+      }
       return clustered(cut, x, g, short_k);
     }
     Config short_cut;

@@ -141,7 +141,19 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // 12288 1.23x), or more CTAs (1216 x 7168, 152 CTAs: 1.05-1.10x; 1408 x 2048, 176: 1.20-1.22x).
   const bool short_eights_at_48 = p.m > 32 && p.m <= 48 && first.cluster == 8 && first.boxes == 1 && g.tiles >= 2 &&
                                   g.ctas <= dev.sms + dev.sms / 8 && stages_per_cta >= 4 && stages_per_cta <= 10;
-  if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights && !short_eights_at_48) return false;
+  // Session 51: one row tile in a cluster of eight at 17-64 tokens (aligned y rows) keeps the first cut, where rules U
+  // and X stop at two tiles. First cut / pick (bulk at 17-32, cuBLASLt at 33-64), every one-tile shape measured at M =
+  // 24 / 32 / 48 / 64: H100 64 x 4096 (Hunyuan-A13B's router, set thirty-four, blind) 0.67 / 0.75 / 0.85 / 0.91x, 60 x
+  // 5000 0.77 / 0.80 / 0.86 / 0.94x, 63 x 9088 0.97 / 0.74 / 0.72 / 0.75x, 32 x 6144 0.82 / 0.87 / 1.00 / 1.08x; H200 63
+  // x 9088 1.09 / 0.81 / 0.72 / 0.75x (h100/heuristic-thirtyfourth-fb21188.json, twentysixth-cb7656b, twentyfifth-
+  // cf3baed, thirtysecond-1f2776c; h200/heuristic-twentyfifth-5d2561e.json): 17 of 20 points faster. Each CTA streams 4-9
+  // stages of 128 there at 17-32 tokens, 8-18 of 64 at 33-64, so the rule stops at 18 boxes of 64 per CTA; and at 32
+  // rows or more (narrower tiles, N = 1-24, and longer K were not measured with the cluster: sets one to twelve), more
+  // than 32 at 33-64 tokens (32 x 6144 at M = 64 was the one point more than 3% behind cuBLASLt). M = 17-23 and 33-47
+  // unmeasured.
+  const bool one_tile_eights = p.m > 16 && first.cluster == 8 && g.tiles == 1 && (p.m <= 32 ? p.n >= 32 : p.n > 32) &&
+                               stages_per_cta * first.boxes <= 18;
+  if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights && !short_eights_at_48 && !one_tile_eights) return false;
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows
   // over more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
   // at M = 4: 2.38 vs 3.82; tune at 9d9b7ef), also in the whole step (the step search kept the stage ring for 144 x
@@ -173,7 +185,7 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // which the line leaves out unmeasured either way.
   const bool narrow_ring_fits_16 =
       p.m > 8 && p.m <= 16 && first.cluster == 8 && g.tiles >= 3 && stages_per_cta <= first.stages;
-  if (g.ctas < dev.sms / 4 && !narrow_wide_tokens && !narrow_ring_fits_16 &&
+  if (g.ctas < dev.sms / 4 && !narrow_wide_tokens && !narrow_ring_fits_16 && !one_tile_eights &&
       (p.weight_bytes() >= (int64_t{1} << 20) || stages_per_cta > first.stages))
     return false;
   char text[256];
@@ -247,6 +259,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
                "tokens (sessions 46-48)";
   else if (short_eights_at_48 && y_row_bytes % 16 == 0)
     *reason += "; a cluster of eight per tile on 2-18 tiles with 4-10 boxes of 64 per CTA at 33-48 tokens (session 49)";
+  else if (one_tile_eights && y_row_bytes % 16 == 0)
+    *reason += "; a cluster of eight on one row tile at 17-64 tokens (session 51)";
   if (narrow_ring_fits_16 && g.ctas < dev.sms / 4)
     *reason += "; a narrow cluster of eight on 3 or more tiles whose shares fit the ring at 9-16 tokens (session 49)";
   else if (p.m > 16)

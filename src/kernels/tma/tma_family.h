@@ -25,10 +25,11 @@ bool fits(const Config& c, const Problem& p, const DeviceInfo& dev, std::string*
 //   16 or more 128-wide stages, the lead split of 32-row tiles (7 stages) when that gives every tile 2 to 8 parts:
 //   alone 0.3-0.6 us faster per call on 2112, 1536 and 3648 x 7168 at M = 1-8, but the whole step with it was 6.6%
 //   slower (8204 vs 7658 us at M = 1, leads 0, 3 and 9 alike; step-lead*-38281141.json);
-// - at M <= 16 where 64-row tiles number 2.7 to 3 per SM and K is 640-10240 (a multiple of 64), one CTA per tile of
-//   one box per stage on a 4-stage ring, the whole grid resident (rule K, session 37: 23040-25256 rows), and the
-//   same at 2 to 2.7 per SM where K is 640-2560 (rule S, sessions 42, 45-49; rule K from K = 1024 in 46, 832 in 47,
-//   704 in 48, 640 in 49);
+// - at M <= 16 where 64-row tiles number 2.7 to 3 per SM and K is 576-10240 (a multiple of 64), one CTA per tile of
+//   one box per stage on the deepest ring that keeps three per SM (7 stages at the 8-token tile, 6 at 16, 5 at 32;
+//   4 until session 51), the whole grid resident (rule K, session 37: 23040-25256 rows), and the same at 2 to 2.7 per
+//   SM where K is 576-2560 (rule S, sessions 42, 45-51; rule K from K = 1024 in 46, 832 in 47, 704 in 48, 640 in 49,
+//   576 in 51);
 // - otherwise 64-row tiles and, under 128 MiB of weights, split-K by the largest cluster (8, 4, 2) whose clusters
 //   all fit at two CTAs per SM (two 64-wide K boxes per stage, one for the 64-token tile; 4 stages, 3 when the grid
 //   leaves the next kernel little room or, at M <= 16, some SMs hold two CTAs of at most 4 stages each; where clusters
