@@ -851,7 +851,7 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
       // V and W (misaligned rows).
       {48, 10007, 1016, "tma_m64_r64_b2_s3_x1"},    {64, 16388, 5376, "tma_m64_r64_b2_s3_x1"},
       {24, 22781, 2560, "tma_m32_r64_b1_s5_c2_d6"}, {32, 21011, 1024, "tma_m32_r64_b1_s5_c2_d6"},
-      // V's lines: K % 64 != 0 past 1024 (rule O's), K over 5376 (5440 beside 5376), past 6 tiles per SM (811 of 64).
+      // V's lines: K % 64 != 0 past 1536 (rule O's), K over 5376 (5440 beside 5376), past 6 tiles per SM (811 of 64).
       {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {64, 19998, 8192, "tma_m64_r64_b2_s3_c2_u1"},
       {64, 51865, 1024, "tma_m64_r64_b2_s3_c2_u1"}, {64, 16388, 5440, "tma_m64_r64_b2_s3_c2_u1"},
       // W's lines: K under 576 (512; session 51) or over 2560 (2624), and 264 tiles of 64 (16895 rows: the slots)
@@ -879,18 +879,26 @@ TEST(StructuralPick, SessionFortySixRulesAboveSixteenTokens) {
   expect_structural_picks(h200, {{24, 448, 8320, "tma_m32_r64_b2_s4_x8"},
                                  {24, 128, 2048, "tma_m32_r64_b2_s4_x8"},
                                  {32, 128, 5112, "tma_m32_r64_b2_s4_x8"}});
-  // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 448 x 10240 (56 of 10), one row tile of under 32 rows (16 x
-  // 2048) or over 18 boxes of 64 per CTA (48 x 16384; session 51's one-tile line: 64 x 2048 takes the eights).
+  // ... and under it: 512 x 12288 (64 CTAs of 12 stages), 448 x 10240 (56 of 10), one row tile outside session 51's
+  // lines (below).
   expect_left_to_the_scored_heuristic(h200, {{24, 392, 13000}, {32, 448, 12280}, {24, 448, 10240}, {24, 512, 12288},
-                                             {24, 16, 2048}, {24, 48, 16384}, {32, 2048, 1408}, {24, 3200, 4096},
-                                             {64, 1024, 2560}});
-  // Session 51: one row tile of 32 rows or more with at most 18 boxes of 64 per CTA keeps the eights at 17-64 tokens
-  // (64 x 4096, 60 x 5000, 63 x 9088: 0.67-0.97x the scored pick on the H100 and H200).
-  expect_structural_picks(h200, {{24, 64, 2048, "tma_m32_r64_b2_s4_x8"},
+                                             {32, 2048, 1408}, {24, 3200, 4096}, {64, 1024, 2560}});
+  // Session 51: one row tile of 32 rows or more (more than 32 from 33 tokens) with 8-18 boxes of 64 per CTA keeps the
+  // eights at 17-64 tokens (64 x 4096, 60 x 5000, 63 x 9088: 0.67-0.97x the scored pick on the H100 and H200).
+  expect_structural_picks(h200, {{24, 64, 4096, "tma_m32_r64_b2_s4_x8"},
                                  {32, 60, 5000, "tma_m32_r64_b2_s4_x8"},
                                  {48, 64, 4096, "tma_m64_r64_b1_s4_x8"},
-                                 {64, 63, 9088, "tma_m64_r64_b1_s4_x8"}});
+                                 {64, 63, 9088, "tma_m64_r64_b1_s4_x8"},
+                                 {32, 32, 6144, "tma_m32_r64_b2_s4_x8"},     // 32 rows at 32 tokens
+                                 {24, 64, 9216, "tma_m32_r64_b2_s4_x8"},     // 18 boxes per CTA
+                                 {64, 64, 9216, "tma_m64_r64_b1_s4_x8"}});
   EXPECT_THAT(pick_on(h200, 24, 64, 4096).reason.str(), HasSubstr("a cluster of eight on one row tile at 17-64 tokens"));
+  expect_left_to_the_scored_heuristic(h200, {{24, 31, 6144},    // under 32 rows
+                                             {48, 32, 6144},    // 32 rows from 33 tokens
+                                             {24, 64, 9344},    // 20 boxes per CTA
+                                             {64, 64, 9280},    // 19
+                                             {24, 64, 2048},    // 4
+                                             {24, 16, 2048}, {24, 48, 16384}});
   EXPECT_THAT(pick_on(h200, 24, 1024, 2560).reason.str(), HasSubstr("a cluster of eight per tile on half the SMs"));
   EXPECT_THAT(pick_on(h200, 24, 512, 3072).reason.str(), HasSubstr("or of at most 9 stages per CTA"));
   expect_rule_note(h200, "one CTA per 64-row tile, not stream-K, where the tiles give 1-6 per SM", "1-6 per SM",
@@ -1019,18 +1027,22 @@ TEST(StructuralPick, SessionFortyNineRules) {
                    "K is not a multiple of 64 and those", {{48, 33337, 1000}}, {{48, 33337, 1024}, {48, 23551, 1000}});
 }
 
-// Session 51 (docs/tuning.md "Session 51"): rule V takes rule O's misaligned K up to 1536 (9431 x 1032; 23555 x 1480
-// through rule Y's 128-row tiles; 11003 x 3080 keeps stream-K), clusters of under 2 stages per CTA on SMs / 4 tiles or
-// more at 32-64 tokens give way to one CTA per tile (3331 x 448 / 512; 3331 x 512 at 48-64 has 2 stages of 64 per CTA in
-// fours and keeps them, 512 x 1024's 8 tiles keep the eights), and the one-box tiles take the deepest ring that keeps
-// three CTAs per SM (7 / 6 / 5 stages at 8 / 16 / 32 tokens; 8 / 7 / 6 do not fit).
+// Session 51 (docs/tuning.md "Session 51"): rule V takes rule O's misaligned K up to 1536 (9431 x 1032 / 1528; 23555 x
+// 1480 through rule Y's 128-row tiles; 1544 and 11003 x 3080 keep stream-K), clusters of four of under 4 boxes of 64
+// per CTA on SMs / 4 tiles or more at 32-64 tokens give way to one CTA per tile (3331 x 448 / 512 / 896, 2111 x 448's 33
+// tiles; 3331 x 1024's 4 boxes and 2047 x 448's 32 tiles keep the fours, 512 x 1024's 8 tiles the eights), and the
+// one-box tiles take the deepest ring that keeps three CTAs per SM (7 / 6 / 5 stages at 8 / 16 / 32 tokens; 8 / 7 / 6 do
+// not fit).
 TEST(StructuralPick, SessionFiftyOneRules) {
   const DeviceInfo h200 = tune::device_preset("h200");
   expect_structural_picks(h200, {{48, 9431, 1032, "tma_m64_r64_b2_s3_x1"},     {64, 23555, 1480, "tma_m64_r128_b1_s3_x1"},
+                                 {48, 9431, 1528, "tma_m64_r64_b2_s3_x1"},     {48, 9431, 1544, "tma_m64_r64_b2_s3_c2_u1"},
                                  {48, 11003, 3080, "tma_m64_r64_b2_s3_c2_u1"}, {24, 3331, 448, "tma_m32_r64_b2_s4_x1"},
-                                 {64, 3331, 448, "tma_m64_r64_b1_s4_x1"},      {48, 3331, 512, "tma_m64_r64_b1_s4_x4"},
+                                 {64, 3331, 448, "tma_m64_r64_b1_s4_x1"},      {48, 3331, 512, "tma_m64_r64_b1_s4_x1"},
+                                 {24, 3331, 896, "tma_m32_r64_b2_s4_x1"},      {24, 3331, 1024, "tma_m32_r64_b2_s4_x4"},
+                                 {24, 2111, 448, "tma_m32_r64_b2_s4_x1"},      {24, 2047, 448, "tma_m32_r64_b2_s4_x4"},
                                  {24, 512, 1024, "tma_m32_r64_b2_s4_x8"}});
-  EXPECT_THAT(pick_on(h200, 24, 3331, 448).reason.str(), HasSubstr("not clusters of under 2 stages per CTA"));
+  EXPECT_THAT(pick_on(h200, 24, 3331, 448).reason.str(), HasSubstr("not clusters of four of under 4 boxes of 64"));
   for (const auto& [tile, stages] : std::vector<std::pair<int, int>>{{8, 7}, {16, 6}, {32, 5}}) {
     Config c = Config::parse("tma_m8_r64_b1_s4_c2_d6");
     c.tile_m = tile;

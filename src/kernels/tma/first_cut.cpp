@@ -39,7 +39,7 @@ struct Cut {
   // tiles per SM are resident at once): rules K, S and W.
   // Session 51: on the deepest ring that keeps three per SM (a third of Hopper's 228 KiB of shared memory per SM less the
   // driver's 1 KiB per CTA; the structural pick runs on SM 9.0 only): 7 stages at the 8-token tile (70 KB), 6 at 16, 5
-  // at 32, where it was 4 (44-49 KB). Deeper / 4 stages, offline over every report where both were timed (K <= 2560,
+  // at 32, where it was 4 (44-61 KB). Deeper / 4 stages, offline over every report where both were timed (K <= 2560,
   // these rules' bands): 8 tokens, 7 stages H200 90 of 114 points faster, summed 1884.7 -> 1848.3 us, H100 141 of 176,
   // 4117.5 -> 4074.6 (16897 x 832 0.94x, 20000 x 1536 0.95x, 21749 x 960 / 1024 0.96-0.97x, 20999 x 640 0.91-0.92x on
   // the H100's blind set thirty-four); 8 stages, which no longer fit three, lost at every point (+20% / +10% summed). 16
@@ -174,6 +174,7 @@ struct ClusterBand {
   void cluster_ring();
   bool fours_with_long_ranges();
   bool one_cta_per_tile_at_32_64_tokens();
+  bool one_cta_per_tile_for_short_fours();
   void eights_at_32_tokens();
   bool fours_past_the_sms();
   void twos_as_lead_split();
@@ -527,11 +528,28 @@ void ClusterBand::twos_as_lead_split() {
   if (c.rows == 64 && split.parts > 1 && (long_parts || roomy_halves)) c.stages = 5;
 }
 
+bool ClusterBand::one_cta_per_tile_for_short_fours() {
+  // Session 51: at token tiles 32 and 64, clusters of four whose CTAs get under 4 boxes of 64 of K each (K < 1024), on
+  // a quarter of the SMs' worth of tiles or more, and not taken by rules G or M above: one CTA per tile (the cluster's
+  // boxes per stage, a 4-stage ring). x1 / fours at M = 24 / 32 / 48 / 64 (H100, set thirty-four, blind:
+  // h100/heuristic-thirtyfourth-fb21188.json): 3331 x 448 (53 tiles of 64; 2 boxes per CTA at 32 tokens, 1.75 at 64)
+  // 0.72 / 0.69 / 0.83 / 0.77x, 3331 x 512 0.73 / 0.68 / 0.85 / 0.80x. At 4 boxes per CTA the fours stay: 2501 x 1024 (40
+  // tiles) x1 1.03 / 0.98x at M = 24 / 32 and 1.08 / 1.00x at 48 / 64 (H200). Clusters of eight stay (512 x 1024, 8 tiles
+  // of 1 stage per CTA: x1 1.38-1.44x on the H100; with eights a quarter of the SMs' tiles is the slots' whole grid).
+  // Only N = 3331 was measured in the band (K 448-512, 53 tiles).
+  if (x != 4 || c.tile_m < 32 || g.k_stages * c.boxes >= 4 * x || 4 * int64_t{g.tiles} < sms) return false;
+  c.cluster = 1, c.stages = 4;
+  if (note) *note = "one CTA per tile, not clusters of four of under 4 boxes of 64 per CTA, at 32-64 tokens on SMs / 4 "
+                    "tiles or more (session 51)";
+  return true;
+}
+
 Config clustered(Cut& cut, int x, const Grid& g, bool short_k) {
   ClusterBand b{cut, cut.p, cut.c, cut.sms, cut.slots, cut.lead, cut.note, x, g, int64_t{g.tiles} * x, short_k};
   if (b.few_ctas_of_large_shares() || b.halved_clusters()) return cut.c;
   b.cluster_ring();
-  if (b.fours_with_long_ranges() || b.one_cta_per_tile_at_32_64_tokens()) return cut.c;
+  if (b.fours_with_long_ranges() || b.one_cta_per_tile_at_32_64_tokens() || b.one_cta_per_tile_for_short_fours())
+    return cut.c;
   b.eights_at_32_tokens();
   if (!b.fours_past_the_sms()) b.twos_as_lead_split();
   return cut.c;
@@ -594,7 +612,7 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     if (medium_k && many_wide_tiles && note)
       *note = "one CTA per 64-row tile, not 32-row, where the 64-row tiles give 1.5x the slots or more (session 33)";
     // Session 42 (rule S): rule K's one-box 64-row tiles (below) also where those tiles give 2 to 2.7 per SM with K of
-    // at most 2560, a multiple of 64: a ring of 44-49 KB fits three CTAs per SM, so the whole grid is resident. One-box
+    // at most 2560, a multiple of 64: a ring that fits three CTAs per SM (one_box_tiles), so the whole grid is resident. One-box
     // tile / pick (32-row lead split, or stream-K), us at M = 1-16: 18432 x 1152 (288 tiles) 12.01-12.47 against
     // 13.49-14.45, 0.86-0.89x (heuristic-twentyfourth-2a9250d.json, blind); 21888 x 2048 (342) 22.80-23.17 against
     // 23.65-24.65, 0.94-0.96x (fourteenth-fbbcfa9); 22781 x 2560 (356) 27.92-29.27 against 28.51-31.08, 0.94-0.98x
@@ -698,7 +716,8 @@ Config unclustered(Cut& cut) {
   // the H100, blind, 21011 x 1024 / 1088 and 22783 x 1216 0.70-0.81x (h100/heuristic-twentysixth-cb7656b.json), where
   // stream-K's 64-row tiles of two boxes leave 2.5-2.7 CTAs' bytes per SM on two-per-SM slots; session 48, 18627 x 768
   // 0.79-0.81x (h100/heuristic-thirtieth-e426124.json); session 49, 19197 x 640 0.80-0.82x (h100/heuristic-thirtythird-
-  // 57e0253.json). Not measured: K under 640 or over 2560 in this band. The
+  // 57e0253.json); session 51, 20999 x 576 0.65-0.68x (h100/heuristic-thirtyfourth-fb21188.json). Not measured: K under
+  // 576 or over 2560 in this band. The
   // 64-token tile is taken below (the one-box ring of session 47, or rule V).
   if (c.tile_m == 32 && rule_s_band(p, sms)) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
@@ -776,7 +795,8 @@ Config unclustered(Cut& cut) {
     c.stages = 5;
     return c;
   }
-  // Session 46 (rule V): at the 64-token tile, 64-row tiles 1 to 6 per SM with K <= 5376 (not rule O's misaligned K):
+  // Session 46 (rule V): at the 64-token tile, 64-row tiles 1 to 6 per SM with K <= 5376 (rule O's misaligned K only up
+  // to 1536, since session 51: below):
   // one CTA per tile over the whole K (two boxes per stage, a 3-stage ring) instead of stream-K, as rule G does for
   // clusters of two. x1 / stream-K at M = 48 / 64, us (y's rows misaligned, where the first cut is the pick): 10007 x
   // 1016 16.38 / 16.64 against 20.83 / 23.06 (heuristic-twentyfifth-5d2561e.json), 16388 x 5376 45.30 / 43.86 against
@@ -851,8 +871,9 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   c.rows = 64;
   Cut cut{p, sms, 2 * sms, lead, note, c};
   // Session 37 (rule K): 64-row tiles numbering 2.7 to 3 per SM (357-396 on H200; no cluster fits there), K from 1536
-  // (1024 since session 46, below) to 10240 and a multiple of 64: one CTA per tile with one box per stage on a 4-stage
-  // ring (44-49 KB at token tiles 8-16; the register cap puts three per SM, so the whole grid is resident at once)
+  // (1024 since session 46, below) to 10240 and a multiple of 64: one CTA per tile with one box per stage on a ring
+  // that fits three per SM (4 stages until session 51, then the deepest: one_box_tiles), so the whole grid is resident
+  // at once
   // instead of stream-K or 32-row tiles. On the recorded shapes of the band (one-box tile / pick, us ratio at M = 1-16;
   // the rule's own data, heuristic-*.json): 24000 x 3072 0.93-0.94, 24576 x 4096 0.94-0.95, 25088 x 5120 0.95-0.97,
   // 25256 x 5120 (395 tiles) 0.93-0.95, 25008 x 3072 0.91-0.98, 24576 x 1536 (32-row tiles picked) 0.92-0.95, 23040 x
@@ -880,7 +901,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   if (c.tile_m <= 32 && p.k >= kOneBoxMinK && p.k <= 10240 && p.k % kStageK == 0 && 10 * tiles64 >= 27 * int64_t{sms} &&
       tiles64 <= 3 * int64_t{sms}) {
     if (note) *note = "one CTA per 64-row tile of one box per stage, all resident at three per SM, where those tiles "
-                      "give 2.7-3 per SM (sessions 37, 41, 46-48)";
+                      "give 2.7-3 per SM (sessions 37, 41, 46-51)";
     return cut.one_box_tiles();
   }
   if (!at_least_128_mib(p)) {
@@ -897,18 +918,6 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
       // held-out set six at 516a0f1); the 32- and 64-token tiles keep the session-8 rule (one stage), unmeasured.
       const int min_stages_x4 = c.tile_m <= 16 ? 7 : 4;  // stages per CTA, times 4
       if (4 * g.k_stages < min_stages_x4 * x || ctas > cut.slots) continue;
-      // Session 51: at 32 and 64 tokens, clusters whose CTAs get under 2 stages each on a quarter of the SMs' worth of
-      // tiles or more: one CTA per tile instead. x1 / clusters of four at M = 24-64 (H100, set thirty-four, blind:
-      // h100/heuristic-thirtyfourth-fb21188.json): 3331 x 448 / 512 (53 tiles of 64; 1 stage of 128 per CTA at 32 tokens,
-      // 1.75-2 of 64 at 64) 0.68-0.73x at M = 24-32 and 0.77-0.85x at 48-64, 8 of 8 faster. Fewer tiles keep the
-      // clusters (512 x 1024, 8 tiles in eights of 1 stage: x1 1.38-1.44x; 256-768 x 1536-2048 1.62-1.83x, H100), and so
-      // do 2 stages per CTA (2501 x 1024 in fours: x1 0.98-1.03x on the H200). Offline: only 3331 x 448 / 512 change.
-      if (c.tile_m >= 32 && 4 * g.k_stages < 8 * x && 4 * int64_t{g.tiles} >= cut.sms) {
-        cut.c.cluster = 1, cut.c.stages = 4;
-        if (note) *note = "one CTA per tile, not clusters of under 2 stages per CTA, at 32-64 tokens on SMs / 4 tiles or "
-                          "more (session 51)";
-        return cut.c;
-      }
       return clustered(cut, x, g, short_k);
     }
     Config short_cut;

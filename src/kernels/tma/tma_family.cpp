@@ -91,7 +91,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   if (dev.is_cpu || dev.cc_major != 9 || dev.cc_minor != 0 || dev.sms <= 0) return false;
   if (p.m < 1 || p.n < 1 || p.k < 1) return false;  // empty problems launch nothing (no grid to divide)
   // Above 16 tokens only where y's rows are not 16-byte aligned (tma_family.h: cuBLASLt 1.8-4.9x slower there), or
-  // where rule U (below) takes a cluster of eight at 17-32 tokens, or rule X one at 33-48.
+  // where rule U (below) takes a cluster of eight at 17-32 tokens, rule X one at 33-48, or one_tile_eights one on a
+  // single row tile at 17-64 (session 51).
   const int64_t y_row_bytes = p.y_stride() * static_cast<int64_t>(dtype_size(p.dtype));
   if (p.m > 64) return false;
   std::string note;
@@ -123,9 +124,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // Session 48 (H100, blind sets thirty-one and thirty-two, written to straddle those two lines): 9 stages per CTA
   // and 2 row tiles as well. 320 x 8320 and 448 x 8200 (40 / 56 CTAs of 9 stages) ran the cluster 0.82-0.95x cuBLASLt's
   // answer at M = 24-32; 128 x 5112 and 128 x 7168 (2 tiles, 16 CTAs of 5 / 7) 0.72-0.90x the stage ring's
-  // (h100/heuristic-thirtyfirst-5a758ee.json). One-tile shapes stay out (the narrow grids' line below takes 32 x 6144,
-  // where the cluster was 0.82-0.87x bulk's on the H100: not acted on), and so do 10-11 stages (unmeasured) and 12 or
-  // more, which lost on the H200.
+  // (h100/heuristic-thirtyfirst-5a758ee.json). One-tile shapes stay out of rule U (session 51's one_tile_eights below
+  // takes them), and so do 10-11 stages (unmeasured) and 12 or more, which lost on the H200.
   const long long stages_per_cta = (g.units + g.ctas - 1) / g.ctas;  // rule U below and the narrow grids' line
   const bool wide_eights = p.m > 16 && p.m <= 32 && first.cluster == 8 && first.boxes == 2 &&
                            (2 * g.ctas >= dev.sms || (stages_per_cta <= 9 && g.tiles >= 2));
@@ -141,18 +141,19 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // 12288 1.23x), or more CTAs (1216 x 7168, 152 CTAs: 1.05-1.10x; 1408 x 2048, 176: 1.20-1.22x).
   const bool short_eights_at_48 = p.m > 32 && p.m <= 48 && first.cluster == 8 && first.boxes == 1 && g.tiles >= 2 &&
                                   g.ctas <= dev.sms + dev.sms / 8 && stages_per_cta >= 4 && stages_per_cta <= 10;
-  // Session 51: one row tile in a cluster of eight at 17-64 tokens (aligned y rows) keeps the first cut, where rules U
-  // and X stop at two tiles. First cut / pick (bulk at 17-32, cuBLASLt at 33-64), every one-tile shape measured at M =
-  // 24 / 32 / 48 / 64: H100 64 x 4096 (Hunyuan-A13B's router, set thirty-four, blind) 0.67 / 0.75 / 0.85 / 0.91x, 60 x
+  // Session 51: one row tile in a cluster of eight at 17-64 tokens keeps the first cut, where rules U and X stop at two
+  // tiles (aligned y rows) and the narrow grids' line below sends it to the scored heuristic (misaligned ones too).
+  // First cut / pick (bulk at 17-32, cuBLASLt at 33-64), every one-tile shape measured at M = 24 / 32 / 48 / 64: H100 64 x 4096 (Hunyuan-A13B's router, set thirty-four, blind) 0.67 / 0.75 / 0.85 / 0.91x, 60 x
   // 5000 0.77 / 0.80 / 0.86 / 0.94x, 63 x 9088 0.97 / 0.74 / 0.72 / 0.75x, 32 x 6144 0.82 / 0.87 / 1.00 / 1.08x; H200 63
   // x 9088 1.09 / 0.81 / 0.72 / 0.75x (h100/heuristic-thirtyfourth-fb21188.json, twentysixth-cb7656b, twentyfifth-
   // cf3baed, thirtysecond-1f2776c; h200/heuristic-twentyfifth-5d2561e.json): 17 of 20 points faster. Each CTA streams 4-9
-  // stages of 128 there at 17-32 tokens, 8-18 of 64 at 33-64, so the rule stops at 18 boxes of 64 per CTA; and at 32
-  // rows or more (narrower tiles, N = 1-24, and longer K were not measured with the cluster: sets one to twelve), more
-  // than 32 at 33-64 tokens (32 x 6144 at M = 64 was the one point more than 3% behind cuBLASLt). M = 17-23 and 33-47
-  // unmeasured.
+  // stages of 128 there at 17-32 tokens, 8-18 of 64 at 33-64, so the rule takes 8-18 boxes of 64 per CTA (fewer lost
+  // to cuBLASLt under rule X: 2-3 boxes per CTA 1.04-1.21x); and 32 rows or more (narrower tiles, N = 1-24, and longer
+  // K were not measured with the cluster: sets one to twelve), more than 32 at 33-64 tokens (32 x 6144 at M = 64 was the
+  // one point more than 3% behind cuBLASLt). M = 17-23 and 33-47 unmeasured.
+  const int64_t boxes_per_cta = stages_per_cta * first.boxes;
   const bool one_tile_eights = p.m > 16 && first.cluster == 8 && g.tiles == 1 && (p.m <= 32 ? p.n >= 32 : p.n > 32) &&
-                               stages_per_cta * first.boxes <= 18;
+                               boxes_per_cta >= 8 && boxes_per_cta <= 18;
   if (p.m > 16 && y_row_bytes % 16 == 0 && !wide_eights && !short_eights_at_48 && !one_tile_eights) return false;
   // A grid on fewer than a quarter of the SMs streams at one ring per CTA; the scored families split such narrow rows
   // over more CTAs (144 x 7168 at M = 1: the stage ring 3.03 us, the best of 213 tma configs 4.11 on 24 CTAs; 16 x 6144
@@ -171,8 +172,8 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
   // cuBLASLt 19.44-20.54), where up to M = 8 the scored bulk family is 0.58-0.90x the cluster's and at M = 12-16 the
   // two are within 14% either way. On an H100 the same pick was the best measured at 17 of 20 points of five older
   // shapes (250-253 x 4096-16384, 100 x 5128) and 1.1-2.4x faster than cuBLASLt (docs/tuning.md "Session 42").
-  // Unmeasured: M = 17-23, more than 256 KiB per CTA, and one-tile shapes, which keep the exclusion (the cluster's CTAs
-  // outrun their ring there at M <= 16: above).
+  // Unmeasured: M = 17-23, more than 256 KiB per CTA, and one-tile shapes, which keep the exclusion at M <= 16 (the
+  // cluster's CTAs outrun their ring there: above) and above 16 tokens take session 51's one_tile_eights.
   const bool narrow_wide_tokens =
       p.m > 16 && g.tiles >= 2 && p.weight_bytes() <= g.ctas * (int64_t{256} << 10);
   // Session 49 (rule Z): at 9-16 tokens, narrow clusters of eight on 3 or more row tiles whose CTAs' shares of K fit
@@ -263,7 +264,7 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
     *reason += "; a cluster of eight on one row tile at 17-64 tokens (session 51)";
   if (narrow_ring_fits_16 && g.ctas < dev.sms / 4)
     *reason += "; a narrow cluster of eight on 3 or more tiles whose shares fit the ring at 9-16 tokens (session 49)";
-  else if (p.m > 16)
+  else if (p.m > 16 && y_row_bytes % 16 != 0)
     *reason += "; y's rows of " + std::to_string(y_row_bytes) +
                " bytes are not 16-byte aligned, where cuBLASLt runs several times slower";
   return true;
