@@ -612,8 +612,8 @@ bool unclustered_short(Cut& cut, const Grid& g, Config* out) {
     if (medium_k && many_wide_tiles && note)
       *note = "one CTA per 64-row tile, not 32-row, where the 64-row tiles give 1.5x the slots or more (session 33)";
     // Session 42 (rule S): rule K's one-box 64-row tiles (below) also where those tiles give 2 to 2.7 per SM with K of
-    // at most 2560, a multiple of 64: a ring that fits three CTAs per SM (one_box_tiles), so the whole grid is resident. One-box
-    // tile / pick (32-row lead split, or stream-K), us at M = 1-16: 18432 x 1152 (288 tiles) 12.01-12.47 against
+    // at most 2560, a multiple of 64: a ring that fits three CTAs per SM (one_box_tiles), so the whole grid is
+    // resident. One-box tile / pick (32-row lead split, or stream-K), us at M = 1-16: 18432 x 1152 (288 tiles) 12.01-12.47 against
     // 13.49-14.45, 0.86-0.89x (heuristic-twentyfourth-2a9250d.json, blind); 21888 x 2048 (342) 22.80-23.17 against
     // 23.65-24.65, 0.94-0.96x (fourteenth-fbbcfa9); 22781 x 2560 (356) 27.92-29.27 against 28.51-31.08, 0.94-0.98x
     // (twentythird-36a5aea). At K = 3072 the same tile lost: 16941 x 3072 (265) 1.08-1.12x, 18432 x 3072 (288)
@@ -873,8 +873,7 @@ Config first_cut_config(const Problem& p, int sms, int lead, std::string* note) 
   // Session 37 (rule K): 64-row tiles numbering 2.7 to 3 per SM (357-396 on H200; no cluster fits there), K from 1536
   // (1024 since session 46, below) to 10240 and a multiple of 64: one CTA per tile with one box per stage on a ring
   // that fits three per SM (4 stages until session 51, then the deepest: one_box_tiles), so the whole grid is resident
-  // at once
-  // instead of stream-K or 32-row tiles. On the recorded shapes of the band (one-box tile / pick, us ratio at M = 1-16;
+  // at once, instead of stream-K or 32-row tiles. On the recorded shapes of the band (one-box tile / pick, us ratio at M = 1-16;
   // the rule's own data, heuristic-*.json): 24000 x 3072 0.93-0.94, 24576 x 4096 0.94-0.95, 25088 x 5120 0.95-0.97,
   // 25256 x 5120 (395 tiles) 0.93-0.95, 25008 x 3072 0.91-0.98, 24576 x 1536 (32-row tiles picked) 0.92-0.95, 23040 x
   // 3072 0.94-1.01, 23701 x 8192 0.98-1.01, 25013 x 10240 0.98-1.02; 24576 x 6144 0.95-0.96 at M = 12-16 (at M = 1-8

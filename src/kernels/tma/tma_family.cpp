@@ -143,10 +143,11 @@ bool structural_pick(const Problem& p, const DeviceInfo& dev, Config* pick, std:
                                   g.ctas <= dev.sms + dev.sms / 8 && stages_per_cta >= 4 && stages_per_cta <= 10;
   // Session 51: one row tile in a cluster of eight at 17-64 tokens keeps the first cut, where rules U and X stop at two
   // tiles (aligned y rows) and the narrow grids' line below sends it to the scored heuristic (misaligned ones too).
-  // First cut / pick (bulk at 17-32, cuBLASLt at 33-64), every one-tile shape measured at M = 24 / 32 / 48 / 64: H100 64 x 4096 (Hunyuan-A13B's router, set thirty-four, blind) 0.67 / 0.75 / 0.85 / 0.91x, 60 x
-  // 5000 0.77 / 0.80 / 0.86 / 0.94x, 63 x 9088 0.97 / 0.74 / 0.72 / 0.75x, 32 x 6144 0.82 / 0.87 / 1.00 / 1.08x; H200 63
-  // x 9088 1.09 / 0.81 / 0.72 / 0.75x (h100/heuristic-thirtyfourth-fb21188.json, twentysixth-cb7656b, twentyfifth-
-  // cf3baed, thirtysecond-1f2776c; h200/heuristic-twentyfifth-5d2561e.json): 17 of 20 points faster. Each CTA streams 4-9
+  // First cut / pick (bulk at 17-32, cuBLASLt at 33-64), every one-tile shape measured at M = 24 / 32 / 48 / 64: H100
+  // 64 x 4096 (Hunyuan-A13B's router, set thirty-four, blind) 0.67 / 0.75 / 0.85 / 0.91x, 60 x 5000 0.77 / 0.80 / 0.86 /
+  // 0.94x, 63 x 9088 0.97 / 0.74 / 0.72 / 0.75x, 32 x 6144 0.82 / 0.87 / 1.00 / 1.08x; H200 63 x 9088 1.09 / 0.81 / 0.72
+  // / 0.75x (h100/heuristic-thirtyfourth-fb21188.json, twentysixth-cb7656b, twentyfifth-cf3baed, thirtysecond-1f2776c;
+  // h200/heuristic-twentyfifth-5d2561e.json): 17 of 20 points faster. Each CTA streams 4-9
   // stages of 128 there at 17-32 tokens, 8-18 of 64 at 33-64, so the rule takes 8-18 boxes of 64 per CTA (fewer lost
   // to cuBLASLt under rule X: 2-3 boxes per CTA 1.04-1.21x); and 32 rows or more (narrower tiles, N = 1-24, and longer
   // K were not measured with the cluster: sets one to twelve), more than 32 at 33-64 tokens (32 x 6144 at M = 64 was the
