@@ -102,7 +102,8 @@ Grid launch_grid(const Config& c, const Problem& p, int sms);
 // also of at most 9 stages per CTA on 2 or more tiles), and at 33-48 tokens where it is a cluster of eight on 2-18
 // tiles with 4-10 boxes of 64 per CTA (rule X, session 49), and at 17-64 tokens where it is a cluster of eight on one
 // row tile of 32 rows or more with 8-18 boxes of 64 per CTA (session 51; also past the narrow grids' line).
-// Where y's rows are not 16-byte aligned (N % 8 != 0 in BF16/FP16, packed) the first cut is the pick up to M = 64: cuBLASLt (the library's
+// Where y's rows are not 16-byte aligned (N % 8 != 0 in BF16/FP16, packed) the first cut is the pick up to M = 64:
+// cuBLASLt (the library's
 // configuration, its best listed algorithm and torch's alike) ran 1.8-4.9x slower than the first cut on all 15 odd-N
 // shapes of held-out sets sixteen and seventeen at M = 17-64 (19401 x 8192 at M = 24: 80.2 us against 345.2, 5.3x the
 // stream-read time; 5003 x 1024: 6.56 against 16.69; session 32, call 3, docs/tuning.md "Session 32"), while the scored
