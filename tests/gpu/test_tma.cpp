@@ -11,6 +11,8 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "backends/cuda/launch.cuh"
 #include "gpu/gpu_util.h"
@@ -72,6 +74,20 @@ TEST(GpuTma, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
 // stage's second box lies past K and must read as zeros), 2D copies box by box where it is not (8200): the listed two-box
 // decompositions and the unlisted 4-, 8- and 16-box stages of the 16- and 32-row tiles (named lab candidates), bitwise on
 // small integers at M = 1 and the token tile, N with a partial row tile.
+// Session 51: the structural pick's one-box tiles take the deepest ring that keeps three CTAs per SM (7 / 6 / 5 stages
+// at token tiles 8 / 16 / 32: shared-memory arithmetic in first_cut.cpp); the GPU holds three of those and two of a
+// ring one stage deeper.
+TEST(GpuTma, TheOneBoxTilesDeepestRingKeepsThreeCtasPerSm) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& [name, deeper] : std::vector<std::pair<std::string, std::string>>{
+           {"tma_m8_r64_b1_s7_c2_d6", "tma_m8_r64_b1_s8_c2_d6"},
+           {"tma_m16_r64_b1_s6_c2_d6", "tma_m16_r64_b1_s7_c2_d6"},
+           {"tma_m32_r64_b1_s5_c2_d6", "tma_m32_r64_b1_s6_c2_d6"}}) {
+    EXPECT_EQ(tma::resident_ctas_per_sm(Config::parse(name)), 3) << name;
+    EXPECT_EQ(tma::resident_ctas_per_sm(Config::parse(deeper)), 2) << deeper;
+  }
+}
+
 TEST(GpuTma, OneCopyPerStageAndCopiesPerBoxGiveTheSameBits) {
   SKIP_WITHOUT_GPU();
   const DeviceInfo dev = cuda::device_info();

@@ -131,6 +131,10 @@ void launch(const Problem& p, const Config& c, const void* x, const void* w, voi
 // without a launch, for the main kernel's decompositions (not the row stream's: an Error); whether they are the 3D
 // views (one copy per stage).
 bool encode_launch_maps(const Problem& p, const Config& c, const void* x, const void* w);
+// How many CTAs of c's kernel (BF16, its launch's dynamic shared memory) one SM of the current device holds at once
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor): the GPU's check of the structural pick's three-per-SM arithmetic
+// (first_cut.cpp, one_box_tiles). Main-kernel configs only.
+int resident_ctas_per_sm(const Config& c);
 
 // The lab's timeline of TMA launches (lab/cuda/step.cu, `step --trace-tma`): while a sink is set, every launch
 // (captured into a graph, or run) gets the next kTraceWords x CTAs words of it, where each of its CTAs writes

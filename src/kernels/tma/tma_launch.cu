@@ -379,4 +379,17 @@ bool encode_launch_maps(const Problem& p, const Config& c, const void* x, const 
   return launch_maps(p, c, x, w, g_ablate.load(std::memory_order_relaxed)).box3d;
 }
 
+int resident_ctas_per_sm(const Config& c) {
+  SKINNYGEMM_CHECK(!c.row_stream,
+                   c.name() << " is a row-stream config: resident_ctas_per_sm sizes the main kernel's ring");
+  const Kernel kernel = find(c, DType::BF16);
+  SKINNYGEMM_CHECK(kernel != nullptr, c.name() << " is not built");
+  const auto smem = static_cast<std::size_t>(smem_bytes(c.rows, c.tile_m, c.stages, c.boxes, c.cluster, c.lead >= 0));
+  cuda::allow_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
+  int per_sm = 0;
+  SKINNYGEMM_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem) == cudaSuccess,
+                   c.name() << ": the occupancy query failed");
+  return per_sm;
+}
+
 }  // namespace skinnygemm::tma
