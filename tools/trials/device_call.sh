@@ -5,8 +5,7 @@
 # - on an H200, set H200_SET (one never yet timed on an H200; default thirtyfifth, written blind at fb21188);
 # - on any other GPU, set OTHER_SET (default thirtyfifth; thirty to thirty-four have run on an H100, sessions 48-51).
 # Session 51: before the set, the chain-attribution GPU test (its bound changed), the one-box ring's residency test
-# and `check --backend cuda` on the
-# session's new picks (CHECK_SHAPES; empty: none), each a few seconds.
+# and `check --backend cuda` on the session's new picks (CHECK_SHAPES; empty: none), each a few seconds.
 # Session 47 ran the same set part from build/carry/call.sh (gitignored), with other set names.
 #
 # From the repo root on the GPU machine, with OUT set and the pack carried (tools/trials/prebuilt.sh pack here;
@@ -33,8 +32,8 @@ case "$gpu" in
 esac
 [ -f "models/heldout_$set_name.json" ] || { echo "no models/heldout_$set_name.json" >&2; exit 2; }
 t gtest
-timeout -k 5 60 build/gpu/tests/skinnygemm_gpu_tests --gtest_filter='GpuStep.TheChainAttributionChargesEveryOpName:GpuTma.TheOneBoxTilesDeepestRingKeepsThreeCtasPerSm' \
-  --gtest_brief=1 > "$R/gtest-attr.log" 2>&1
+gtests='GpuStep.TheChainAttributionChargesEveryOpName:GpuTma.TheOneBoxTilesDeepestRingKeepsThreeCtasPerSm'
+timeout -k 5 60 build/gpu/tests/skinnygemm_gpu_tests --gtest_filter="$gtests" --gtest_brief=1 > "$R/gtest-attr.log" 2>&1
 echo "gtest rc $?"
 CHECK_SHAPES=${CHECK_SHAPES-9431x1032,23555x1480,3331x448,3331x512,2111x448,64x4096,63x9088,60x5000,20999x576,18432x1152}
 if [ -n "$CHECK_SHAPES" ]; then
