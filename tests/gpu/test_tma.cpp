@@ -70,10 +70,6 @@ TEST(GpuTma, EveryListedConfigIsBitwiseExactOnSmallIntegers) {
   EXPECT_EQ(tested, 4 * static_cast<int>(listed_configs(Family::Tma).size()) + 6 * streamk);
 }
 
-// One 3D copy per stage where K is a multiple of 64 (K = 8192; 8256 has an odd number of 64-wide boxes, so a two-box
-// stage's second box lies past K and must read as zeros), 2D copies box by box where it is not (8200): the listed two-box
-// decompositions and the unlisted 4-, 8- and 16-box stages of the 16- and 32-row tiles (named lab candidates), bitwise on
-// small integers at M = 1 and the token tile, N with a partial row tile.
 // Session 51: the structural pick's one-box tiles take the deepest ring that keeps three CTAs per SM (7 / 6 / 5 stages
 // at token tiles 8 / 16 / 32: shared-memory arithmetic in first_cut.cpp); the GPU holds three of those and two of a
 // ring one stage deeper.
@@ -88,6 +84,10 @@ TEST(GpuTma, TheOneBoxTilesDeepestRingKeepsThreeCtasPerSm) {
   }
 }
 
+// One 3D copy per stage where K is a multiple of 64 (K = 8192; 8256 has an odd number of 64-wide boxes, so a two-box
+// stage's second box lies past K and must read as zeros), 2D copies box by box where it is not (8200): the listed two-box
+// decompositions and the unlisted 4-, 8- and 16-box stages of the 16- and 32-row tiles (named lab candidates), bitwise on
+// small integers at M = 1 and the token tile, N with a partial row tile.
 TEST(GpuTma, OneCopyPerStageAndCopiesPerBoxGiveTheSameBits) {
   SKIP_WITHOUT_GPU();
   const DeviceInfo dev = cuda::device_info();

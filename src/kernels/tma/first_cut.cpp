@@ -49,7 +49,7 @@ struct Cut {
   Config one_box_tiles() {
     lead_split(false, true);
     c.boxes = 1, c.stages = 4;
-    constexpr int kThirdOfSm90 = 228 * 1024 / 3 - 1024;
+    constexpr int kThirdOfSm90 = 228 * 1024 / 3 - kReservedSmemPerCta;  // sm_90's 228 KiB of shared memory per SM
     while (c.stages < 8 && smem_bytes(c.rows, c.tile_m, c.stages + 1, c.boxes, c.cluster, c.lead >= 0) <= kThirdOfSm90)
       ++c.stages;
     return c;

@@ -241,8 +241,6 @@ void launch_kernel(Kernel kernel, const cuda::LaunchShape& shape, cudaStream_t s
   }
 }
 
-constexpr int64_t kReservedSmemPerCta = 1024;  // the driver's per-CTA reservation on sm_90 (cudaDevAttrReservedSharedMemoryPerBlock)
-
 // The two tensor maps of a launch of the main kernel (not the row stream's). One 3D copy per stage where K allows it:
 // against a 2D copy per box in the same binary (session 25, calls 1 and 6), the fused step 34-45 us faster at M = 1-16,
 // 896 x 7168 and 7168 x 768 3-3.5% faster alone, 1536 x 128 the same; the 16-row one-CTA-per-tile ring 2.7-3.2 us

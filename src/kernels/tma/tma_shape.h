@@ -14,6 +14,8 @@ constexpr int kThreads = 32 * (kConsumerWarps + 1);  // + one producer warp
 constexpr int kMaxStages = 32;
 constexpr int kBarrierBytes = 4096;    // mbarriers, a flag, the reduction's lane sums; keeps slots 1024-aligned
 constexpr int kReduceSlotsOffset = 1024;  // 128 float4 lane sums (2 KB)
+// The driver's shared-memory reservation per CTA on sm_90 (cudaDevAttrReservedSharedMemoryPerBlock).
+constexpr int kReservedSmemPerCta = 1024;
 // The lab's timeline (TmaParams::trace): words per CTA, {entry, after griddepcontrol.wait, exit, SM, first stage
 // landed, last stage multiplied, the other parts' sums gathered} (words 4 and 5 split what a CTA does after the wait:
 // docs/kernels.md "Session 13"; word 6, written by the lead split's reducers of token tiles 8 and 16 only, splits their
